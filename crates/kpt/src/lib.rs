@@ -1,0 +1,16 @@
+//! A Rust kpt library.
+//!
+//! It reads and writes kpt packages losslessly, models the Kptfile
+//! (`kpt.dev/v1`) and the KRM function protocol (`config.kubernetes.io/v1`
+//! `ResourceList`), and renders a package through its function pipeline
+//! exactly as `kpt fn render` does. Function evaluation goes through the
+//! [`runtime::FunctionRuntime`] trait this crate owns; the built-in catalog
+//! functions live in the `krm-functions` crate, `exec:` functions in
+//! [`runtime::exec`].
+//!
+//! It knows nothing of Porch: no repositories, lifecycles or API types.
+//! Everything works on in-memory packages ([`package::Package`]) so callers
+//! can render without touching disk; [`package::fs`] reads and writes
+//! directories.
+
+pub mod yaml;
