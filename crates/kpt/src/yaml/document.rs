@@ -3,6 +3,7 @@
 //! points.
 
 use super::node::Node;
+use super::{emit, parse};
 
 /// A parse error with a 1-based line and column.
 #[derive(Debug, thiserror::Error)]
@@ -67,20 +68,69 @@ impl Document {
 }
 
 /// Parses a multi-document stream; an empty stream gives no documents.
-pub fn parse_stream(_text: &str) -> Result<Vec<Document>, YamlError> {
-    Err(YamlError {
-        message: "YAML parser: work in progress".into(),
-        line: 1,
-        column: 1,
-    })
+pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
+    let mut docs = Vec::new();
+    for chunk in parse::split_documents(text) {
+        let raw = &text[chunk.start..chunk.end];
+        let root = parse::parse_document(raw, chunk.first_line)?;
+        docs.push(Document {
+            original: Some(root.clone()),
+            root,
+            source: Some(raw.to_string()),
+            seq_indent: parse::derive_seq_indent(raw),
+        });
+    }
+    Ok(docs)
 }
 
-/// Writes documents back (see the module docs).
+impl Document {
+    /// The source without its `---` line and trailing `...`, for writing an
+    /// unchanged document into a stream that is re-emitted; `None` when that
+    /// cannot be done without losing text (directives, `--- content`).
+    fn body(&self) -> Option<String> {
+        let src = self.source.as_deref()?;
+        let mut out = String::new();
+        let mut seen_start = false;
+        for line in src.split_inclusive('\n') {
+            let l = line.trim_start_matches('\u{feff}');
+            let t = l.trim_end_matches(['\n', '\r']);
+            if !seen_start && t.starts_with("---") && t[3..].trim().is_empty() {
+                seen_start = true;
+                continue;
+            }
+            if t.starts_with('%') || t.starts_with("---") {
+                return None;
+            }
+            if t.starts_with("...") && t[3..].trim().is_empty() {
+                continue;
+            }
+            out.push_str(l);
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        Some(out)
+    }
+}
+
+/// Writes documents back. An unchanged stream gives back its exact bytes;
+/// otherwise documents are joined with `---` lines as kyaml's `ByteWriter`
+/// does, unchanged documents keeping their own text.
 pub fn emit_stream(docs: &[Document]) -> String {
-    docs.iter()
-        .map(Document::to_yaml)
-        .collect::<Vec<_>>()
-        .join("---\n")
+    if docs.iter().all(|d| !d.is_modified()) {
+        return docs.iter().filter_map(|d| d.source.as_deref()).collect();
+    }
+    let mut out = String::new();
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        match d.body().filter(|_| !d.is_modified()) {
+            Some(b) => out.push_str(&b),
+            None => out.push_str(&emit_node(&d.root, d.seq_indent)),
+        }
+    }
+    out
 }
 
 /// Parses a single-document string.
@@ -99,7 +149,7 @@ pub fn parse_one(text: &str) -> Result<Node, YamlError> {
         .unwrap_or_else(|| Node::plain("")))
 }
 
-/// yaml.v3 encoding of one node as a document.
-pub fn emit_node(_node: &Node, _seq: SeqIndent) -> String {
-    String::from("# YAML emitter: work in progress\n")
+/// yaml.v3 encoding of one node as a document (indent 2, `seq` style).
+pub fn emit_node(node: &Node, seq: SeqIndent) -> String {
+    emit::emit_one(node, seq)
 }

@@ -11,7 +11,9 @@
 //! those live elsewhere in the crate on top of this model.
 
 mod document;
+mod emit;
 mod node;
+mod parse;
 mod resolve;
 mod value;
 

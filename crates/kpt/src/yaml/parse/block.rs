@@ -1,0 +1,430 @@
+//! Block structure: mappings, sequences (compact and wide), values on the
+//! same or following lines, and head/line/foot comment attribution.
+
+use super::super::node::{Node, NodeKind, Style};
+use super::comments::{Foot, attach_foot, join, split_gap};
+use super::cursor::{Cursor, PResult};
+
+const MAX_DEPTH: usize = 200;
+
+/// A parsed node plus the indentations of its chain of last entries (for
+/// attributing foot comments once the next token is seen).
+pub struct Parsed {
+    pub node: Node,
+    pub chain: Vec<usize>,
+}
+
+impl Parsed {
+    fn leaf(node: Node) -> Parsed {
+        Parsed {
+            node,
+            chain: Vec::new(),
+        }
+    }
+}
+
+impl Cursor {
+    /// Takes the pending gap: feet go to the closed entries of `prev`
+    /// (with `chain`), the rest is returned as the next token's head.
+    pub fn take_gap(&mut self, prev: Option<(&mut Node, &[usize])>) -> String {
+        let gap = std::mem::take(&mut self.pending);
+        let (indent, foot_allowed) = match &prev {
+            Some((_, chain)) => (chain.last().copied().unwrap_or(0), true),
+            None => (0, false),
+        };
+        let (feet, head) = split_gap(&gap, foot_allowed, indent);
+        if let Some((node, chain)) = prev {
+            for f in &feet {
+                attach_foot(node, chain, f);
+            }
+        }
+        head
+    }
+
+    /// Remaining gap at the end of a document: everything is a foot.
+    pub fn take_trailing(&mut self, root: &mut Parsed) {
+        let gap = std::mem::take(&mut self.pending);
+        let indent = root.chain.last().copied().unwrap_or(0);
+        let (mut feet, head) = split_gap(&gap, true, indent);
+        if !head.is_empty() {
+            let col = gap
+                .iter()
+                .rev()
+                .find_map(|l| match l {
+                    super::cursor::GapLine::Comment { col, .. } => Some(*col),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            feet.push(Foot { col, text: head });
+        }
+        for f in &feet {
+            if root.chain.is_empty() {
+                join(&mut root.node.foot_comment, &f.text);
+            } else {
+                attach_foot(&mut root.node, &root.chain, f);
+            }
+        }
+    }
+
+    /// A node whose content starts at the current position, in block
+    /// context. `indent` is the enclosing block indentation (-1 at top
+    /// level); `inline` is true after `key: ` or `- ` on the same line.
+    pub fn block_node(&mut self, indent: i64, inline: bool, depth: usize) -> PResult<Parsed> {
+        if depth > MAX_DEPTH {
+            return self.err("document nested too deeply");
+        }
+        let (mut anchor, mut tag) = (None, None);
+        let col = self.col;
+        loop {
+            match self.peek() {
+                Some('&') if !self.is_key_here() => anchor = Some(self.anchor_name()?),
+                Some('!') if !self.is_key_here() => tag = Some(self.tag()?),
+                _ => break,
+            }
+            self.skip_spaces();
+            if matches!(self.peek(), None | Some('\n' | '#')) {
+                // Properties alone on the line: the content follows.
+                let lc = self.line_comment()?;
+                self.skip_to_content()?;
+                let mut p = if !self.eof() && (self.col as i64) > indent {
+                    self.block_node(indent, false, depth + 1)?
+                } else {
+                    Parsed::leaf(Node::plain(""))
+                };
+                join(&mut p.node.line_comment, &lc);
+                return Ok(with_props(p, anchor, tag));
+            }
+        }
+        let _ = col;
+        let p = match self.peek() {
+            Some('-') if self.blankz_at(1) => {
+                if inline && !self.after_dash() {
+                    return self.err("block sequence entries are not allowed in this context");
+                }
+                self.block_sequence(depth)?
+            }
+            Some('?') if self.blankz_at(1) => {
+                return self.err("complex mapping keys ('? ') are not supported");
+            }
+            _ if self.is_key_here() => {
+                if inline && !self.after_dash() {
+                    return self.err("mapping values are not allowed in this context");
+                }
+                self.block_mapping(depth)?
+            }
+            Some('|' | '>') => {
+                let style = if self.peek() == Some('|') {
+                    Style::Literal
+                } else {
+                    Style::Folded
+                };
+                let (v, lc) = self.block_scalar(indent)?;
+                let mut n = Node::string(v);
+                n.style = style;
+                n.line_comment = lc;
+                Parsed::leaf(n)
+            }
+            Some('[' | '{') => {
+                let mut n = self.flow_collection(depth)?;
+                n.line_comment = self.line_comment()?;
+                Parsed::leaf(n)
+            }
+            Some('*') => {
+                let mut n = Node::alias(self.anchor_name()?);
+                n.line_comment = self.line_comment()?;
+                Parsed::leaf(n)
+            }
+            Some('"' | '\'') => {
+                let style = if self.peek() == Some('"') {
+                    Style::DoubleQuoted
+                } else {
+                    Style::SingleQuoted
+                };
+                let mut n = Node::string(self.quoted()?);
+                n.style = style;
+                n.line_comment = self.line_comment()?;
+                Parsed::leaf(n)
+            }
+            Some('%' | '@' | '`') => {
+                return self.err("found character that cannot start any token");
+            }
+            _ => {
+                let mut n = Node::plain(self.plain(indent, false)?);
+                if self.peek() == Some(':') {
+                    return self.err("mapping values are not allowed in this context");
+                }
+                n.line_comment = self.line_comment()?;
+                Parsed::leaf(n)
+            }
+        };
+        Ok(with_props(p, anchor, tag))
+    }
+
+    /// True when the text before `pos` on this line is only spaces and
+    /// `- ` indicators (so a mapping may start here).
+    fn after_dash(&self) -> bool {
+        let start = self.pos - self.col;
+        self.s[start..self.pos]
+            .iter()
+            .all(|c| matches!(c, ' ' | '-'))
+    }
+
+    /// Whether an implicit key (`key:`) starts here.
+    pub fn is_key_here(&mut self) -> bool {
+        let save = self.save();
+        let ok = self.scan_key().is_ok_and(|k| k.is_some());
+        self.restore(save);
+        ok
+    }
+
+    /// Scans `[props] key :` and returns the key node, or None when the
+    /// line is not a mapping entry. Leaves the cursor after the `:`.
+    fn scan_key(&mut self) -> PResult<Option<Node>> {
+        let (mut anchor, mut tag) = (None, None);
+        loop {
+            match self.peek() {
+                Some('&') => anchor = Some(self.anchor_name()?),
+                Some('!') => tag = Some(self.tag()?),
+                _ => break,
+            }
+            if !matches!(self.peek(), Some(' ' | '\t')) {
+                return Ok(None);
+            }
+            self.skip_spaces();
+        }
+        let line = self.line;
+        let mut key = match self.peek() {
+            Some('"' | '\'') => {
+                let style = if self.peek() == Some('"') {
+                    Style::DoubleQuoted
+                } else {
+                    Style::SingleQuoted
+                };
+                let mut n = Node::string(self.quoted()?);
+                n.style = style;
+                n
+            }
+            Some('*') => Node::alias(self.anchor_name()?),
+            None | Some('\n' | '#' | '[' | '{' | '|' | '>' | '%' | '@' | '`' | ']' | '}' | ',') => {
+                return Ok(None);
+            }
+            Some('-' | '?' | ':') if self.blankz_at(1) => {
+                if self.peek() == Some(':') {
+                    Node::plain("")
+                } else {
+                    return Ok(None);
+                }
+            }
+            _ => {
+                let mut s = String::new();
+                loop {
+                    match self.peek() {
+                        None | Some('\n') => return Ok(None),
+                        Some(':') if self.blankz_at(1) => break,
+                        Some(' ' | '\t') if self.peek_at(1) == Some('#') => return Ok(None),
+                        Some(c) => {
+                            s.push(c);
+                            self.bump();
+                        }
+                    }
+                }
+                Node::plain(s.trim_end())
+            }
+        };
+        if self.line != line {
+            return Ok(None);
+        }
+        self.skip_spaces();
+        if !(self.peek() == Some(':') && self.blankz_at(1)) {
+            return Ok(None);
+        }
+        self.bump();
+        key.anchor = anchor;
+        if tag.is_some() {
+            key.tag = tag;
+            if key.style == Style::Any {
+                key.style = Style::Plain;
+            }
+        }
+        Ok(Some(key))
+    }
+
+    fn block_mapping(&mut self, depth: usize) -> PResult<Parsed> {
+        let indent = self.col;
+        let mut entries: Vec<(Node, Node)> = Vec::new();
+        let mut lines: Vec<(String, usize)> = Vec::new();
+        let mut last_chain: Vec<usize> = Vec::new();
+        let mut first = true;
+        loop {
+            let head = if first {
+                self.first_head_slot()
+            } else {
+                let mut m = Node::mapping();
+                m.kind = NodeKind::Mapping(std::mem::take(&mut entries));
+                let mut chain = vec![indent];
+                chain.extend(&last_chain);
+                let h = self.take_gap(Some((&mut m, &chain)));
+                if let NodeKind::Mapping(e) = m.kind {
+                    entries = e;
+                }
+                h
+            };
+            let (kl, kc) = (self.line, self.col);
+            let Some(mut key) = self.scan_key()? else {
+                return self.err("did not find expected key");
+            };
+            if let Some(k) = key.as_str().filter(|_| key.is_scalar())
+                && let Some((_, l)) = lines.iter().find(|(s, _)| s == k)
+            {
+                let msg = format!("mapping key \"{k}\" already defined at line {l}");
+                return Err(self.error_at(msg, kl, kc));
+            }
+            if let Some(k) = key.as_str() {
+                lines.push((k.to_string(), kl + self.line_offset + 1));
+            }
+            key.head_comment = head;
+            first = false;
+            self.skip_spaces();
+            let value = if matches!(self.peek(), None | Some('\n' | '#')) {
+                key.line_comment = self.line_comment()?;
+                self.skip_to_content()?;
+                let compact = self.col == indent && self.peek() == Some('-') && self.blankz_at(1);
+                if !self.eof() && (self.col > indent || compact) {
+                    let h = self.take_gap(None);
+                    let mut p = self.block_node(indent as i64, false, depth + 1)?;
+                    set_first_head(&mut p.node, h);
+                    p
+                } else {
+                    Parsed::leaf(Node::plain(""))
+                }
+            } else {
+                let p = self.block_node(indent as i64, true, depth + 1)?;
+                self.skip_to_content()?;
+                p
+            };
+            last_chain = value.chain;
+            entries.push((key, value.node));
+            if self.eof() || self.col < indent {
+                break;
+            }
+            if self.col > indent {
+                return self.err("did not find expected key");
+            }
+            if self.peek() == Some('-') && self.blankz_at(1) {
+                break;
+            }
+        }
+        let mut n = Node::mapping();
+        n.kind = NodeKind::Mapping(entries);
+        let mut chain = vec![indent];
+        chain.extend(last_chain);
+        Ok(Parsed { node: n, chain })
+    }
+
+    fn block_sequence(&mut self, depth: usize) -> PResult<Parsed> {
+        let indent = self.col;
+        let mut items: Vec<Node> = Vec::new();
+        let mut last_chain: Vec<usize> = Vec::new();
+        let mut first = true;
+        loop {
+            let head = if first {
+                self.first_head_slot()
+            } else {
+                let mut s = Node::sequence();
+                s.kind = NodeKind::Sequence(std::mem::take(&mut items));
+                let mut chain = vec![indent];
+                chain.extend(&last_chain);
+                let h = self.take_gap(Some((&mut s, &chain)));
+                if let NodeKind::Sequence(i) = s.kind {
+                    items = i;
+                }
+                h
+            };
+            first = false;
+            self.bump(); // '-'
+            self.skip_spaces();
+            let mut item = if matches!(self.peek(), None | Some('\n' | '#')) {
+                let lc = self.line_comment()?;
+                self.skip_to_content()?;
+                let mut p = if !self.eof() && self.col > indent {
+                    let h = self.take_gap(None);
+                    let mut p = self.block_node(indent as i64, false, depth + 1)?;
+                    set_first_head(&mut p.node, h);
+                    p
+                } else {
+                    Parsed::leaf(Node::plain(""))
+                };
+                join(&mut p.node.line_comment, &lc);
+                p
+            } else {
+                let p = self.block_node(indent as i64, true, depth + 1)?;
+                self.skip_to_content()?;
+                p
+            };
+            if !head.is_empty() {
+                let mut h = head;
+                join(&mut h, &item.node.head_comment);
+                item.node.head_comment = h;
+            }
+            last_chain = item.chain;
+            items.push(item.node);
+            if self.eof() || self.col < indent {
+                break;
+            }
+            if self.col == indent && self.peek() == Some('-') && self.blankz_at(1) {
+                continue;
+            }
+            if self.col > indent {
+                return self.err("did not find expected '-' indicator");
+            }
+            break;
+        }
+        let mut n = Node::sequence();
+        n.kind = NodeKind::Sequence(items);
+        let mut chain = vec![indent];
+        chain.extend(last_chain);
+        Ok(Parsed { node: n, chain })
+    }
+
+    /// The head comment reserved for the first entry of a collection: the
+    /// pending gap (no foot split at a collection's start).
+    fn first_head_slot(&mut self) -> String {
+        let gap = std::mem::take(&mut self.pending);
+        split_gap(&gap, false, 0).1
+    }
+}
+
+/// Puts a head comment before the first token of `n` (its first key for
+/// block mappings, else the node itself).
+pub fn set_first_head(n: &mut Node, head: String) {
+    if head.is_empty() {
+        return;
+    }
+    let style = n.style;
+    match &mut n.kind {
+        NodeKind::Mapping(e) if style != Style::Flow && !e.is_empty() => {
+            let k = &mut e[0].0;
+            let mut h = head;
+            join(&mut h, &k.head_comment);
+            k.head_comment = h;
+        }
+        _ => {
+            let mut h = head;
+            join(&mut h, &n.head_comment);
+            n.head_comment = h;
+        }
+    }
+}
+
+fn with_props(mut p: Parsed, anchor: Option<String>, tag: Option<String>) -> Parsed {
+    if anchor.is_some() {
+        p.node.anchor = anchor;
+    }
+    if tag.is_some() {
+        p.node.tag = tag;
+        if p.node.style == Style::Any {
+            p.node.style = Style::Plain;
+        }
+    }
+    p
+}

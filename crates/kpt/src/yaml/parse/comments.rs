@@ -1,0 +1,247 @@
+//! Attributing full-line comments to nodes the way yaml.v3's scanner does
+//! (`yaml_parser_scan_comments`): a comment block right after content and
+//! followed by a blank line, or dedented below the current block, is a foot
+//! of the prior content; what remains before the next token is its head.
+
+use super::super::node::{Node, NodeKind};
+use super::cursor::GapLine;
+
+/// A foot comment with the column of its first line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foot {
+    pub col: usize,
+    pub text: String,
+}
+
+/// Splits a gap into foot comments of the prior content and the head
+/// comment of the next token. `foot_allowed` is false right after a `key:`
+/// whose value follows (yaml.v3's VALUE token case) or at a collection's
+/// start; `indent` is the innermost open block indentation.
+pub fn split_gap(gap: &[GapLine], foot_allowed: bool, indent: usize) -> (Vec<Foot>, String) {
+    let mut feet = Vec::new();
+    let mut text = String::new();
+    let mut start_col = 0;
+    let mut first_empty = true;
+    let mut recent_empty = false;
+    for (i, l) in gap.iter().enumerate() {
+        match l {
+            GapLine::Blank => {
+                if !recent_empty {
+                    let starts_right_after = matches!(gap.first(), Some(GapLine::Comment { .. }));
+                    if first_empty
+                        && !text.is_empty()
+                        && ((starts_right_after && foot_allowed) || start_col < indent)
+                    {
+                        feet.push(Foot {
+                            col: start_col,
+                            text: std::mem::take(&mut text),
+                        });
+                    } else if !text.is_empty() {
+                        text.push('\n');
+                    }
+                }
+                first_empty = false;
+                recent_empty = true;
+            }
+            GapLine::Comment { col, text: t } => {
+                if !text.is_empty() && *col < indent && *col != start_col && foot_allowed {
+                    feet.push(Foot {
+                        col: start_col,
+                        text: std::mem::take(&mut text),
+                    });
+                }
+                if text.is_empty() {
+                    start_col = *col;
+                } else {
+                    text.push('\n');
+                }
+                text.push_str(t);
+                recent_empty = false;
+                let _ = i;
+            }
+        }
+    }
+    (feet, text)
+}
+
+/// Joins comment texts with a line break (a text ending in a line break
+/// thereby keeps its blank line, as yaml.v3 does).
+pub fn join(a: &mut String, b: &str) {
+    if b.is_empty() {
+        return;
+    }
+    if !a.is_empty() {
+        a.push('\n');
+    }
+    a.push_str(b);
+}
+
+fn trim_comments(n: &mut Node) {
+    for c in [
+        &mut n.head_comment,
+        &mut n.line_comment,
+        &mut n.foot_comment,
+    ] {
+        let t = c.trim_end_matches('\n').len();
+        c.truncate(t);
+    }
+}
+
+/// Attaches a foot comment to the closed entry chain of `coll` (the last
+/// entry of `coll`, the last entry inside that, ...): the deepest entry whose
+/// indentation is at most the comment's column, else the outermost one.
+/// `chain[d]` is the indentation of the collection at depth `d`.
+pub fn attach_foot(coll: &mut Node, chain: &[usize], foot: &Foot) {
+    let depth = chain.iter().rposition(|&ind| ind <= foot.col).unwrap_or(0);
+    attach_at(coll, depth, &foot.text);
+}
+
+fn attach_at(n: &mut Node, depth: usize, text: &str) {
+    if depth > 0 {
+        let has_child = match &n.kind {
+            NodeKind::Mapping(e) => !e.is_empty(),
+            NodeKind::Sequence(i) => !i.is_empty(),
+            _ => false,
+        };
+        if has_child {
+            match &mut n.kind {
+                NodeKind::Mapping(e) => {
+                    if let Some((_, v)) = e.last_mut() {
+                        return attach_at(v, depth - 1, text);
+                    }
+                }
+                NodeKind::Sequence(items) => {
+                    if let Some(i) = items.last_mut() {
+                        return attach_at(i, depth - 1, text);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    match &mut n.kind {
+        NodeKind::Mapping(e) if !e.is_empty() => {
+            if let Some((k, _)) = e.last_mut() {
+                join(&mut k.foot_comment, text);
+            }
+        }
+        NodeKind::Sequence(items) if !items.is_empty() => {
+            if let Some(i) = items.last_mut() {
+                join(&mut i.foot_comment, text);
+            }
+        }
+        _ => join(&mut n.foot_comment, text),
+    }
+}
+
+/// yaml.v3 `parser.mapping()`: in block mappings, a value's foot comment
+/// moves to its key, and the mapping's own foot to its last key.
+pub fn normalize_feet(n: &mut Node) {
+    normalize_inner(n);
+    trim_all(n);
+}
+
+fn trim_all(n: &mut Node) {
+    trim_comments(n);
+    match &mut n.kind {
+        NodeKind::Mapping(e) => e.iter_mut().for_each(|(k, v)| {
+            trim_all(k);
+            trim_all(v);
+        }),
+        NodeKind::Sequence(items) => items.iter_mut().for_each(trim_all),
+        _ => {}
+    }
+}
+
+fn normalize_inner(n: &mut Node) {
+    let flow = n.style == super::super::node::Style::Flow;
+    match &mut n.kind {
+        NodeKind::Mapping(entries) => {
+            for (k, v) in entries.iter_mut() {
+                normalize_inner(k);
+                normalize_inner(v);
+                if !flow && k.foot_comment.is_empty() && !v.foot_comment.is_empty() {
+                    k.foot_comment = std::mem::take(&mut v.foot_comment);
+                }
+            }
+            if !flow
+                && !n.foot_comment.is_empty()
+                && let Some((k, _)) = entries.last_mut()
+            {
+                let f = std::mem::take(&mut n.foot_comment);
+                join(&mut k.foot_comment, &f);
+            }
+        }
+        NodeKind::Sequence(items) => items.iter_mut().for_each(normalize_inner),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(col: usize, t: &str) -> GapLine {
+        GapLine::Comment {
+            col,
+            text: t.into(),
+        }
+    }
+
+    #[test]
+    fn foot_then_head() {
+        let gap = [c(0, "# f"), GapLine::Blank, c(0, "# h")];
+        let (feet, head) = split_gap(&gap, true, 0);
+        assert_eq!(
+            feet,
+            vec![Foot {
+                col: 0,
+                text: "# f".into()
+            }]
+        );
+        assert_eq!(head, "# h");
+    }
+
+    #[test]
+    fn no_foot_after_blank_or_value() {
+        let gap = [GapLine::Blank, c(0, "# a"), GapLine::Blank, c(0, "# b")];
+        assert_eq!(split_gap(&gap, true, 0), (vec![], "# a\n\n# b".to_string()));
+        let gap = [c(0, "# a"), GapLine::Blank, c(0, "# b")];
+        assert_eq!(
+            split_gap(&gap, false, 0),
+            (vec![], "# a\n\n# b".to_string())
+        );
+    }
+
+    #[test]
+    fn dedent_splits_feet() {
+        let gap = [
+            c(4, "# x"),
+            GapLine::Blank,
+            c(2, "# two"),
+            GapLine::Blank,
+            c(0, "# zero"),
+            GapLine::Blank,
+            c(2, "# head"),
+        ];
+        let (feet, head) = split_gap(&gap, true, 4);
+        assert_eq!(
+            feet,
+            vec![
+                Foot {
+                    col: 4,
+                    text: "# x".into()
+                },
+                Foot {
+                    col: 2,
+                    text: "# two\n".into()
+                },
+                Foot {
+                    col: 0,
+                    text: "# zero\n".into()
+                },
+            ]
+        );
+        assert_eq!(head, "# head");
+    }
+}

@@ -1,0 +1,159 @@
+//! Flow collections (`[a, b]`, `{k: v}`), possibly spanning lines and
+//! nested. Comments inside a flow collection are kept on the collection.
+
+use super::super::node::{Node, NodeKind, Style};
+use super::comments::join;
+use super::cursor::{Cursor, PResult};
+
+const MAX_DEPTH: usize = 200;
+
+impl Cursor {
+    /// Skips whitespace, line breaks and comments inside flow context,
+    /// collecting comments into `comments`.
+    fn flow_ws(&mut self, comments: &mut String) -> PResult<()> {
+        loop {
+            match self.peek() {
+                Some(' ' | '\t' | '\n') => {
+                    self.bump();
+                }
+                Some('#') => {
+                    let mut t = String::new();
+                    while let Some(c) = self.peek() {
+                        if c == '\n' {
+                            break;
+                        }
+                        t.push(c);
+                        self.bump();
+                    }
+                    join(comments, t.trim_end());
+                }
+                None => return self.err("found unexpected end of stream in a flow collection"),
+                Some(_) => {
+                    if self.col == 0
+                        && (self.rest_starts_with("---") || self.rest_starts_with("..."))
+                        && self.blankz_at(3)
+                    {
+                        return self
+                            .err("found unexpected document indicator in a flow collection");
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// A flow node (scalar, alias or nested collection) inside flow context.
+    fn flow_node(&mut self, comments: &mut String, depth: usize) -> PResult<Node> {
+        let (mut anchor, mut tag) = (None, None);
+        loop {
+            match self.peek() {
+                Some('&') => anchor = Some(self.anchor_name()?),
+                Some('!') => tag = Some(self.tag()?),
+                _ => break,
+            }
+            self.flow_ws(comments)?;
+        }
+        let mut n = match self.peek() {
+            Some('[' | '{') => self.flow_collection(depth + 1)?,
+            Some('*') => Node::alias(self.anchor_name()?),
+            Some('"') => {
+                let mut n = Node::string(self.quoted()?);
+                n.style = Style::DoubleQuoted;
+                n
+            }
+            Some('\'') => {
+                let mut n = Node::string(self.quoted()?);
+                n.style = Style::SingleQuoted;
+                n
+            }
+            Some(',' | ']' | '}' | ':') => Node::plain(""),
+            _ => Node::plain(self.plain(-1, true)?),
+        };
+        if anchor.is_some() {
+            n.anchor = anchor;
+        }
+        if tag.is_some() {
+            n.tag = tag;
+            if n.style == Style::Any {
+                n.style = Style::Plain;
+            }
+        }
+        Ok(n)
+    }
+
+    /// `[ ... ]` or `{ ... }` starting at the opening bracket.
+    pub fn flow_collection(&mut self, depth: usize) -> PResult<Node> {
+        if depth > MAX_DEPTH {
+            return self.err("flow collections nested too deeply");
+        }
+        let seq = self.bump() == Some('[');
+        let close = if seq { ']' } else { '}' };
+        let mut comments = String::new();
+        let mut items = Vec::new();
+        let mut entries = Vec::new();
+        loop {
+            self.flow_ws(&mut comments)?;
+            if self.peek() == Some(close) {
+                self.bump();
+                break;
+            }
+            let explicit = self.peek() == Some('?') && self.blankz_at(1);
+            if explicit {
+                self.bump();
+                self.flow_ws(&mut comments)?;
+            }
+            let key = self.flow_node(&mut comments, depth)?;
+            self.flow_ws(&mut comments)?;
+            let value = if self.peek() == Some(':') {
+                self.bump();
+                self.flow_ws(&mut comments)?;
+                if matches!(self.peek(), Some(',')) || self.peek() == Some(close) {
+                    Some(Node::plain(""))
+                } else {
+                    Some(self.flow_node(&mut comments, depth)?)
+                }
+            } else {
+                None
+            };
+            if seq {
+                match value {
+                    Some(v) => {
+                        let mut m = Node::mapping();
+                        m.style = Style::Flow;
+                        m.kind = NodeKind::Mapping(vec![(key, v)]);
+                        items.push(m);
+                    }
+                    None => items.push(key),
+                }
+            } else {
+                entries.push((key, value.unwrap_or_else(|| Node::plain(""))));
+            }
+            self.flow_ws(&mut comments)?;
+            match self.peek() {
+                Some(',') => {
+                    self.bump();
+                }
+                Some(c) if c == close => {}
+                _ => {
+                    return self.err(if seq {
+                        "did not find expected ',' or ']'"
+                    } else {
+                        "did not find expected ',' or '}'"
+                    });
+                }
+            }
+        }
+        let mut n = if seq {
+            let mut n = Node::sequence();
+            n.kind = NodeKind::Sequence(items);
+            n
+        } else {
+            let mut n = Node::mapping();
+            n.kind = NodeKind::Mapping(entries);
+            n
+        };
+        n.style = Style::Flow;
+        n.foot_comment = comments;
+        Ok(n)
+    }
+}

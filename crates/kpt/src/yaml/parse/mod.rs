@@ -1,0 +1,188 @@
+//! The parser: splits a stream into documents (keeping each document's
+//! exact source text) and parses each into a [`Node`] tree with yaml.v3-like
+//! comment attribution.
+
+mod block;
+mod comments;
+mod cursor;
+mod flow;
+mod scalar;
+
+use super::document::{SeqIndent, YamlError};
+use super::node::Node;
+use comments::{join, normalize_feet, split_gap};
+use cursor::Cursor;
+
+/// One document's slice of the stream.
+pub struct Chunk {
+    /// Byte range in the stream.
+    pub start: usize,
+    pub end: usize,
+    /// 0-based line of `start`.
+    pub first_line: usize,
+}
+
+fn is_marker(line: &str, m: &str) -> bool {
+    line.starts_with(m)
+        && matches!(
+            line.as_bytes().get(3),
+            None | Some(b' ' | b'\t' | b'\r' | b'\n')
+        )
+}
+
+fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim_start_matches([' ', '\t']);
+    t.is_empty() || t.starts_with('#') || t == "\n" || t == "\r\n" || t.starts_with('\r')
+}
+
+/// Splits a stream into document chunks that partition it exactly.
+pub fn split_documents(text: &str) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut start_line = 0;
+    let mut in_doc = false; // current chunk has an explicit start or content
+    let mut ended_at: Option<(usize, usize)> = None; // after a `...` line
+    let mut off = 0;
+    for (ln, line) in text.split_inclusive('\n').enumerate() {
+        let line_start = off;
+        off += line.len();
+        let l = if ln == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        if is_marker(l, "---") {
+            if in_doc || ended_at.is_some() {
+                let (s, sl) = ended_at.unwrap_or((line_start, ln));
+                chunks.push(Chunk {
+                    start,
+                    end: s,
+                    first_line: start_line,
+                });
+                start = s;
+                start_line = sl;
+            }
+            in_doc = true;
+            ended_at = None;
+        } else if is_marker(l, "...") {
+            ended_at = Some((off, ln + 1));
+        } else if l.starts_with('%') || is_blank_or_comment(l) {
+        } else {
+            if let Some((s, sl)) = ended_at.take() {
+                chunks.push(Chunk {
+                    start,
+                    end: s,
+                    first_line: start_line,
+                });
+                start = s;
+                start_line = sl;
+            }
+            in_doc = true;
+        }
+    }
+    if start < text.len() || chunks.is_empty() && !text.is_empty() {
+        chunks.push(Chunk {
+            start,
+            end: text.len(),
+            first_line: start_line,
+        });
+    }
+    chunks
+}
+
+/// The text the node parser sees: LF line ends, no BOM, and marker and
+/// directive lines blanked (keeping `--- ` line content) so lines and
+/// columns still match the source.
+fn parse_text(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for (i, line) in raw.split_inclusive('\n').enumerate() {
+        let line = if i == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            line
+        };
+        let body = line.trim_end_matches('\n').trim_end_matches('\r');
+        if is_marker(body, "---") {
+            out.push_str("   ");
+            out.push_str(&body[3..]);
+        } else if is_marker(body, "...") || body.starts_with('%') {
+        } else {
+            out.push_str(body);
+        }
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Parses one document chunk.
+pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
+    let text = parse_text(raw);
+    let mut c = Cursor::new(&text, first_line);
+    c.skip_to_content()?;
+    let gap = std::mem::take(&mut c.pending);
+    let all = split_gap(&gap, false, 0).1;
+    if c.eof() {
+        let mut n = Node::plain("");
+        n.head_comment = all.trim_end_matches('\n').to_string();
+        return Ok(n);
+    }
+    // yaml.v3: the part of the leading comments before the last blank line
+    // is the document's head comment; kyaml keeps it on the root node.
+    let (doc_head, first_head) = match all.rfind("\n\n") {
+        _ if all.ends_with('\n') => (all.trim_end_matches('\n').to_string(), String::new()),
+        Some(i) => (all[..i].to_string(), all[i + 2..].to_string()),
+        None => (String::new(), all),
+    };
+    let mut p = c.block_node(-1, false, 0)?;
+    c.skip_to_content()?;
+    if !c.eof() {
+        return c.err("did not find expected <document start>");
+    }
+    c.take_trailing(&mut p);
+    block::set_first_head(&mut p.node, first_head);
+    let mut head = doc_head;
+    join(&mut head, &p.node.head_comment);
+    p.node.head_comment = head;
+    normalize_feet(&mut p.node);
+    Ok(p.node)
+}
+
+/// kyaml `DeriveSeqIndentStyle`: the first block sequence whose key line
+/// (the previous non-comment line, trailing comment removed) is `key:`
+/// decides; compact by default.
+pub fn derive_seq_indent(text: &str) -> SeqIndent {
+    let lines: Vec<&str> = text.split('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((pre, _)) = line.split_once("- ") else {
+            continue;
+        };
+        if !pre.trim_matches(' ').is_empty() {
+            continue;
+        }
+        let Some(key) = lines[..i]
+            .iter()
+            .rev()
+            .find(|l| !l.trim_matches(' ').starts_with('#'))
+            .map(|l| l.split('#').next().unwrap_or(""))
+        else {
+            continue;
+        };
+        if key.is_empty() {
+            continue;
+        }
+        let key_spaces = key.len() - key.trim_start_matches(' ').len();
+        let trimmed = key.trim_matches(' ');
+        if trimmed.matches(':').count() != 1 || !trimmed.ends_with(':') {
+            continue;
+        }
+        if pre.len() == key_spaces {
+            return SeqIndent::Compact;
+        }
+        if pre.len() == key_spaces + 2 {
+            return SeqIndent::Wide;
+        }
+    }
+    SeqIndent::Compact
+}
