@@ -62,8 +62,11 @@ impl Node {
         }
     }
 
-    /// A string scalar; the emitter quotes it when needed (like yaml.v3
-    /// encoding a Go string / kyaml `NewStringRNode`).
+    /// A string scalar; the emitter quotes it when needed, like kyaml's
+    /// `SetField` with a string value: when it would resolve to another
+    /// type, and also for YAML 1.1 booleans (`yes`, `on`, `n`...) and
+    /// base-60 numbers. Use `tagged_scalar(s, "!!str")` for yaml.v3's own
+    /// rule (no YAML 1.1 quoting).
     pub fn string(s: impl Into<String>) -> Node {
         Node::with_kind(NodeKind::Scalar(s.into()), Style::Any)
     }
@@ -190,7 +193,9 @@ impl Node {
             }
             *v = value;
         } else {
-            entries.push((Node::string(key), value));
+            // Keys are plain yaml.v3 strings (quoted only when they would
+            // resolve to another type), as kyaml creates them.
+            entries.push((Node::tagged_scalar(key, "!!str"), value));
         }
         true
     }

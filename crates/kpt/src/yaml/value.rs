@@ -42,10 +42,9 @@ impl Node {
             Value::Object(o) => {
                 let mut n = Node::mapping();
                 if let Some(e) = n.entries_mut() {
-                    e.extend(
-                        o.iter()
-                            .map(|(k, v)| (Node::string(k.clone()), Node::from_value(v))),
-                    );
+                    e.extend(o.iter().map(|(k, v)| {
+                        (Node::tagged_scalar(k.clone(), "!!str"), Node::from_value(v))
+                    }));
                 }
                 n
             }

@@ -78,7 +78,7 @@ fn tag_decision(node: &Node) -> (Option<String>, bool) {
                 return (Some(t.clone()), false);
             }
             if st == "!!str" {
-                return (None, string_needs_quotes(v));
+                return (None, resolve_plain(v) != "!!str");
             }
             if resolve_plain(v) == st {
                 (None, false)
