@@ -3,10 +3,11 @@
 //! simple keys, flow/block collections and head/line/foot/tail comments.
 
 use super::events::{Event, Kind, ScalarStyle};
+use super::props::split_tag;
 use super::scalar::{ScalarAnalysis, analyze};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     DocStart,
     DocContent,
     DocEnd,
@@ -35,25 +36,25 @@ pub struct Emitter {
     pub open_ended: bool,
     pub root_context: bool,
     pub best_indent: usize,
-    foot_indent: i64,
-    indent: i64,
-    indents: Vec<i64>,
-    state: State,
-    states: Vec<State>,
-    flow_level: usize,
-    simple_key_context: bool,
-    mapping_context: bool,
-    compact_seq: bool,
-    head: String,
-    line: String,
-    foot: String,
-    tail: String,
-    key_line: String,
-    anchor: Option<(String, bool)>,
-    tag: Option<(String, String)>,
-    scalar: ScalarAnalysis,
-    scalar_style: ScalarStyle,
-    docs_started: usize,
+    pub(super) foot_indent: i64,
+    pub(super) indent: i64,
+    pub(super) indents: Vec<i64>,
+    pub(super) state: State,
+    pub(super) states: Vec<State>,
+    pub(super) flow_level: usize,
+    pub(super) simple_key_context: bool,
+    pub(super) mapping_context: bool,
+    pub(super) compact_seq: bool,
+    pub(super) head: String,
+    pub(super) line: String,
+    pub(super) foot: String,
+    pub(super) tail: String,
+    pub(super) key_line: String,
+    pub(super) anchor: Option<(String, bool)>,
+    pub(super) tag: Option<(String, String)>,
+    pub(super) scalar: ScalarAnalysis,
+    pub(super) scalar_style: ScalarStyle,
+    pub(super) docs_started: usize,
 }
 
 impl Emitter {
@@ -460,161 +461,4 @@ impl Emitter {
             _ => self.state = State::End,
         }
     }
-
-    fn check_simple_key(&self, evs: &[Event], i: usize) -> bool {
-        let anchor_len = self.anchor.as_ref().map_or(0, |a| a.0.len());
-        let tag_len = self.tag.as_ref().map_or(0, |t| t.0.len() + t.1.len());
-        let len = match &evs[i].kind {
-            Kind::Alias => anchor_len,
-            Kind::Scalar { value, .. } => {
-                if self.scalar.multiline {
-                    return false;
-                }
-                anchor_len + tag_len + value.len()
-            }
-            Kind::SeqStart { .. } => {
-                if !evs.get(i + 1).is_some_and(|e| e.kind == Kind::SeqEnd) {
-                    return false;
-                }
-                anchor_len + tag_len
-            }
-            Kind::MapStart { .. } => {
-                if !evs.get(i + 1).is_some_and(|e| e.kind == Kind::MapEnd) {
-                    return false;
-                }
-                anchor_len + tag_len
-            }
-            _ => return false,
-        };
-        len <= 128
-    }
-
-    fn select_scalar_style(&mut self, value: &str, requested: ScalarStyle) {
-        let mut style = requested;
-        if self.simple_key_context && self.scalar.multiline {
-            style = ScalarStyle::Double;
-        }
-        if style == ScalarStyle::Plain {
-            let allowed = if self.flow_level > 0 {
-                self.scalar.flow_plain_allowed
-            } else {
-                self.scalar.block_plain_allowed
-            };
-            if !allowed || (value.is_empty() && (self.flow_level > 0 || self.simple_key_context)) {
-                style = ScalarStyle::Single;
-            }
-        }
-        if style == ScalarStyle::Single && !self.scalar.single_quoted_allowed {
-            style = ScalarStyle::Double;
-        }
-        if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
-            && (!self.scalar.block_allowed || self.flow_level > 0 || self.simple_key_context)
-        {
-            style = ScalarStyle::Double;
-        }
-        self.scalar_style = style;
-    }
-
-    fn process_anchor(&mut self) {
-        if let Some((a, alias)) = self.anchor.clone() {
-            self.write_indicator(if alias { "*" } else { "&" }, true, false, false);
-            for c in a.chars() {
-                self.put(c);
-            }
-            self.whitespace = false;
-            self.indention = false;
-        }
-    }
-
-    fn process_tag(&mut self) {
-        let Some((handle, suffix)) = self.tag.clone() else {
-            return;
-        };
-        if handle.is_empty() {
-            self.write_indicator("!<", true, false, false);
-            self.write_tag_content(&suffix);
-            self.write_indicator(">", false, false, false);
-        } else {
-            if !self.whitespace {
-                self.put(' ');
-            }
-            for c in handle.chars() {
-                self.put(c);
-            }
-            self.whitespace = false;
-            self.indention = false;
-            self.write_tag_content(&suffix);
-        }
-    }
-
-    fn write_tag_content(&mut self, s: &str) {
-        for c in s.chars() {
-            if c.is_ascii_alphanumeric() || "-;/?:@&=+$,_.~*'()[]".contains(c) {
-                self.put(c);
-            } else {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    for ch in format!("%{b:02X}").chars() {
-                        self.put(ch);
-                    }
-                }
-            }
-        }
-        self.whitespace = false;
-        self.indention = false;
-    }
-
-    fn process_head_comment(&mut self) {
-        if !self.tail.is_empty() {
-            self.write_indent();
-            let t = std::mem::take(&mut self.tail);
-            self.write_comment(&t);
-            self.foot_indent = self.indent.max(0);
-        }
-        if self.head.is_empty() {
-            return;
-        }
-        self.write_indent();
-        let h = std::mem::take(&mut self.head);
-        self.write_comment(&h);
-    }
-
-    pub fn process_line_comment(&mut self, linebreak: bool) {
-        if self.line.is_empty() {
-            if linebreak {
-                self.put_break();
-            }
-            return;
-        }
-        if !self.whitespace {
-            self.put(' ');
-        }
-        let l = std::mem::take(&mut self.line);
-        self.write_comment(&l);
-    }
-
-    fn process_foot_comment(&mut self) {
-        if self.foot.is_empty() {
-            return;
-        }
-        self.write_indent();
-        let f = std::mem::take(&mut self.foot);
-        self.write_comment(&f);
-        self.foot_indent = self.indent.max(0);
-    }
-}
-
-/// Splits a tag into yaml.v3's (handle, suffix) using the default
-/// directives `!` and `!!`; verbatim tags get an empty handle.
-fn split_tag(tag: &str) -> (String, String) {
-    if let Some(rest) = tag.strip_prefix("tag:yaml.org,2002:") {
-        return ("!!".into(), rest.into());
-    }
-    if let Some(rest) = tag.strip_prefix("!!") {
-        return ("!!".into(), rest.into());
-    }
-    if let Some(rest) = tag.strip_prefix('!') {
-        return ("!".into(), rest.into());
-    }
-    (String::new(), tag.into())
 }

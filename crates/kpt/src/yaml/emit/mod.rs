@@ -4,6 +4,7 @@
 
 mod events;
 mod machine;
+mod props;
 mod scalar;
 
 use super::document::SeqIndent;
