@@ -13,4 +13,9 @@
 //! can render without touching disk; [`package::fs`] reads and writes
 //! directories.
 
+pub mod kptfile;
+pub mod package;
+pub mod render;
+pub mod resource_list;
+pub mod runtime;
 pub mod yaml;

@@ -1,0 +1,509 @@
+//! The Kptfile (`kpt.dev/v1`): typed, strictly decoded, and written as kpt writes it.
+//!
+//! Decoding rejects unknown fields with kpt's message (`field X not found in type
+//! v1.Function`) and old schema versions. Writing ([`Kptfile::to_node`]) follows Go
+//! struct marshalling: canonical field order, map keys sorted, wide sequences.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::resource_list::ResultItem;
+use crate::yaml::{self, Node, SeqIndent};
+
+/// File name of a Kptfile.
+pub const KPTFILE: &str = "Kptfile";
+/// Annotation: render top-down.
+pub const BFS_RENDERING: &str = "kpt.dev/bfs-rendering";
+/// Annotation: write partial results when render fails.
+pub const SAVE_ON_RENDER_FAILURE: &str = "kpt.dev/save-on-render-failure";
+
+/// A decoded Kptfile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Kptfile {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_lock: Option<Locator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub info: Option<PackageInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<Pipeline>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<Inventory>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+}
+
+/// The ObjectMeta subset a Kptfile has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectMeta {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// User-specified upstream.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Upstream {
+    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
+    pub origin_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Git>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub update_strategy: String,
+}
+
+/// Git locator.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Git {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repo: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub directory: String,
+    #[serde(default, rename = "ref", skip_serializing_if = "String::is_empty")]
+    pub git_ref: String,
+}
+
+/// Resolved locator of the last fetch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Locator {
+    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
+    pub origin_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitLock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generic: Option<GenericLock>,
+}
+
+/// Resolved git locator.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitLock {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repo: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub directory: String,
+    #[serde(default, rename = "ref", skip_serializing_if = "String::is_empty")]
+    pub git_ref: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub commit: String,
+}
+
+/// Locator for non-git storage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GenericLock {
+    #[serde(default, rename = "storeID", skip_serializing_if = "String::is_empty")]
+    pub store_id: String,
+    #[serde(
+        default,
+        rename = "resourceID",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub resource_id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+}
+
+/// Pass-through package information.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PackageInfo {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub site: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emails: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub license: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub license_file: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub man: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readiness_gates: Vec<ReadinessGate>,
+}
+
+/// A readiness gate (Porch mirrors these to PackageRevision spec).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadinessGate {
+    #[serde(default)]
+    pub condition_type: String,
+}
+
+/// The function pipeline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mutators: Vec<Function>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validators: Vec<Function>,
+}
+
+impl Pipeline {
+    /// No functions at all.
+    pub fn is_empty(&self) -> bool {
+        self.mutators.is_empty() && self.validators.is_empty()
+    }
+}
+
+/// One pipeline step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Function {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub image: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub exec: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub config_path: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub config_map: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selectors: Vec<Selector>,
+    #[serde(default, rename = "exclude", skip_serializing_if = "Vec::is_empty")]
+    pub exclusions: Vec<Selector>,
+}
+
+/// Resource selection criteria (all set fields must match).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Selector {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Selector {
+    /// No criteria set.
+    pub fn is_empty(&self) -> bool {
+        self.api_version.is_empty()
+            && self.kind.is_empty()
+            && self.name.is_empty()
+            && self.namespace.is_empty()
+            && self.labels.is_empty()
+            && self.annotations.is_empty()
+    }
+}
+
+/// Inventory for `kpt live` (passed through).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Inventory {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(
+        default,
+        rename = "inventoryID",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub inventory_id: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Tool-written status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Status {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_status: Option<RenderStatus>,
+}
+
+/// A status condition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub condition_type: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// Result of the last in-place render.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RenderStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mutation_steps: Vec<StepResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validation_steps: Vec<StepResult>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub error_summary: String,
+}
+
+/// One executed (or failed-to-start) pipeline step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StepResult {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub image: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub exec: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub execution_error: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    #[serde(default)]
+    pub exit_code: i32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ResultItem>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_results: Vec<ResultItem>,
+}
+
+/// Why a Kptfile could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KptfileError {
+    /// Not YAML at all.
+    #[error("can't be read.\n\nDetails:\n{0}")]
+    Syntax(String),
+    /// apiVersion `kpt.dev/v1alpha1|2`.
+    #[error("has an old version ({0:?}) of the Kptfile schema")]
+    OldVersion(String),
+    /// Another apiVersion/kind.
+    #[error("unknown resource type {0:?}")]
+    UnknownType(String),
+    /// Unknown field or a value of the wrong type.
+    #[error("yaml: unmarshal errors:\n  {0}")]
+    Unmarshal(String),
+    /// A rule of the Kptfile schema is broken.
+    #[error("Kptfile is invalid:\nField: `{field}`\nValue: {value:?}\nReason: {reason}")]
+    Invalid {
+        field: String,
+        value: String,
+        reason: String,
+    },
+}
+
+impl Kptfile {
+    /// Decode Kptfile text strictly, as kpt does.
+    pub fn parse(text: &str) -> Result<Kptfile, KptfileError> {
+        let root = yaml::parse_one(text).map_err(|e| KptfileError::Syntax(go_yaml_error(&e)))?;
+        let api_version = root
+            .get("apiVersion")
+            .and_then(Node::as_str)
+            .unwrap_or_default();
+        let kind = root.get("kind").and_then(Node::as_str).unwrap_or_default();
+        if api_version == "kpt.dev/v1alpha1" || api_version == "kpt.dev/v1alpha2" {
+            let v = api_version.trim_start_matches("kpt.dev/").to_string();
+            return Err(KptfileError::OldVersion(v));
+        }
+        if api_version != "kpt.dev/v1" || kind != "Kptfile" {
+            return Err(KptfileError::UnknownType(format!(
+                "{api_version}, Kind={kind}"
+            )));
+        }
+        serde_yaml::from_str::<Kptfile>(text)
+            .map_err(|e| KptfileError::Unmarshal(unmarshal_msg(&e)))
+    }
+
+    /// Decode from a node (e.g. a rendered resource).
+    pub fn from_node(node: &Node) -> Result<Kptfile, KptfileError> {
+        Self::parse(&yaml::emit_node(node, SeqIndent::Compact))
+    }
+
+    /// The node kpt's struct marshalling produces.
+    pub fn to_node(&self) -> Node {
+        Node::from_value(&serde_json::to_value(self).expect("Kptfile always serializes"))
+    }
+
+    /// The text kpt writes (`kptfileutil.WriteFile`).
+    pub fn to_yaml(&self) -> String {
+        yaml::emit_node(&self.to_node(), SeqIndent::Wide)
+    }
+
+    /// Case-insensitive `"true"` annotation.
+    pub fn annotation_is_true(&self, key: &str) -> bool {
+        self.metadata
+            .annotations
+            .get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+
+    /// Validate the pipeline rules kpt checks before rendering.
+    pub fn validate_pipeline(&self) -> Result<(), KptfileError> {
+        let Some(p) = &self.pipeline else {
+            return Ok(());
+        };
+        for (list, fns) in [("mutators", &p.mutators), ("validators", &p.validators)] {
+            for (i, f) in fns.iter().enumerate() {
+                let field = |name: &str| format!("pipeline.{list}[{i}].{name}");
+                if f.image.is_empty() && f.exec.is_empty() {
+                    return Err(KptfileError::Invalid {
+                        field: field("image"),
+                        value: String::new(),
+                        reason: "must specify a functon (`image` or `exec`) to execute".into(),
+                    });
+                }
+                if !f.image.is_empty() && !f.exec.is_empty() {
+                    return Err(KptfileError::Invalid {
+                        field: field("image"),
+                        value: f.image.clone(),
+                        reason: "must not specify both `image` and `exec` at the same time".into(),
+                    });
+                }
+                if !f.config_map.is_empty() && !f.config_path.is_empty() {
+                    return Err(KptfileError::Invalid {
+                        field: field("configMap"),
+                        value: String::new(),
+                        reason: "functionConfig must not specify both `configMap` and `configPath` at the same time".into(),
+                    });
+                }
+                if !f.config_path.is_empty() {
+                    let cp = &f.config_path;
+                    let reason = if cp.trim().is_empty() {
+                        Some("path must not be empty")
+                    } else if cp.starts_with('/') {
+                        Some("path must be relative")
+                    } else if cp.split('/').any(|s| s == "..") {
+                        Some("path must not be outside the package")
+                    } else {
+                        None
+                    };
+                    if let Some(reason) = reason {
+                        return Err(KptfileError::Invalid {
+                            field: field("configPath"),
+                            value: cp.clone(),
+                            reason: reason.into(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// go-yaml's wording for a syntax error: `yaml: line N: message`.
+fn go_yaml_error(e: &yaml::YamlError) -> String {
+    format!("yaml: line {}: {}", e.line, e.message)
+}
+
+/// Rewrite serde's unknown-field error into go-yaml's
+/// `line N: field X not found in type v1.T`.
+fn unmarshal_msg(e: &serde_yaml::Error) -> String {
+    let text = e.to_string();
+    let line = e.location().map(|l| l.line()).unwrap_or(0);
+    if let Some(rest) = text.split("unknown field `").nth(1) {
+        let field = rest.split('`').next().unwrap_or_default();
+        let type_name = type_for_expected(rest);
+        return format!("line {line}: field {field} not found in type v1.{type_name}");
+    }
+    format!("line {line}: {text}")
+}
+
+/// Which Go type a serde "expected one of" list belongs to.
+fn type_for_expected(rest: &str) -> &'static str {
+    let has = |f: &str| rest.contains(&format!("`{f}`"));
+    if has("configPath") {
+        "Function"
+    } else if has("upstreamLock") {
+        "KptFile"
+    } else if has("mutators") {
+        "Pipeline"
+    } else if has("readinessGates") {
+        "PackageInfo"
+    } else if has("inventoryID") {
+        "Inventory"
+    } else if has("updateStrategy") {
+        "Upstream"
+    } else if has("commit") {
+        "GitLock"
+    } else if has("generic") {
+        "Locator"
+    } else if has("renderStatus") {
+        "Status"
+    } else if has("mutationSteps") {
+        "RenderStatus"
+    } else if has("conditionType") {
+        "ReadinessGate"
+    } else if has("apiVersion") && has("labels") {
+        "Selector"
+    } else if has("labels") {
+        "ObjectMeta"
+    } else if has("repo") {
+        "Git"
+    } else {
+        "KptFile"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_unknown_fields_like_kpt() {
+        let text = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\npipeline:\n  mutators:\n    - image: set-labels\n      targetResources: []\n";
+        let err = Kptfile::parse(text).expect_err("unknown field");
+        assert_eq!(
+            err.to_string(),
+            "yaml: unmarshal errors:\n  line 8: field targetResources not found in type v1.Function"
+        );
+    }
+
+    #[test]
+    fn rejects_old_versions() {
+        let err = Kptfile::parse("apiVersion: kpt.dev/v1alpha2\nkind: Kptfile\n").expect_err("old");
+        assert_eq!(
+            err.to_string(),
+            "has an old version (\"v1alpha2\") of the Kptfile schema"
+        );
+    }
+
+    #[test]
+    fn validates_config_path() {
+        let text = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\npipeline:\n  mutators:\n    - image: set-labels\n      configPath: /abs/x.yaml\n";
+        let kf = Kptfile::parse(text).expect("valid yaml");
+        let err = kf.validate_pipeline().expect_err("absolute");
+        assert!(
+            err.to_string().contains("Reason: path must be relative"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! Reading a package directory into memory and writing changes back.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use super::PackageFiles;
+
+/// Read every regular file under `dir` (skipping `.git` and symlinks).
+/// Returns the files and the paths of skipped symlinks.
+pub fn read_dir(dir: &Path) -> io::Result<(PackageFiles, Vec<String>)> {
+    let mut files = BTreeMap::new();
+    let mut symlinks = Vec::new();
+    walk(dir, "", &mut files, &mut symlinks)?;
+    Ok((PackageFiles::from_map(files), symlinks))
+}
+
+fn walk(
+    base: &Path,
+    rel: &str,
+    files: &mut BTreeMap<String, Vec<u8>>,
+    symlinks: &mut Vec<String>,
+) -> io::Result<()> {
+    let dir = if rel.is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(rel)
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == ".git" {
+            continue;
+        }
+        let path = super::join(rel, &name);
+        let ft = entry.file_type()?;
+        if ft.is_symlink() {
+            symlinks.push(path);
+        } else if ft.is_dir() {
+            walk(base, &path, files, symlinks)?;
+        } else if ft.is_file() {
+            files.insert(path, std::fs::read(entry.path())?);
+        }
+    }
+    Ok(())
+}
+
+/// Make `dir` hold `after`, given it held `before`: write changed and new files,
+/// delete removed ones. Files never read (not in either map) are left alone.
+/// New content is written to a temporary file and renamed, so a crash never leaves
+/// a half-written file.
+pub fn write_changes(dir: &Path, before: &PackageFiles, after: &PackageFiles) -> io::Result<()> {
+    for (path, content) in after.as_map() {
+        if before.get(path) == Some(content.as_slice()) {
+            continue;
+        }
+        let target = dir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let tmp = target.with_file_name(format!(
+            ".{}.kpt-tmp",
+            target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
+        std::fs::write(&tmp, content)?;
+        std::fs::rename(&tmp, &target)?;
+    }
+    for path in before.paths() {
+        if after.get(path).is_none() {
+            match std::fs::remove_file(dir.join(path)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,348 @@
+//! Which files of a package are KRM resources, reading them into annotated items, and
+//! writing items back to files.
+//!
+//! Items carry kpt's reader annotations (path/index twins, seqindent, package-path)
+//! while in flight; [`strip_internal`] removes them exactly, so an item no function
+//! changed compares equal to its source document and is written back byte for byte.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::krmignore::KrmIgnore;
+use super::{PackageFiles, join};
+use crate::kptfile::KPTFILE;
+use crate::yaml::{self, Document, Node, SeqIndent, Style};
+
+/// Annotation: file path (legacy twin).
+pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
+/// Annotation: index in file (legacy twin).
+pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
+/// Annotation: file path.
+pub const PATH: &str = "internal.config.kubernetes.io/path";
+/// Annotation: index in file.
+pub const INDEX: &str = "internal.config.kubernetes.io/index";
+/// Annotation: sequence indent style of the source document.
+pub const SEQ_INDENT: &str = "internal.config.kubernetes.io/seqindent";
+/// Annotation: package (root-relative dir) a resource belongs to.
+pub const PACKAGE_PATH: &str = "internal.config.kubernetes.io/package-path";
+/// Annotation: function call ids.
+pub const ID: &str = "internal.config.kubernetes.io/id";
+/// Annotation: legacy function call id.
+pub const LEGACY_ID: &str = "config.k8s.io/id";
+/// Annotation: selection ids.
+pub const KPT_RESOURCE_ID: &str = "internal.config.kubernetes.io/kpt-resource-id";
+/// Annotation used by SDKs to reconcile legacy annotations.
+pub const MIGRATION_ID: &str = "internal.config.kubernetes.io/annotations-migration-resource-id";
+
+const INTERNAL: &[&str] = &[
+    LEGACY_INDEX,
+    LEGACY_PATH,
+    INDEX,
+    PATH,
+    SEQ_INDENT,
+    PACKAGE_PATH,
+    ID,
+    LEGACY_ID,
+    KPT_RESOURCE_ID,
+    MIGRATION_ID,
+    "config.kubernetes.io/merge-source",
+];
+
+/// Errors reading or writing resources.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ResourceError {
+    /// A resource file is not valid YAML.
+    #[error("{path}: {message}")]
+    Yaml { path: String, message: String },
+    /// A resource would be written outside the package.
+    #[error("function must not modify resources outside of package: resource has path {0}")]
+    OutsidePackage(String),
+    /// Two resources claim the same slot.
+    #[error("resource at path {path:?} and index {index:?} already exists")]
+    Duplicate { path: String, index: String },
+    /// A file is not UTF-8.
+    #[error("{0}: not valid UTF-8")]
+    NotUtf8(String),
+}
+
+/// The parsed source documents of every resource file read, kept so unchanged
+/// resources are written back exactly as they were.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    docs: HashMap<(String, usize), Document>,
+    files: BTreeMap<String, usize>,
+}
+
+impl Sources {
+    /// The root-relative paths of every resource file read.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+}
+
+/// Is this file name one kpt reads as resources?
+pub fn is_resource_file(name: &str) -> bool {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    base == KPTFILE || base.ends_with(".yaml") || base.ends_with(".yml") || base.ends_with(".json")
+}
+
+/// Read the resources of package `pkg` (own files only, `.krmignore` applied), in
+/// lexical file order then document order, annotated with paths relative to `pkg`.
+pub fn read_package(
+    files: &PackageFiles,
+    pkg: &str,
+    sources: &mut Sources,
+) -> Result<Vec<Node>, ResourceError> {
+    let ignore = files
+        .get_text(&join(pkg, ".krmignore"))
+        .map(KrmIgnore::parse);
+    let mut items = Vec::new();
+    for (full, rel) in files.own_files(pkg) {
+        if !is_resource_file(&rel) || rel == ".krmignore" {
+            continue;
+        }
+        if ignore.as_ref().is_some_and(|k| k.is_ignored(&rel)) {
+            continue;
+        }
+        let text = files
+            .get_text(&full)
+            .ok_or_else(|| ResourceError::NotUtf8(full.clone()))?;
+        let docs = yaml::parse_stream(text).map_err(|e| ResourceError::Yaml {
+            path: full.clone(),
+            message: e.to_string(),
+        })?;
+        let mut index = 0usize;
+        for doc in docs {
+            if is_empty_doc(&doc.root) {
+                continue;
+            }
+            let mut node = doc.root.clone();
+            annotate(&mut node, &rel, index, doc.seq_indent(), pkg);
+            sources.docs.insert((full.clone(), index), doc);
+            items.push(node);
+            index += 1;
+        }
+        sources.files.insert(full, index);
+    }
+    Ok(items)
+}
+
+fn is_empty_doc(root: &Node) -> bool {
+    root.is_scalar() && root.as_str().is_some_and(str::is_empty) && root.tag.is_none()
+}
+
+/// A single-quoted string node, as kyaml writes annotation values.
+fn quoted(s: &str) -> Node {
+    let mut n = Node::string(s);
+    n.style = Style::SingleQuoted;
+    n
+}
+
+/// Add kpt's reader annotations to an item.
+pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, pkg: &str) {
+    if !node.is_mapping() {
+        return;
+    }
+    let seq = match seq {
+        SeqIndent::Compact => "compact",
+        SeqIndent::Wide => "wide",
+    };
+    let idx = index.to_string();
+    let pkg = if pkg.is_empty() { "." } else { pkg };
+    let ann = node.ensure_mapping(&["metadata", "annotations"]);
+    for (k, v) in [
+        (LEGACY_INDEX, idx.as_str()),
+        (LEGACY_PATH, rel_path),
+        (INDEX, idx.as_str()),
+        (PATH, rel_path),
+        (SEQ_INDENT, seq),
+        (PACKAGE_PATH, pkg),
+    ] {
+        ann.set(k, quoted(v));
+    }
+}
+
+/// Read an annotation value.
+pub fn annotation<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
+    node.get_path(&["metadata", "annotations", key])
+        .and_then(Node::as_str)
+}
+
+/// Set an annotation (single-quoted, like kyaml).
+pub fn set_annotation(node: &mut Node, key: &str, value: &str) {
+    if node.is_mapping() {
+        node.ensure_mapping(&["metadata", "annotations"])
+            .set(key, quoted(value));
+    }
+}
+
+/// Remove an annotation, dropping an `annotations` map left empty.
+pub fn remove_annotation(node: &mut Node, key: &str) {
+    remove_annotations(node, &[key]);
+}
+
+fn remove_annotations(node: &mut Node, keys: &[&str]) {
+    let Some(meta) = node.get_mut("metadata") else {
+        return;
+    };
+    let Some(ann) = meta.get_mut("annotations") else {
+        return;
+    };
+    let mut removed = false;
+    for k in keys {
+        removed |= ann.remove(k).is_some();
+    }
+    if removed && ann.entries().is_empty() {
+        meta.remove("annotations");
+    }
+}
+
+/// Remove every kpt-internal annotation (path/index twins, ids, seqindent, ...).
+pub fn strip_internal(node: &mut Node) {
+    remove_annotations(node, INTERNAL);
+}
+
+/// Path of an item (internal twin wins, legacy accepted).
+pub fn item_path(node: &Node) -> Option<&str> {
+    annotation(node, PATH).or_else(|| annotation(node, LEGACY_PATH))
+}
+
+/// Index of an item.
+pub fn item_index(node: &Node) -> Option<&str> {
+    annotation(node, INDEX).or_else(|| annotation(node, LEGACY_INDEX))
+}
+
+/// Make the path/index twins agree (internal wins when both exist).
+pub fn sync_twins(node: &mut Node) {
+    for (internal, legacy) in [(PATH, LEGACY_PATH), (INDEX, LEGACY_INDEX)] {
+        let i = annotation(node, internal).map(str::to_string);
+        let l = annotation(node, legacy).map(str::to_string);
+        match (i, l) {
+            (Some(i), Some(l)) if i != l => set_annotation(node, legacy, &i),
+            (Some(i), None) => set_annotation(node, legacy, &i),
+            (None, Some(l)) => set_annotation(node, internal, &l),
+            _ => {}
+        }
+    }
+}
+
+/// `<ns>/<kind>_<name>.yaml` for a resource without a path (kyaml's default).
+pub fn default_path(node: &Node) -> String {
+    let kind = node
+        .get("kind")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    let name = node
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or_default();
+    let file = format!("{kind}_{name}.yaml");
+    match node
+        .get_path(&["metadata", "namespace"])
+        .and_then(Node::as_str)
+    {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{file}"),
+        _ => file,
+    }
+}
+
+/// Normalise a slash path, rejecting anything that escapes the package.
+pub fn clean_path(p: &str) -> Result<String, ResourceError> {
+    if p.starts_with('/') {
+        return Err(ResourceError::OutsidePackage(p.to_string()));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(ResourceError::OutsidePackage(p.to_string()));
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// Write items (paths root-relative) into `files`, replacing the resource files that
+/// were read (`sources`): unchanged documents keep their bytes, files whose resources
+/// all disappeared are left for [`prune`], other files are not touched.
+/// Returns the set of files that hold output resources.
+pub fn write_items(
+    files: &mut PackageFiles,
+    items: Vec<Node>,
+    sources: &Sources,
+) -> Result<BTreeSet<String>, ResourceError> {
+    type Entry = (Option<usize>, Node, Option<String>);
+    let mut by_file: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    for mut item in items {
+        let path = match item_path(&item) {
+            Some(p) => clean_path(p)?,
+            None => default_path(&item),
+        };
+        let index = item_index(&item).and_then(|i| i.parse::<usize>().ok());
+        let seq = annotation(&item, SEQ_INDENT).map(str::to_string);
+        strip_internal(&mut item);
+        by_file.entry(path).or_default().push((index, item, seq));
+    }
+    let written: BTreeSet<String> = by_file.keys().cloned().collect();
+    for (path, mut entries) in by_file {
+        // Stable: resources without an index first, then by index.
+        entries.sort_by_key(|(i, _, _)| i.map_or(0, |i| i + 1));
+        let mut seen = BTreeSet::new();
+        let mut next = entries
+            .iter()
+            .filter_map(|(i, _, _)| *i)
+            .max()
+            .map_or(0, |m| m + 1);
+        let mut docs = Vec::with_capacity(entries.len());
+        let mut unchanged = sources.files.get(&path) == Some(&entries.len());
+        for (pos, (index, node, seq)) in entries.into_iter().enumerate() {
+            let index = match index {
+                Some(i) => i,
+                None => {
+                    next += 1;
+                    next - 1
+                }
+            };
+            if !seen.insert(index) {
+                return Err(ResourceError::Duplicate {
+                    path: path.clone(),
+                    index: index.to_string(),
+                });
+            }
+            let source = sources.docs.get(&(path.clone(), index));
+            let doc = match source {
+                Some(src) => {
+                    let mut d = src.clone();
+                    d.root = node;
+                    d
+                }
+                None => {
+                    let mut d = Document::new(node);
+                    if seq.as_deref() == Some("wide") {
+                        d.set_seq_indent(SeqIndent::Wide);
+                    }
+                    d
+                }
+            };
+            unchanged &= index == pos && source.is_some() && !doc.is_modified();
+            docs.push(doc);
+        }
+        if !unchanged {
+            files.insert(path, yaml::emit_stream(&docs).into_bytes());
+        }
+    }
+    Ok(written)
+}
+
+/// Delete the resource files read into `sources` that no output item lives in.
+pub fn prune(files: &mut PackageFiles, sources: &Sources, output_paths: &BTreeSet<String>) {
+    for f in sources.files() {
+        if !output_paths.contains(f) {
+            files.remove(f);
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! Running one package's pipeline: function configs, selection, the runtime call,
+//! healing, and the invariants kpt checks after every function.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use super::{Ctx, RenderError, heal, pkg_label, printer, select};
+use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
+use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
+use crate::resource_list::{ResourceList, ResultItem};
+use crate::runtime::{FunctionRef, RuntimeError};
+use crate::yaml::Node;
+
+/// Default registry prefix for short image names.
+pub const IMAGE_PREFIX: &str = "ghcr.io/kptdev/krm-functions-catalog";
+
+/// Resolve an image as kpt does: prefix short names, default the tag to `latest`.
+pub fn resolve_image(image: &str) -> String {
+    let image = image.trim();
+    let full = if image.contains('/') {
+        image.to_string()
+    } else {
+        format!("{IMAGE_PREFIX}/{image}")
+    };
+    let last = full.rsplit('/').next().unwrap_or(&full);
+    if last.contains(':') || last.contains('@') {
+        full
+    } else {
+        format!("{full}:latest")
+    }
+}
+
+/// The `function-input` ConfigMap built from a `configMap:` (every value a string).
+pub fn config_map(data: &std::collections::BTreeMap<String, String>) -> Node {
+    let mut cm = Node::mapping();
+    cm.set("apiVersion", Node::string("v1"));
+    cm.set("kind", Node::string("ConfigMap"));
+    cm.ensure_mapping(&["metadata"])
+        .set("name", Node::string("function-input"));
+    let d = cm.ensure_mapping(&["data"]);
+    for (k, v) in data {
+        d.set(k, Node::string(v.clone()));
+    }
+    cm
+}
+
+/// Check an item is KRM (kustomizations excepted); the error is kpt's.
+pub fn check_krm(item: &Node) -> Result<(), String> {
+    let path = res::item_path(item).unwrap_or_default().to_string();
+    let s = |p: &[&str]| item.get_path(p).and_then(Node::as_str).unwrap_or_default();
+    let base = path.rsplit('/').next().unwrap_or_default();
+    let kustomization = matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    ) || s(&["apiVersion"]).starts_with("kustomize.config.k8s.io")
+        || (s(&["apiVersion"]).is_empty() && s(&["kind"]) == "Kustomization");
+    if kustomization {
+        return Ok(());
+    }
+    for (field, p) in [
+        ("apiVersion", &["apiVersion"][..]),
+        ("kind", &["kind"][..]),
+        ("metadata.name", &["metadata", "name"][..]),
+    ] {
+        if s(p).is_empty() {
+            return Err(format!(
+                "input resource list must contain only KRM resources: {path}: resource must have `{field}`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn pkg_of(item: &Node) -> &str {
+    annotation(item, res::PACKAGE_PATH).unwrap_or(".")
+}
+
+fn pkg_key(pkg: &str) -> &str {
+    if pkg.is_empty() { "." } else { pkg }
+}
+
+impl Ctx<'_> {
+    pub(super) fn run_step_pub(
+        &mut self,
+        f: &Function,
+        items: Vec<Node>,
+    ) -> Result<Vec<Node>, RenderError> {
+        self.run_step("", "mutators", 0, f, items, false)
+    }
+
+    pub(super) fn run_pipeline(
+        &mut self,
+        pkg: &str,
+        kf: &Kptfile,
+        input: Vec<Node>,
+    ) -> Result<Vec<Node>, RenderError> {
+        let pipeline = kf.pipeline.clone().unwrap_or_default();
+        if pipeline.is_empty() {
+            for item in &input {
+                check_krm(item).map_err(|message| RenderError::Pipeline {
+                    pkg: pkg_label(pkg),
+                    message,
+                })?;
+            }
+            return Ok(input);
+        }
+        self.packages += 1;
+        self.log
+            .push(format!("Package {:?}:", self.display_name(pkg)));
+        for (list, fns) in [
+            ("mutators", &pipeline.mutators),
+            ("validators", &pipeline.validators),
+        ] {
+            for (i, f) in fns.iter().enumerate() {
+                if !f.config_path.is_empty() {
+                    self.find_config(pkg, list, i, f, &input)?;
+                }
+            }
+        }
+        let mut items = input;
+        self.last_good = Some(items.clone());
+        for (i, f) in pipeline.mutators.iter().enumerate() {
+            items = self.run_step(pkg, "mutators", i, f, items, false)?;
+            self.last_good = Some(items.clone());
+        }
+        for (i, f) in pipeline.validators.iter().enumerate() {
+            self.run_step(pkg, "validators", i, f, items.clone(), true)?;
+        }
+        Ok(items)
+    }
+
+    fn find_config(
+        &self,
+        pkg: &str,
+        list: &str,
+        i: usize,
+        f: &Function,
+        items: &[Node],
+    ) -> Result<Node, RenderError> {
+        let want = res::clean_path(&f.config_path).unwrap_or_default();
+        let found: Vec<&Node> = items
+            .iter()
+            .filter(|n| pkg_of(n) == pkg_key(pkg) && res::item_path(n) == Some(want.as_str()))
+            .collect();
+        match found.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => {
+                let fn_name = match &f.name {
+                    n if !n.is_empty() => n.clone(),
+                    _ => crate::runtime::image_short_name(&f.image).to_string(),
+                };
+                let kind = if list == "mutators" {
+                    "mutator"
+                } else {
+                    "validator"
+                };
+                Err(RenderError::Kptfile {
+                    path: res::PATH.into(),
+                    source: KptfileError::Invalid {
+                        field: format!("pipeline.{list}[{i}].configPath"),
+                        value: f.config_path.clone(),
+                        reason: format!(
+                            "functionConfig resource for {kind} {fn_name:?} is missing from path {:?}, this also occurs if {:?} is part of a subpackage",
+                            f.config_path, f.config_path
+                        ),
+                    },
+                })
+            }
+            many => Err(RenderError::Pipeline {
+                pkg: pkg_label(pkg),
+                message: format!(
+                    "functionConfig {:?} must not contain more than one config, got {}",
+                    f.config_path,
+                    many.len()
+                ),
+            }),
+        }
+    }
+
+    fn run_step(
+        &mut self,
+        pkg: &str,
+        list: &str,
+        index: usize,
+        f: &Function,
+        items: Vec<Node>,
+        validator: bool,
+    ) -> Result<Vec<Node>, RenderError> {
+        let fref = if f.image.is_empty() {
+            FunctionRef::Exec(f.exec.clone())
+        } else {
+            FunctionRef::Image(resolve_image(&f.image))
+        };
+        let shown = fref.display().to_string();
+        let mut step = StepResult {
+            name: f.name.clone(),
+            ..Default::default()
+        };
+        match &fref {
+            FunctionRef::Image(i) => step.image = i.clone(),
+            FunctionRef::Exec(e) => step.exec = e.clone(),
+        }
+        let pkg_name = self.display_name(pkg);
+        if self.eval_mode {
+            self.log.push(format!("[RUNNING] {shown:?}"));
+        } else {
+            self.log
+                .push(format!("[RUNNING] {shown:?} on package {pkg_name:?}"));
+        }
+        let started = Instant::now();
+        let fail = |ctx: &mut Self, step: StepResult, message: String| {
+            if validator {
+                ctx.validation_steps.push(step);
+            } else {
+                ctx.mutation_steps.push(step);
+            }
+            RenderError::Pipeline {
+                pkg: pkg_label(pkg),
+                message,
+            }
+        };
+
+        // Function config, refreshed from the current items.
+        let function_config = if let Some(c) = &self.config_override {
+            Some(c.clone())
+        } else if !f.config_path.is_empty() {
+            Some(self.find_config(pkg, list, index, f, &items)?)
+        } else if !f.config_map.is_empty() {
+            Some(config_map(&f.config_map))
+        } else {
+            None
+        };
+
+        let selective = !f.selectors.is_empty() || !f.exclusions.is_empty();
+        let mut all = items;
+        if selective {
+            for (i, item) in all.iter_mut().enumerate() {
+                set_annotation(item, res::KPT_RESOURCE_ID, &i.to_string());
+            }
+        }
+        let mut selected: Vec<Node> = all
+            .iter()
+            .filter(|n| !selective || select::is_selected(&f.selectors, &f.exclusions, n))
+            .cloned()
+            .collect();
+        let mut originals: HashMap<String, Node> = HashMap::new();
+        for (i, item) in selected.iter_mut().enumerate() {
+            let id = (i + 1).to_string();
+            set_annotation(item, res::ID, &id);
+            set_annotation(item, res::LEGACY_ID, &id);
+            originals.insert(id, item.clone());
+        }
+        for item in &selected {
+            if let Err(message) = check_krm(item) {
+                step.execution_error = message.clone();
+                step.exit_code = 1;
+                self.log.push(format!(
+                    "[FAIL] {shown:?} in {}s",
+                    started.elapsed().as_secs()
+                ));
+                return Err(fail(self, step, message));
+            }
+        }
+        let input = ResourceList {
+            items: selected,
+            function_config,
+            results: Vec::new(),
+        };
+        let output = match self.opts.runtime.run(&fref, input, &self.opts.run) {
+            Ok(o) => o,
+            Err(e) => {
+                let message = match &e {
+                    RuntimeError::ExecNotAllowed(_) => {
+                        "must run with `--allow-exec` option to allow running function binaries"
+                            .to_string()
+                    }
+                    other => other.to_string(),
+                };
+                step.execution_error = message.clone();
+                step.exit_code = 1;
+                self.log.push(format!(
+                    "[FAIL] {shown:?} in {}s",
+                    started.elapsed().as_secs()
+                ));
+                self.log.extend(printer::step_details(&[], "", Some(1)));
+                return Err(fail(self, step, message));
+            }
+        };
+        self.functions += 1;
+        step.exit_code = output.exit_code;
+        step.stderr = output.stderr.clone();
+        step.results = output.list.results.clone();
+        step.error_results = output
+            .list
+            .results
+            .iter()
+            .filter(|r| r.is_error())
+            .cloned()
+            .collect::<Vec<ResultItem>>();
+        let secs = started.elapsed().as_secs();
+        if output.exit_code != 0 {
+            self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
+            self.log.extend(printer::step_details(
+                &output.list.results,
+                output.stderr.trim_end_matches('\n'),
+                Some(output.exit_code),
+            ));
+            return Err(fail(self, step, "already handled error".into()));
+        }
+        self.log.push(format!("[PASS] {shown:?} in {secs}s"));
+        self.log.extend(printer::step_details(
+            &output.list.results,
+            &output.stderr,
+            None,
+        ));
+
+        let mut out_items = output.list.items;
+        for item in &mut out_items {
+            if let Some(id) = annotation(item, res::ID).map(str::to_string)
+                && let Some(orig) = originals.get(&id)
+            {
+                heal(orig, item);
+                reconcile_twins(orig, item);
+            }
+            remove_annotation(item, res::ID);
+            remove_annotation(item, res::LEGACY_ID);
+        }
+        for item in &out_items {
+            if let Err(message) = check_krm(item) {
+                return Err(fail(self, step, message));
+            }
+        }
+        if validator {
+            self.validation_steps.push(step);
+            let mut back = all;
+            if selective {
+                for item in &mut back {
+                    remove_annotation(item, res::KPT_RESOURCE_ID);
+                }
+            }
+            return Ok(back);
+        }
+
+        let mut merged = if selective {
+            let mut by_id: HashMap<String, Node> = HashMap::new();
+            let mut fresh = Vec::new();
+            for item in out_items {
+                match annotation(&item, res::KPT_RESOURCE_ID).map(str::to_string) {
+                    Some(id) => {
+                        by_id.insert(id, item);
+                    }
+                    None => fresh.push(item),
+                }
+            }
+            let mut merged = Vec::new();
+            for item in all {
+                let id = annotation(&item, res::KPT_RESOURCE_ID)
+                    .unwrap_or_default()
+                    .to_string();
+                if select::is_selected(&f.selectors, &f.exclusions, &item) {
+                    if let Some(out) = by_id.remove(&id) {
+                        merged.push(out);
+                    }
+                } else {
+                    merged.push(item);
+                }
+            }
+            merged.extend(fresh);
+            for item in &mut merged {
+                remove_annotation(item, res::KPT_RESOURCE_ID);
+            }
+            merged
+        } else {
+            out_items
+        };
+
+        // Generated resources belong to this package, next to their config file.
+        let config_dir = f
+            .config_path
+            .rsplit_once('/')
+            .map(|(d, _)| {
+                d.strip_suffix("/functions")
+                    .unwrap_or(if d == "functions" { "" } else { d })
+                    .to_string()
+            })
+            .unwrap_or_default();
+        for item in &mut merged {
+            if annotation(item, res::PACKAGE_PATH).is_none() {
+                set_annotation(item, res::PACKAGE_PATH, pkg_key(pkg));
+                if res::item_path(item).is_none() && !config_dir.is_empty() {
+                    let p = format!("{config_dir}/{}", res::default_path(item));
+                    set_annotation(item, res::PATH, &p);
+                    set_annotation(item, res::LEGACY_PATH, &p);
+                }
+            }
+        }
+        if let Err(message) = check_invariants(&merged) {
+            return Err(fail(self, step, message));
+        }
+        self.mutation_steps.push(step);
+        Ok(merged)
+    }
+}
+
+/// If a function changed only one of the path/index twins, the changed one wins.
+fn reconcile_twins(orig: &Node, item: &mut Node) {
+    for (internal, legacy) in [
+        (res::PATH, res::LEGACY_PATH),
+        (res::INDEX, res::LEGACY_INDEX),
+    ] {
+        let (oi, ol) = (annotation(orig, internal), annotation(orig, legacy));
+        let (ni, nl) = (
+            annotation(item, internal).map(str::to_string),
+            annotation(item, legacy).map(str::to_string),
+        );
+        if nl.as_deref() != ol && ni.as_deref() == oi {
+            if let Some(v) = nl {
+                set_annotation(item, internal, &v);
+            }
+        } else if ni.as_deref() != oi
+            && let Some(v) = ni
+        {
+            set_annotation(item, legacy, &v);
+        }
+    }
+}
+
+/// No resource outside its package, no two resources in one (path, index) slot.
+fn check_invariants(items: &[Node]) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for item in items {
+        let Some(path) = res::item_path(item) else {
+            continue;
+        };
+        let cleaned = res::clean_path(path).map_err(|e| e.to_string())?;
+        if let Some(index) = res::item_index(item) {
+            let key = (pkg_of(item).to_string(), cleaned.clone(), index.to_string());
+            if !seen.insert(key) {
+                return Err(format!(
+                    "resource at path {cleaned:?} and index {index:?} already exists"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_images_like_kpt() {
+        assert_eq!(
+            resolve_image("set-labels"),
+            "ghcr.io/kptdev/krm-functions-catalog/set-labels:latest"
+        );
+        assert_eq!(
+            resolve_image("set-labels:v0.1"),
+            "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.1"
+        );
+        assert_eq!(
+            resolve_image("gcr.io/kpt-fn/set-labels:v0.1"),
+            "gcr.io/kpt-fn/set-labels:v0.1"
+        );
+        assert_eq!(
+            resolve_image("ghcr.io/kptdev/krm-functions-catalog/dne"),
+            "ghcr.io/kptdev/krm-functions-catalog/dne:latest"
+        );
+    }
+}

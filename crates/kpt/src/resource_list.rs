@@ -1,0 +1,276 @@
+//! The KRM function wire format: `config.kubernetes.io/v1` `ResourceList` and its results.
+//!
+//! Items are lossless YAML nodes so comments and styles survive a function call.
+//! Results are typed (they are written into Kptfile `status.renderStatus` and
+//! `results.yaml`) and converted to YAML through `serde_json::Value`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::yaml::{self, Node};
+
+/// `apiVersion` kpt writes on the wrapper.
+pub const RESOURCE_LIST_API_VERSION: &str = "config.kubernetes.io/v1";
+
+/// The function input/output envelope.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResourceList {
+    /// The resources, in order.
+    pub items: Vec<Node>,
+    /// The function's configuration object, if any.
+    pub function_config: Option<Node>,
+    /// Structured results (output only).
+    pub results: Vec<ResultItem>,
+}
+
+/// Severity of a result. kpt displays a missing severity as info.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Fails the pipeline when reported by a native function.
+    Error,
+    /// A warning.
+    Warning,
+    /// Information.
+    #[default]
+    Info,
+}
+
+/// Reference to the resource a result is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRef {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+}
+
+/// The field a result is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldRef {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_value: Option<String>,
+}
+
+/// The file a result is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub index: i64,
+}
+
+fn is_zero(i: &i64) -> bool {
+    *i == 0
+}
+
+/// One structured result (`framework.Result`), field order as kpt writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultItem {
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_ref: Option<ResourceRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<FieldRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileRef>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+impl ResultItem {
+    /// An info result with a message.
+    pub fn info(message: impl Into<String>) -> Self {
+        Self::with(Severity::Info, message)
+    }
+    /// A warning result with a message.
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self::with(Severity::Warning, message)
+    }
+    /// An error result with a message.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::with(Severity::Error, message)
+    }
+    fn with(severity: Severity, message: impl Into<String>) -> Self {
+        ResultItem {
+            message: message.into(),
+            severity: Some(severity),
+            ..Default::default()
+        }
+    }
+    /// Attach the resource the result is about.
+    pub fn about(mut self, resource: &Node) -> Self {
+        self.resource_ref = Some(ResourceRef {
+            api_version: str_at(resource, &["apiVersion"]),
+            kind: str_at(resource, &["kind"]),
+            name: str_at(resource, &["metadata", "name"]),
+            namespace: str_at(resource, &["metadata", "namespace"]),
+        });
+        self
+    }
+    /// True when the severity is error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Some(Severity::Error)
+    }
+    /// The result as a YAML node (for writing into Kptfile status / results.yaml).
+    pub fn to_node(&self) -> Node {
+        Node::from_value(&serde_json::to_value(self).expect("ResultItem always serializes"))
+    }
+    /// Parse a result node as kpt does, accepting legacy shapes
+    /// (`resourceRef.metadata.name`, `field.suggestedValue`, non-string values).
+    pub fn from_node(node: &Node) -> Result<ResultItem, String> {
+        let mut v = node.to_value();
+        if let Some(rr) = v.get_mut("resourceRef").and_then(|r| r.as_object_mut())
+            && let Some(meta) = rr.remove("metadata")
+        {
+            for k in ["name", "namespace"] {
+                if let Some(x) = meta.get(k) {
+                    rr.entry(k.to_string()).or_insert(x.clone());
+                }
+            }
+        }
+        if let Some(field) = v.get_mut("field").and_then(|f| f.as_object_mut()) {
+            if let Some(s) = field.remove("suggestedValue") {
+                field.entry("proposedValue".to_string()).or_insert(s);
+            }
+            for k in ["currentValue", "proposedValue"] {
+                if let Some(x) = field.get_mut(k)
+                    && !x.is_string()
+                    && !x.is_null()
+                {
+                    let text = yaml::emit_node(&Node::from_value(x), yaml::SeqIndent::Compact);
+                    *x = serde_json::Value::String(text.trim().to_string());
+                }
+            }
+        }
+        if let Some(tags) = v.get_mut("tags").and_then(|t| t.as_object_mut()) {
+            for (_, x) in tags.iter_mut() {
+                if !x.is_string() {
+                    *x = serde_json::Value::String(x.to_string());
+                }
+            }
+        }
+        serde_json::from_value(v).map_err(|e| format!("invalid result: {e}"))
+    }
+}
+
+fn str_at(node: &Node, path: &[&str]) -> String {
+    node.get_path(path)
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Errors reading a ResourceList.
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceListError {
+    /// The text is not YAML.
+    #[error("function output is not valid YAML: {0}")]
+    Yaml(#[from] yaml::YamlError),
+    /// The document is not a ResourceList.
+    #[error("function output is not a ResourceList: {0}")]
+    Shape(String),
+}
+
+impl ResourceList {
+    /// A list of items with no config.
+    pub fn new(items: Vec<Node>) -> Self {
+        ResourceList {
+            items,
+            ..Default::default()
+        }
+    }
+
+    /// The wrapper as a YAML node: `apiVersion, kind, items, functionConfig, results`.
+    pub fn to_node(&self) -> Node {
+        let mut root = Node::mapping();
+        root.set("apiVersion", Node::string(RESOURCE_LIST_API_VERSION));
+        root.set("kind", Node::string("ResourceList"));
+        let mut items = Node::sequence();
+        if let Some(seq) = items.items_mut() {
+            seq.extend(self.items.iter().cloned());
+        }
+        root.set("items", items);
+        if let Some(fc) = &self.function_config {
+            root.set("functionConfig", fc.clone());
+        }
+        if !self.results.is_empty() {
+            let mut results = Node::sequence();
+            if let Some(seq) = results.items_mut() {
+                seq.extend(self.results.iter().map(ResultItem::to_node));
+            }
+            root.set("results", results);
+        }
+        root
+    }
+
+    /// Serialize as the YAML text sent to a function's stdin.
+    pub fn to_yaml(&self) -> String {
+        yaml::emit_node(&self.to_node(), yaml::SeqIndent::Compact)
+    }
+
+    /// Parse a function's stdout. Accepts `ResourceList` or `List`, `v1` or `v1beta1`,
+    /// results as a list or the legacy `{items: [...]}` wrapper.
+    pub fn from_yaml(text: &str) -> Result<ResourceList, ResourceListError> {
+        let docs = yaml::parse_stream(text)?;
+        let root = match docs.into_iter().next() {
+            Some(d) => d.root,
+            None => return Ok(ResourceList::default()),
+        };
+        Self::from_node(root)
+    }
+
+    /// Interpret a parsed wrapper node.
+    pub fn from_node(mut root: Node) -> Result<ResourceList, ResourceListError> {
+        if !root.is_mapping() {
+            return Err(ResourceListError::Shape(
+                "the document is not a mapping".into(),
+            ));
+        }
+        let kind = root.get("kind").and_then(Node::as_str).unwrap_or_default();
+        if kind != "ResourceList" && kind != "List" {
+            return Err(ResourceListError::Shape(format!(
+                "kind is {kind:?}, expected \"ResourceList\""
+            )));
+        }
+        let items = match root.remove("items") {
+            Some(n) if n.is_sequence() => n.items().to_vec(),
+            Some(n) if n.is_null() => Vec::new(),
+            None => Vec::new(),
+            Some(_) => return Err(ResourceListError::Shape("items is not a list".into())),
+        };
+        let function_config = root.remove("functionConfig").filter(|n| !n.is_null());
+        let mut results = Vec::new();
+        if let Some(r) = root.remove("results") {
+            let list = if r.is_sequence() {
+                r.items().to_vec()
+            } else if let Some(inner) = r.get("items") {
+                inner.items().to_vec()
+            } else {
+                Vec::new()
+            };
+            for item in &list {
+                results.push(ResultItem::from_node(item).map_err(ResourceListError::Shape)?);
+            }
+        }
+        Ok(ResourceList {
+            items,
+            function_config,
+            results,
+        })
+    }
+}
