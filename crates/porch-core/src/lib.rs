@@ -10,5 +10,6 @@
 //! adapters implement the ports, binaries wire them together.
 
 pub mod error;
+pub mod store;
 
 pub use error::ErrorKind;

@@ -1,0 +1,574 @@
+//! The REST verbs, identical for every resource: decoding, strict field validation, defaulting,
+//! validation hooks, metadata rules, optimistic concurrency, the status subresource, patches.
+//! Backends only store.
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::meta;
+use crate::patch::{self, PatchType};
+use crate::resource::{Expect, RequestContext, Resource, ResourceKind};
+use crate::validation;
+
+/// How to treat unknown fields (`fieldValidation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+impl FieldValidation {
+    pub fn parse(s: Option<&str>) -> Result<Self, ApiError> {
+        match s {
+            None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+            Some("Ignore") => Ok(FieldValidation::Ignore),
+            Some("Strict") => Ok(FieldValidation::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn, Strict; got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// A write's result plus the warnings to send back (`Warning` headers).
+pub struct Written {
+    pub object: Value,
+    pub created: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Which part of the object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The main resource: with a status subresource, status changes are ignored.
+    Main,
+    /// The `status` subresource: only status changes are kept.
+    Status,
+}
+
+/// Parses a request body (JSON, or YAML when the Content-Type says so) into a JSON object.
+pub fn parse_object(
+    kind: &ResourceKind,
+    body: &[u8],
+    content_type: &str,
+) -> Result<Value, ApiError> {
+    let yaml = content_type.contains("yaml");
+    let v: Value = if yaml {
+        serde_yaml::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("error decoding YAML into {}: {e}", kind.kind))
+        })?
+    } else {
+        serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {}): {e}",
+                kind.kind
+            ))
+        })?
+    };
+    if !v.is_object() {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): not a JSON object",
+            kind.kind
+        )));
+    }
+    Ok(v)
+}
+
+/// Checks apiVersion/kind (filling them when absent), prunes unknown fields and checks the
+/// schema. Returns the warnings for unknown fields when they are tolerated.
+fn decode(
+    kind: &ResourceKind,
+    obj: &mut Value,
+    fv: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let api_version = kind.api_version();
+    let map = obj
+        .as_object_mut()
+        .ok_or_else(|| ApiError::bad_request("not a JSON object"))?;
+    match map.get("apiVersion").and_then(Value::as_str) {
+        Some(av) if av != api_version => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({api_version})"
+            )));
+        }
+        Some(_) => {}
+        None => {
+            map.insert("apiVersion".into(), api_version.clone().into());
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        Some(k) if k != kind.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                kind.kind
+            )));
+        }
+        Some(_) => {}
+        None => {
+            map.insert("kind".into(), kind.kind.clone().into());
+        }
+    }
+    if !map.get("metadata").is_none_or(Value::is_object) {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    let decoded = validation::decode_against_schema(obj, &kind.schema);
+    let name = meta::name(obj).to_string();
+    if !decoded.errors.is_empty() {
+        return Err(kind.invalid(&name, decoded.errors));
+    }
+    let unknown: Vec<String> = decoded
+        .unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    match fv {
+        FieldValidation::Strict if !unknown.is_empty() => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            unknown.join(", ")
+        ))),
+        FieldValidation::Warn => Ok(unknown),
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn name_is_label(kind: &ResourceKind) -> bool {
+    // Namespaces and (per Porch's CEL rule) Repositories take DNS-1123 labels.
+    kind.plural == "namespaces" || kind.plural == "repositories"
+}
+
+fn run_validation(kind: &ResourceKind, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let name = meta::name(obj).to_string();
+    let mut errs = Vec::new();
+    if let Some(e) = validation::validate_name(&name, name_is_label(kind)) {
+        errs.push(e);
+    }
+    errs.extend(validation::validate_metadata(obj));
+    errs.extend(match old {
+        None => kind.hooks.validate_create(obj),
+        Some(old) => kind.hooks.validate_update(obj, old),
+    });
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(kind.invalid(&name, errs))
+    }
+}
+
+fn random_suffix() -> String {
+    const CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let u = uuid::Uuid::new_v4();
+    u.as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| char::from(CHARS[usize::from(*b) % CHARS.len()]))
+        .collect()
+}
+
+/// Fills server-set metadata of a new object.
+fn prepare_create(kind: &ResourceKind, obj: &mut Value, namespace: &str) -> Result<(), ApiError> {
+    let m = meta::metadata_mut(obj);
+    if kind.namespaced {
+        match m.get("namespace").and_then(Value::as_str) {
+            Some(ns) if !ns.is_empty() && ns != namespace => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {
+                m.insert("namespace".into(), namespace.into());
+            }
+        }
+    } else {
+        m.remove("namespace");
+    }
+    let has_name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    if !has_name {
+        if let Some(prefix) = m
+            .get("generateName")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        {
+            let generated = format!("{prefix}{}", random_suffix());
+            m.insert("name".into(), generated.into());
+        }
+    }
+    for server_field in [
+        "resourceVersion",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "managedFields",
+    ] {
+        m.remove(server_field);
+    }
+    m.insert("uid".into(), uuid::Uuid::new_v4().to_string().into());
+    m.insert("creationTimestamp".into(), meta::now_rfc3339().into());
+    m.insert("generation".into(), 1.into());
+    if kind.status_subresource {
+        if let Some(map) = obj.as_object_mut() {
+            map.remove("status");
+        }
+    }
+    Ok(())
+}
+
+/// Makes `new` a valid successor of `old`: server-owned metadata is kept, the generation moves
+/// when the spec changes, and the part not addressed by this request is taken from `old`.
+fn prepare_update(kind: &ResourceKind, mut new: Value, old: &Value, part: Part) -> Value {
+    if part == Part::Status {
+        let mut merged = old.clone();
+        if let Some(m) = merged.as_object_mut() {
+            match new.get("status") {
+                Some(s) => {
+                    m.insert("status".into(), s.clone());
+                }
+                None => {
+                    m.remove("status");
+                }
+            }
+        }
+        if let Some(rv) = new.pointer("/metadata/resourceVersion").cloned() {
+            meta::metadata_mut(&mut merged).insert("resourceVersion".into(), rv);
+        }
+        return merged;
+    }
+    if kind.status_subresource {
+        if let Some(m) = new.as_object_mut() {
+            match old.get("status") {
+                Some(s) => {
+                    m.insert("status".into(), s.clone());
+                }
+                None => {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let spec_changed = meta::spec_part(&new) != meta::spec_part(old);
+    let m = meta::metadata_mut(&mut new);
+    for keep in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "namespace",
+        "name",
+    ] {
+        match old_meta.get(keep) {
+            Some(v) => {
+                m.insert(keep.into(), v.clone());
+            }
+            None => {
+                m.remove(keep);
+            }
+        }
+    }
+    m.remove("managedFields");
+    m.remove("selfLink");
+    let generation = old_meta
+        .get("generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    m.insert(
+        "generation".into(),
+        (if spec_changed {
+            generation + 1
+        } else {
+            generation
+        })
+        .into(),
+    );
+    new
+}
+
+fn expect_for(
+    new: &Value,
+    old: &Value,
+    kind: &ResourceKind,
+    name: &str,
+) -> Result<(Expect, bool), ApiError> {
+    let old_rv = meta::resource_version(old)
+        .map_err(ApiError::internal)?
+        .unwrap_or(0);
+    match meta::resource_version(new).map_err(ApiError::bad_request)? {
+        Some(rv) if rv != old_rv => Err(kind.conflict(name)),
+        Some(rv) => Ok((Expect::ResourceVersion(rv), true)),
+        None => Ok((Expect::ResourceVersion(old_rv), false)),
+    }
+}
+
+fn check_namespace_name(kind: &ResourceKind, obj: &Value, name: &str) -> Result<(), ApiError> {
+    let body_name = meta::name(obj);
+    if !body_name.is_empty() && body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let _ = kind;
+    Ok(())
+}
+
+/// The REST operations over one resource.
+pub struct Rest<'a> {
+    pub resource: &'a Resource,
+    pub ctx: &'a RequestContext,
+    /// Checks that a namespace exists (None when namespaces are not enforced).
+    pub namespaces: Option<&'a Resource>,
+}
+
+const MAX_RETRIES: usize = 8;
+
+impl Rest<'_> {
+    fn kind(&self) -> &ResourceKind {
+        &self.resource.kind
+    }
+
+    async fn ensure_namespace(&self, namespace: &str) -> Result<(), ApiError> {
+        if !self.kind().namespaced {
+            return Ok(());
+        }
+        if let Some(ns) = self.namespaces {
+            ns.backend.get(self.ctx, "", namespace).await.map_err(|e| {
+                if e.kind == porch_core::ErrorKind::NotFound {
+                    ApiError::not_found("", "namespaces", namespace)
+                } else {
+                    e
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// POST: create.
+    pub async fn create(
+        &self,
+        namespace: &str,
+        mut obj: Value,
+        fv: FieldValidation,
+    ) -> Result<Written, ApiError> {
+        let kind = self.kind();
+        let warnings = decode(kind, &mut obj, fv)?;
+        prepare_create(kind, &mut obj, namespace)?;
+        kind.hooks.default(&mut obj);
+        run_validation(kind, &obj, None)?;
+        self.ensure_namespace(namespace).await?;
+        let object = if self.ctx.dry_run {
+            obj
+        } else {
+            self.resource
+                .backend
+                .create(self.ctx, namespace, obj)
+                .await?
+        };
+        Ok(Written {
+            object,
+            created: true,
+            warnings,
+        })
+    }
+
+    /// PUT: replace (main resource or status).
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        mut obj: Value,
+        fv: FieldValidation,
+        part: Part,
+    ) -> Result<Written, ApiError> {
+        let kind = self.kind();
+        let warnings = decode(kind, &mut obj, fv)?;
+        check_namespace_name(kind, &obj, name)?;
+        for _ in 0..MAX_RETRIES {
+            let old = self.resource.backend.get(self.ctx, namespace, name).await?;
+            let (expect, pinned) = expect_for(&obj, &old, kind, name)?;
+            match self
+                .commit_update(namespace, name, obj.clone(), &old, expect, part)
+                .await
+            {
+                Err(e) if !pinned && is_conflict(&e) => continue,
+                Err(e) => return Err(e),
+                Ok(object) => {
+                    return Ok(Written {
+                        object,
+                        created: false,
+                        warnings,
+                    });
+                }
+            }
+        }
+        Err(kind.conflict(name))
+    }
+
+    async fn commit_update(
+        &self,
+        namespace: &str,
+        name: &str,
+        new: Value,
+        old: &Value,
+        expect: Expect,
+        part: Part,
+    ) -> Result<Value, ApiError> {
+        let kind = self.kind();
+        let mut new = prepare_update(kind, new, old, part);
+        kind.hooks.default(&mut new);
+        run_validation(kind, &new, Some(old))?;
+        if self.ctx.dry_run {
+            return Ok(new);
+        }
+        let finalizing = new.pointer("/metadata/deletionTimestamp").is_some()
+            && new
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty);
+        if finalizing {
+            return self
+                .resource
+                .backend
+                .delete(self.ctx, namespace, name, expect)
+                .await;
+        }
+        self.resource
+            .backend
+            .update(self.ctx, namespace, name, new, expect)
+            .await
+    }
+
+    /// PATCH (any flavour); server-side apply creates a missing object.
+    pub async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        kind_of_patch: PatchType,
+        body: &[u8],
+        fv: FieldValidation,
+        part: Part,
+    ) -> Result<Written, ApiError> {
+        let kind = self.kind();
+        let patch_body = patch::parse_body(kind_of_patch, body)?;
+        for _ in 0..MAX_RETRIES {
+            let old = match self.resource.backend.get(self.ctx, namespace, name).await {
+                Ok(o) => o,
+                Err(e)
+                    if kind_of_patch == PatchType::Apply
+                        && part == Part::Main
+                        && e.kind == porch_core::ErrorKind::NotFound =>
+                {
+                    let mut obj = patch_body.clone();
+                    if !obj.is_object() {
+                        return Err(ApiError::bad_request("an apply patch must be an object"));
+                    }
+                    if meta::name(&obj).is_empty() {
+                        meta::metadata_mut(&mut obj).insert("name".into(), name.into());
+                    }
+                    check_namespace_name(kind, &obj, name)?;
+                    return self.create(namespace, obj, fv).await;
+                }
+                Err(e) => return Err(e),
+            };
+            let mut new = old.clone();
+            patch::apply(kind_of_patch, &mut new, &patch_body)?;
+            let warnings = decode(kind, &mut new, fv)?;
+            check_namespace_name(kind, &new, name)?;
+            let (expect, pinned) = expect_for(&new, &old, kind, name)?;
+            match self
+                .commit_update(namespace, name, new, &old, expect, part)
+                .await
+            {
+                Err(e) if !pinned && is_conflict(&e) => continue,
+                Err(e) => return Err(e),
+                Ok(object) => {
+                    return Ok(Written {
+                        object,
+                        created: false,
+                        warnings,
+                    });
+                }
+            }
+        }
+        Err(kind.conflict(name))
+    }
+
+    /// DELETE: removes the object, or marks it for deletion while finalizers remain.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: Option<&Value>,
+    ) -> Result<Value, ApiError> {
+        let kind = self.kind();
+        let old = self.resource.backend.get(self.ctx, namespace, name).await?;
+        let pre_rv = options
+            .and_then(|o| o.pointer("/preconditions/resourceVersion"))
+            .and_then(Value::as_str)
+            .map(|s| {
+                s.parse::<u64>()
+                    .map_err(|_| ApiError::bad_request("invalid precondition resourceVersion"))
+            })
+            .transpose()?;
+        if let Some(uid) = options
+            .and_then(|o| o.pointer("/preconditions/uid"))
+            .and_then(Value::as_str)
+        {
+            if old.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid) {
+                return Err(ApiError::new(
+                    porch_core::ErrorKind::Conflict,
+                    format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        old.pointer("/metadata/uid")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                    ),
+                ));
+            }
+        }
+        let old_rv = meta::resource_version(&old)
+            .map_err(ApiError::internal)?
+            .unwrap_or(0);
+        if let Some(rv) = pre_rv {
+            if rv != old_rv {
+                return Err(kind.conflict(name));
+            }
+        }
+        let expect = Expect::ResourceVersion(old_rv);
+        let has_finalizers = old
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        if self.ctx.dry_run {
+            return Ok(old);
+        }
+        if has_finalizers {
+            if old.pointer("/metadata/deletionTimestamp").is_some() {
+                return Ok(old);
+            }
+            let mut marked = old.clone();
+            let m = meta::metadata_mut(&mut marked);
+            m.insert("deletionTimestamp".into(), meta::now_rfc3339().into());
+            m.insert("deletionGracePeriodSeconds".into(), 0.into());
+            return self
+                .resource
+                .backend
+                .update(self.ctx, namespace, name, marked, expect)
+                .await;
+        }
+        self.resource
+            .backend
+            .delete(self.ctx, namespace, name, expect)
+            .await
+    }
+}
+
+fn is_conflict(e: &ApiError) -> bool {
+    e.kind == porch_core::ErrorKind::Conflict && e.special.is_none()
+}

@@ -1,0 +1,62 @@
+//! Command-line flags.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The Porch API server. With no flags it runs standalone: data under ./.porch, HTTPS on
+/// 127.0.0.1:9443, and a kubeconfig at ./.porch/kubeconfig for kubectl and porchctl.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "porch-server", version)]
+pub struct Args {
+    /// Directory holding the store, the certificates, the admin token and the kubeconfig.
+    #[arg(long, env = "PORCH_DATA_DIR", default_value = ".porch")]
+    pub data_dir: PathBuf,
+
+    /// Address to listen on (port 0 picks a free port; the kubeconfig records the real one).
+    #[arg(long, env = "PORCH_LISTEN", default_value = "127.0.0.1:9443")]
+    pub listen: SocketAddr,
+
+    /// Serve plain HTTP instead of HTTPS. Only allowed on a loopback address.
+    #[arg(long)]
+    pub insecure_http: bool,
+
+    /// Serving certificate (PEM). Without it a local CA and certificate are generated.
+    #[arg(long, requires = "tls_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// Private key of --tls-cert-file (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_key_file: Option<PathBuf>,
+
+    /// CA that signed --tls-cert-file, written into the kubeconfig for clients.
+    #[arg(long)]
+    pub tls_ca_file: Option<PathBuf>,
+
+    /// Where to write the kubeconfig (default: <data-dir>/kubeconfig).
+    #[arg(long)]
+    pub kubeconfig_out: Option<PathBuf>,
+
+    /// Largest request body accepted, in bytes (413 beyond).
+    #[arg(long, default_value_t = 6 * 1024 * 1024)]
+    pub max_request_body_size: usize,
+
+    /// How many store events are kept for watch resumption (older resourceVersions get 410).
+    #[arg(long, default_value_t = 100_000)]
+    pub event_retention: u64,
+
+    /// Seconds to let open requests finish on SIGTERM before closing them.
+    #[arg(long, default_value_t = 10)]
+    pub shutdown_grace_seconds: u64,
+
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}

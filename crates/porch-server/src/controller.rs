@@ -1,0 +1,270 @@
+//! The repository controller: opens every Repository through the `RepositoryOpener` and writes
+//! its `Ready` condition; closes it when the Repository is deleted.
+//!
+//! It consumes the same watch stream clients get (in process), handles each repository in its
+//! own task (a newer change aborts the older attempt), and writes status with a
+//! compare-and-swap on the resourceVersion.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use futures::StreamExt;
+use porch_apiserver::{Expect, ListOptions, RequestContext, Resource, WatchItem, WatchStart};
+use porch_core::store::EventType;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::opener::{Credentials, RepositoryOpener, RepositoryTarget};
+
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs until the process stops.
+pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn RepositoryOpener>) {
+    let ctx = RequestContext {
+        user: "system:repository-controller".into(),
+        ..Default::default()
+    };
+    let mut tasks: HashMap<(String, String), JoinHandle<()>> = HashMap::new();
+    loop {
+        let stream = repos
+            .backend
+            .watch(
+                &ctx,
+                None,
+                WatchStart::Now {
+                    initial_events: false,
+                },
+                &ListOptions::default(),
+            )
+            .await;
+        let mut stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "repository controller cannot watch; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        while let Some(item) = stream.next().await {
+            let WatchItem::Event { event_type, object } = item else {
+                continue;
+            };
+            let Ok(obj) = serde_json::from_slice::<Value>(&object) else {
+                continue;
+            };
+            let ns = obj
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let name = obj
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let key = (ns.clone(), name.clone());
+            tasks.retain(|_, t| !t.is_finished());
+            if event_type == EventType::Deleted
+                || obj.pointer("/metadata/deletionTimestamp").is_some()
+            {
+                if let Some(t) = tasks.remove(&key) {
+                    t.abort();
+                }
+                opener.close(&ns, &name).await;
+                tracing::info!(namespace = %ns, repository = %name, "closed repository");
+                continue;
+            }
+            if up_to_date(&obj) {
+                continue;
+            }
+            if let Some(t) = tasks.remove(&key) {
+                t.abort();
+            }
+            let (repos, secrets, opener, ctx) =
+                (repos.clone(), secrets.clone(), opener.clone(), ctx.clone());
+            tasks.insert(
+                key,
+                tokio::spawn(async move {
+                    reconcile(&repos, secrets.as_ref(), opener.as_ref(), &ctx, obj).await
+                }),
+            );
+        }
+    }
+}
+
+/// Whether the status already reflects this generation.
+fn up_to_date(obj: &Value) -> bool {
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let observed = obj
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    let ready_reason = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        })
+        .and_then(|c| c.get("reason").and_then(Value::as_str));
+    observed == Some(generation) && ready_reason.is_some_and(|r| r != "Reconciling")
+}
+
+async fn credentials(
+    secrets: Option<&Resource>,
+    ctx: &RequestContext,
+    ns: &str,
+    spec: &porch_api::RepositorySpec,
+) -> Result<Option<Credentials>, String> {
+    let name = spec
+        .git
+        .as_ref()
+        .and_then(|g| g.secret_ref.as_ref())
+        .or_else(|| spec.oci.as_ref().and_then(|o| o.secret_ref.as_ref()))
+        .map(|r| r.name.clone())
+        .filter(|n| !n.is_empty());
+    let (Some(name), Some(secrets)) = (name, secrets) else {
+        return Ok(None);
+    };
+    let secret = secrets
+        .backend
+        .get(ctx, ns, &name)
+        .await
+        .map_err(|e| format!("cannot read secret {name:?}: {}", e.message))?;
+    let field = |k: &str| {
+        secret
+            .pointer(&format!("/data/{k}"))
+            .and_then(Value::as_str)
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    match secret
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("Opaque")
+    {
+        "kubernetes.io/basic-auth" => Ok(Some(Credentials::Basic {
+            username: field("username").unwrap_or_default(),
+            password: field("password").unwrap_or_default(),
+        })),
+        "Opaque" => field("bearerToken")
+            .map(|t| Some(Credentials::Bearer(t)))
+            .ok_or_else(|| "bearer Token secret.Data key must be set as bearerToken".to_string()),
+        other => Err(format!("no resolver for secret with type {other}")),
+    }
+}
+
+async fn reconcile(
+    repos: &Resource,
+    secrets: Option<&Resource>,
+    opener: &dyn RepositoryOpener,
+    ctx: &RequestContext,
+    obj: Value,
+) {
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let spec: porch_api::RepositorySpec = match obj.get("spec").cloned().map(serde_json::from_value)
+    {
+        Some(Ok(s)) => s,
+        _ => return,
+    };
+    let outcome = match credentials(secrets, ctx, &ns, &spec).await {
+        Err(e) => Err(e),
+        Ok(creds) => {
+            let target = RepositoryTarget {
+                namespace: ns.clone(),
+                name: name.clone(),
+                spec,
+                credentials: creds,
+            };
+            match tokio::time::timeout(OPEN_TIMEOUT, opener.open(&target)).await {
+                Ok(r) => r,
+                Err(_) => Err("opening the repository timed out".into()),
+            }
+        }
+    };
+    let now = porch_apiserver::now_rfc3339();
+    let (status, reason, message) = match &outcome {
+        Ok(_) => ("True", "Ready", "Repository Ready".to_string()),
+        Err(e) => ("False", "Error", e.clone()),
+    };
+    match &outcome {
+        Ok(_) => tracing::info!(namespace = %ns, repository = %name, "repository ready"),
+        Err(e) => {
+            tracing::warn!(namespace = %ns, repository = %name, error = %e, "repository not ready")
+        }
+    }
+    let mut new_status = json!({
+        "conditions": [{
+            "type": "Ready", "status": status, "reason": reason, "message": message,
+            "observedGeneration": generation, "lastTransitionTime": now,
+        }],
+        "observedGeneration": generation,
+    });
+    if let Ok(opened) = &outcome {
+        new_status["lastFullSyncTime"] = now.clone().into();
+        if let Some(h) = &opened.git_commit_hash {
+            new_status["gitCommitHash"] = h.clone().into();
+        }
+        if let Some(c) = opened.package_count {
+            new_status["packageCount"] = c.into();
+        }
+    }
+    for _ in 0..5 {
+        let Ok(mut current) = repos.backend.get(ctx, &ns, &name).await else {
+            return;
+        };
+        if current
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            != Some(generation)
+        {
+            return; // A newer spec is being reconciled.
+        }
+        // Keep the transition time when the condition did not change.
+        let previous = current.pointer("/status/conditions/0").cloned();
+        if let Some(p) = previous {
+            if p.get("status").and_then(Value::as_str) == Some(status) {
+                if let Some(t) = p.get("lastTransitionTime") {
+                    new_status["conditions"][0]["lastTransitionTime"] = t.clone();
+                }
+            }
+        }
+        let rv = current
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if let Some(m) = current.as_object_mut() {
+            m.insert("status".into(), new_status.clone());
+        }
+        match repos
+            .backend
+            .update(ctx, &ns, &name, current, Expect::ResourceVersion(rv))
+            .await
+        {
+            Ok(_) => return,
+            Err(e) if e.kind == porch_core::ErrorKind::Conflict => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot write repository status");
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! `porch-server`: the Porch API server binary.
+//!
+//! With no arguments it runs standalone: data under `./.porch`, HTTPS on 127.0.0.1 with a local
+//! CA and serving certificate generated on first start, and `./.porch/kubeconfig` (server, CA,
+//! admin token) for kubectl, porchctl and kube-rs. It serves core `v1` namespaces and secrets
+//! and the `config.porch.kpt.dev` kinds from the embedded redb store, runs the repository
+//! controller, and shuts down gracefully on SIGTERM.
+//!
+//! It does not (yet) serve package revisions: the engine plugs them in as another resource.
+
+mod cli;
+mod controller;
+mod kubeconfig;
+mod opener;
+mod pki;
+mod resources;
+mod server;
+
+use clap::Parser;
+
+fn init_logging(format: cli::LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    match format {
+        cli::LogFormat::Json => builder.json().init(),
+        cli::LogFormat::Text => builder.init(),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = cli::Args::parse();
+    init_logging(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The resources porch-server serves standalone, with their columns, schemas and hooks.
+
+mod core;
+mod repository;
+mod variants;
+
+use std::sync::Arc;
+
+use porch_apiserver::{Registry, WatchHub};
+use porch_core::store::MetadataStore;
+
+pub use core::ensure_default_namespaces;
+
+/// Builds the registry: core `v1` namespaces and secrets, and the `config.porch.kpt.dev` kinds.
+pub fn registry(store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) -> Registry {
+    let mut reg = Registry::new();
+    core::register(&mut reg, store, hub);
+    reg.add_generic(repository::kind(), store, hub);
+    reg.add_generic(variants::package_variant_kind(), store, hub);
+    reg.add_generic(variants::package_variant_set_kind(), store, hub);
+    reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");
+    reg
+}

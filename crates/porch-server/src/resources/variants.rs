@@ -1,0 +1,112 @@
+//! `packagevariants` (v1alpha1) and `packagevariantsets` (v1alpha2): stored and validated here;
+//! their controllers come later.
+
+use std::sync::Arc;
+
+use porch_apiserver::{FieldError, ResourceHooks, ResourceKind};
+use serde_json::{Value, json};
+
+pub(super) fn package_variant_kind() -> ResourceKind {
+    let mut k = ResourceKind::new(
+        porch_api::CONFIG_GROUP,
+        "v1alpha1",
+        "PackageVariant",
+        "packagevariants",
+    );
+    k.schema = porch_api::crd_schema::<porch_api::PackageVariant>();
+    k.status_subresource = true;
+    k.hooks = Arc::new(PackageVariantHooks);
+    k
+}
+
+pub(super) fn package_variant_set_kind() -> ResourceKind {
+    let mut k = ResourceKind::new(
+        porch_api::CONFIG_GROUP,
+        "v1alpha2",
+        "PackageVariantSet",
+        "packagevariantsets",
+    );
+    k.schema = porch_api::crd_schema::<porch_api::PackageVariantSet>();
+    k.status_subresource = true;
+    k.hooks = Arc::new(PackageVariantSetHooks);
+    k
+}
+
+fn policy(errs: &mut Vec<FieldError>, spec: &Value, field: &str, allowed: &[&str]) {
+    if let Some(v) = spec.get(field).and_then(Value::as_str) {
+        if !v.is_empty() && !allowed.contains(&v) {
+            errs.push(FieldError::not_supported(
+                format!("spec.{field}"),
+                &json!(v),
+                allowed,
+            ));
+        }
+    }
+}
+
+struct PackageVariantHooks;
+
+impl ResourceHooks for PackageVariantHooks {
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+        policy(
+            &mut errs,
+            &spec,
+            "adoptionPolicy",
+            &["adoptExisting", "adoptNone"],
+        );
+        policy(&mut errs, &spec, "deletionPolicy", &["delete", "orphan"]);
+        if let Some(data) = spec
+            .pointer("/packageContext/data")
+            .and_then(Value::as_object)
+        {
+            for forbidden in ["name", "package-path"] {
+                if data.contains_key(forbidden) {
+                    errs.push(FieldError::invalid(
+                        format!("spec.packageContext.data[{forbidden}]"),
+                        &json!(forbidden),
+                        "must not be set",
+                    ));
+                }
+            }
+        }
+        errs
+    }
+}
+
+struct PackageVariantSetHooks;
+
+impl ResourceHooks for PackageVariantSetHooks {
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let targets = obj
+            .pointer("/spec/targets")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (i, t) in targets.iter().enumerate() {
+            let set = ["repositories", "repositorySelector", "objectSelector"]
+                .iter()
+                .filter(|f| t.get(**f).is_some_and(|v| !v.is_null()))
+                .count();
+            if set != 1 {
+                errs.push(FieldError::invalid(
+                    format!("spec.targets[{i}]"),
+                    &json!(set),
+                    "exactly one of repositories, repositorySelector or objectSelector must be set",
+                ));
+            }
+        }
+        if let Some(templ) = targets.iter().find_map(|t| t.get("template")) {
+            policy(
+                &mut errs,
+                templ,
+                "adoptionPolicy",
+                &["adoptExisting", "adoptNone"],
+            );
+            policy(&mut errs, templ, "deletionPolicy", &["delete", "orphan"]);
+        }
+        errs
+    }
+}

@@ -1,0 +1,184 @@
+//! Wiring: store, registry, controllers, TLS, kubeconfig, and the serve loop with graceful
+//! shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use porch_apiserver::{ApiServer, ServerConfig, WatchHub};
+use porch_core::store::MetadataStore;
+use porch_store::{RedbStore, StoreOptions};
+
+use crate::cli::Args;
+use crate::opener::{ReachabilityOpener, RepositoryOpener};
+use crate::{controller, kubeconfig, pki, resources};
+
+fn hosts_for(addr: &SocketAddr) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+    ];
+    let ip = addr.ip();
+    if !ip.is_unspecified() && !hosts.contains(&ip.to_string()) {
+        hosts.push(ip.to_string());
+    }
+    hosts
+}
+
+fn client_host(addr: &SocketAddr) -> String {
+    match addr.ip() {
+        ip if ip.is_unspecified() => format!("127.0.0.1:{}", addr.port()),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]:{}", addr.port()),
+        ip => format!("{ip}:{}", addr.port()),
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Runs the server until SIGTERM/SIGINT.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    if args.insecure_http && !args.listen.ip().is_loopback() {
+        bail!(
+            "--insecure-http is only allowed on a loopback address (got {}); use HTTPS",
+            args.listen
+        );
+    }
+    std::fs::create_dir_all(&args.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            args.data_dir.display()
+        )
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&args.data_dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+
+    let store_path = args.data_dir.join("store.redb");
+    let options = StoreOptions {
+        event_retention: args.event_retention,
+        ..StoreOptions::default()
+    };
+    let store: Arc<dyn MetadataStore> = Arc::new(
+        tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
+    );
+    let hub = WatchHub::attach(&store, 4096);
+    let registry = resources::registry(&store, &hub);
+    resources::ensure_default_namespaces(&registry)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    let token = pki::admin_token(&args.data_dir)?;
+    let config = ServerConfig {
+        max_body_bytes: args.max_request_body_size,
+        tokens: vec![token.clone()],
+        ..ServerConfig::default()
+    };
+    let gauge_hub = hub.clone();
+    let gauges: porch_apiserver::GaugeFn = Arc::new(move || {
+        vec![
+            (
+                "porch_apiserver_watchers",
+                "Open watch subscriptions.",
+                gauge_hub.watchers() as f64,
+            ),
+            (
+                "porch_store_resource_version",
+                "Last committed resourceVersion.",
+                gauge_hub.latest() as f64,
+            ),
+        ]
+    });
+    let api = ApiServer::with_gauges(registry.clone(), config, gauges);
+    let app = api.router();
+
+    // Controllers.
+    if let Some(repos) = registry
+        .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
+        .cloned()
+    {
+        let secrets = registry.find("", "v1", "secrets").cloned();
+        let opener: Arc<dyn RepositoryOpener> = Arc::new(ReachabilityOpener);
+        tokio::spawn(controller::run(repos, secrets, opener));
+    }
+
+    let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
+        format!(
+            "cannot listen on {} (is another server running? pick another --listen)",
+            args.listen
+        )
+    })?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let kubeconfig_path = args
+        .kubeconfig_out
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
+
+    let handle = axum_server::Handle::new();
+    let grace = Duration::from_secs(args.shutdown_grace_seconds);
+    {
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+            handle.graceful_shutdown(Some(grace));
+        });
+    }
+    let service = app.into_make_service();
+    if args.insecure_http {
+        let server_url = format!("http://{}", client_host(&addr));
+        pki::write_private(
+            &kubeconfig_path,
+            kubeconfig::render(&server_url, None, &token)?.as_bytes(),
+        )?;
+        tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving plain HTTP (loopback only)");
+        axum_server::from_tcp(listener)?
+            .handle(handle)
+            .serve(service)
+            .await?;
+    } else {
+        let tls = match (&args.tls_cert_file, &args.tls_key_file) {
+            (Some(c), Some(k)) => pki::given_tls(c, k, args.tls_ca_file.as_ref())?,
+            _ => pki::local_tls(&args.data_dir, &hosts_for(&addr))?,
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let rustls_config = axum_server::tls_rustls::RustlsConfig::from_pem(
+            tls.cert_pem.clone().into_bytes(),
+            tls.key_pem.clone().into_bytes(),
+        )
+        .await
+        .context("invalid TLS certificate or key")?;
+        let server_url = format!("https://{}", client_host(&addr));
+        pki::write_private(
+            &kubeconfig_path,
+            kubeconfig::render(&server_url, tls.ca_pem.as_deref(), &token)?.as_bytes(),
+        )?;
+        tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving HTTPS");
+        axum_server::from_tcp_rustls(listener, rustls_config)?
+            .handle(handle)
+            .serve(service)
+            .await?;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! Test harness: spawns the real `porch-server` binary on a temporary data directory and
+//! talks to it with kubectl 1.32 and a kube-rs client.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const KUBECTL: &str = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+
+/// A running server; killed on drop.
+pub struct Server {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub port: u16,
+    extra: Vec<String>,
+}
+
+impl Server {
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts with extra flags (e.g. `--event-retention 10`).
+    pub fn start_with(extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = tempfile::tempdir().expect("home tempdir");
+        let mut s = Server {
+            dir,
+            home,
+            child: None,
+            port: 0,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        s.spawn(0);
+        s
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.data_dir().join("kubeconfig")
+    }
+
+    fn spawn(&mut self, port: u16) {
+        let kc = self.kubeconfig();
+        let _ = std::fs::remove_file(&kc);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("server.log"))
+            .expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_porch-server"));
+        cmd.arg("--data-dir")
+            .arg(self.data_dir())
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .args(&self.extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log);
+        let child = cmd.spawn().expect("spawn porch-server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&kc) {
+                if let Some(p) = parse_port(&text) {
+                    self.port = p;
+                    break;
+                }
+            }
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    panic!("porch-server exited early ({status}): {}", self.log());
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "porch-server did not start: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// SIGKILL, then start again on the same port and data directory.
+    pub fn kill9_and_restart(&mut self) {
+        self.kill9();
+        let port = self.port;
+        self.spawn(port);
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let mut c = self.child.take().expect("running");
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(c.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(s)) = c.try_wait() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            self.terminate();
+        }
+        let port = self.port;
+        self.spawn(port);
+    }
+
+    pub fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.port)
+    }
+
+    /// Runs kubectl 1.32 with the generated kubeconfig and a private HOME.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_stdin(args, None)
+    }
+
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new(KUBECTL);
+        cmd.args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.home.path())
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn kubectl");
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+        }
+        child.wait_with_output().expect("kubectl output")
+    }
+
+    /// kubectl that must succeed; returns stdout.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}\n{}\nserver log:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout),
+            self.log()
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn write_file(&self, name: &str, contents: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, contents).expect("write fixture");
+        p
+    }
+
+    /// A kube-rs client configured from the generated kubeconfig.
+    pub async fn client(&self) -> kube::Client {
+        client_from(&self.kubeconfig()).await
+    }
+}
+
+pub async fn client_from(path: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(path).expect("read kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+        .await
+        .expect("kube config");
+    kube::Client::try_from(cfg).expect("kube client")
+}
+
+fn parse_port(kubeconfig: &str) -> Option<u16> {
+    let start = kubeconfig.find("server: ")? + "server: ".len();
+    let line = kubeconfig[start..].lines().next()?;
+    line.trim()
+        .trim_matches('"')
+        .rsplit(':')
+        .next()?
+        .trim_end_matches('/')
+        .parse()
+        .ok()
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A Repository manifest.
+pub fn repo_yaml(name: &str, url: &str) -> String {
+    format!(
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  type: git\n  description: test repo\n  git:\n    repo: {url}\n    branch: main\n    directory: /\n"
+    )
+}
+
+/// Makes a directory that looks like a bare git repository (enough for the reachability check).
+pub fn fake_bare_repo(dir: &Path, name: &str) -> String {
+    let p = dir.join(name);
+    std::fs::create_dir_all(&p).expect("mkdir");
+    std::fs::write(p.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    format!("file://{}", p.display())
+}
