@@ -10,6 +10,10 @@
 //! adapters implement the ports, binaries wire them together.
 
 pub mod error;
+pub mod lifecycle;
+pub mod names;
+pub mod repository;
+pub mod revision;
 pub mod store;
 
 pub use error::ErrorKind;

@@ -1,0 +1,282 @@
+//! Network operations through the `git` CLI: fetch, and atomic compare-and-swap push.
+//!
+//! libgit2 cannot request an atomic push nor a lease on arbitrary expected values, so every
+//! push runs `git push --atomic --force-with-lease=<ref>:<expected>`: either all refs move
+//! from exactly the values we expect, or none does. Fetch uses the CLI too so both share one
+//! credential path. Credentials go through the child's environment, never its arguments.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use crate::error::GitError;
+use crate::spec::GitAuth;
+
+/// Where and how to reach the remote.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// URL.
+    pub url: String,
+    /// Credentials.
+    pub auth: GitAuth,
+    /// Wall-clock limit per command.
+    pub timeout: Duration,
+}
+
+/// One ref update of an atomic push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// Full remote ref name (`refs/heads/main`, `refs/tags/pkg/v1`).
+    pub remote_ref: String,
+    /// New value; `None` deletes the ref.
+    pub new: Option<git2::Oid>,
+    /// Value the remote must have now; `None` means the ref must not exist.
+    pub expected: Option<git2::Oid>,
+}
+
+/// Fetches all branches (to `refs/remotes/origin/*`) and tags, pruning deleted refs.
+pub fn fetch(git_dir: &Path, remote: &Remote) -> Result<(), GitError> {
+    let args = vec![
+        "fetch".to_owned(),
+        "--prune".into(),
+        "--no-tags".into(),
+        "--quiet".into(),
+        "--no-write-fetch-head".into(),
+        remote.url.clone(),
+        "+refs/heads/*:refs/remotes/origin/*".into(),
+        "+refs/tags/*:refs/tags/*".into(),
+    ];
+    let out = run(git_dir, remote, &args)?;
+    if out.success {
+        return Ok(());
+    }
+    Err(classify_failure(remote, &args, &out))
+}
+
+/// Pushes `updates` atomically with a lease on every ref.
+pub fn push(git_dir: &Path, remote: &Remote, updates: &[RefUpdate]) -> Result<(), GitError> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let mut args = vec![
+        "push".to_owned(),
+        "--atomic".into(),
+        "--porcelain".into(),
+        "--no-verify".into(),
+    ];
+    for u in updates {
+        let expect = u.expected.map(|o| o.to_string()).unwrap_or_default();
+        args.push(format!("--force-with-lease={}:{}", u.remote_ref, expect));
+    }
+    args.push(remote.url.clone());
+    for u in updates {
+        match u.new {
+            Some(oid) => args.push(format!("{oid}:{}", u.remote_ref)),
+            None => args.push(format!(":{}", u.remote_ref)),
+        }
+    }
+    let out = run(git_dir, remote, &args)?;
+    if out.success {
+        return Ok(());
+    }
+    // Per-ref verdicts from --porcelain: `!\t<src>:<dst>\t[rejected] (<reason>)`.
+    let rejected: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('!')).collect();
+    let lost_race = rejected.iter().any(|l| {
+        [
+            "stale info",
+            "fetch first",
+            "non-fast-forward",
+            "already exists",
+            "failed to update ref",
+            "failed to lock",
+        ]
+        .iter()
+        .any(|r| l.contains(r))
+    });
+    if lost_race {
+        let refs: Vec<String> = updates.iter().map(|u| u.remote_ref.clone()).collect();
+        return Err(GitError::Conflict(format!(
+            "push of {} was rejected because the remote changed: {}",
+            refs.join(", "),
+            rejected.join("; ")
+        )));
+    }
+    Err(classify_failure(remote, &args, &out))
+}
+
+struct Output {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn classify_failure(remote: &Remote, args: &[String], out: &Output) -> GitError {
+    let e = out.stderr.to_lowercase();
+    let network = [
+        "could not resolve",
+        "connection refused",
+        "failed to connect",
+        "timed out",
+        "unable to access",
+        "authentication failed",
+        "could not read",
+        "hung up",
+        "rpc failed",
+        "broken pipe",
+        "empty reply",
+        "connection reset",
+        "does not appear to be a git repository",
+        "repository not found",
+        "not found",
+        "permission denied",
+        "returned error",
+    ];
+    if network.iter().any(|n| e.contains(n)) {
+        return GitError::Unavailable {
+            url: remote.url.clone(),
+            message: out.stderr.trim().to_owned(),
+        };
+    }
+    GitError::Command {
+        args: redact(args).join(" "),
+        stderr: format!("{}{}", out.stdout, out.stderr),
+    }
+}
+
+fn redact(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            if a.contains('@') && a.contains("://") {
+                "<url>".into()
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+fn run(git_dir: &Path, remote: &Remote, args: &[String]) -> Result<Output, GitError> {
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir").arg(git_dir).args(args);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Isolate from user/system configuration and never prompt.
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ASKPASS", "true")
+        .env("SSH_ASKPASS", "true");
+    let mut config: Vec<(String, String)> = vec![
+        ("credential.helper".into(), String::new()),
+        ("http.lowSpeedLimit".into(), "1".into()),
+        (
+            "http.lowSpeedTime".into(),
+            remote.timeout.as_secs().max(1).to_string(),
+        ),
+        ("core.hooksPath".into(), "/dev/null".into()),
+    ];
+    match &remote.auth {
+        GitAuth::None => {}
+        GitAuth::Basic { username, password } => config.push((
+            "http.extraHeader".into(),
+            format!(
+                "Authorization: Basic {}",
+                base64(format!("{username}:{password}").as_bytes())
+            ),
+        )),
+        GitAuth::Bearer { token } => {
+            config.push((
+                "http.extraHeader".into(),
+                format!("Authorization: Bearer {token}"),
+            ));
+        }
+        GitAuth::SshKey { private_key } => {
+            cmd.env(
+                "GIT_SSH_COMMAND",
+                format!(
+                    "ssh -i '{}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new",
+                    private_key.display()
+                ),
+            );
+        }
+    }
+    cmd.env("GIT_CONFIG_COUNT", config.len().to_string());
+    for (i, (k, v)) in config.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), v);
+    }
+    let mut child = cmd.spawn()?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_reader = std::thread::spawn(move || read_all(stdout));
+    let err_reader = std::thread::spawn(move || read_all(stderr));
+    let status = match child.wait_timeout(remote.timeout)? {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GitError::Unavailable {
+                url: remote.url.clone(),
+                message: format!(
+                    "git {} timed out after {:?}",
+                    args.first().map(String::as_str).unwrap_or(""),
+                    remote.timeout
+                ),
+            });
+        }
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    tracing::debug!(args = ?redact(args), success = status.success(), %stderr, "git");
+    Ok(Output {
+        success: status.success(),
+        stdout,
+        stderr,
+    })
+}
+
+fn read_all<R: Read>(r: Option<R>) -> String {
+    let mut s = String::new();
+    if let Some(mut r) = r {
+        let _ = r.read_to_string(&mut s);
+    }
+    s
+}
+
+/// Standard base64 with padding.
+pub(crate) fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(T[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_encodes() {
+        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+        assert_eq!(base64(b"nephio:secret"), "bmVwaGlvOnNlY3JldA==");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+}

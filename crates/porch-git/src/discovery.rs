@@ -1,0 +1,468 @@
+//! Discovery: from the mirror's refs to package revisions, incrementally (spec §11.2).
+//!
+//! Tags `<path>/v<N>` are published revisions, `drafts/…`/`proposed/…` branches are drafts,
+//! packages on the registered branch are the `-1` placeholders, and `deletionProposed/…`
+//! branches flip Published to DeletionProposed. Each ref's revision is cached by the ref's
+//! target, so a re-list after a sync only reloads refs that moved.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use git2::{Oid, Repository};
+use porch_core::lifecycle::Lifecycle;
+use porch_core::names::{PackagePath, RepositoryName, Revision, WorkspaceName};
+use porch_core::repository::ChangeReport;
+use porch_core::revision::{GitLock, Locator, PackageRevisionKey, PackageRevisionMeta, Timestamp};
+
+use crate::error::GitError;
+use crate::objects::{Caches, PackageAt};
+use crate::refs::{self, DELETION_PROPOSED, RefName};
+
+/// The registration-level facts discovery needs.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub repo: RepositoryName,
+    pub url: String,
+    pub branch: String,
+    /// Directory, trimmed of `/`.
+    pub dir: String,
+}
+
+/// One discovered revision plus where it lives.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub meta: PackageRevisionMeta,
+    pub ref_name: RefName,
+    pub commit: Oid,
+    pub tree: Oid,
+    /// Path from the repository root.
+    pub full_path: String,
+    /// Workspace to match in annotations when reconstructing tasks.
+    pub task_workspace: String,
+}
+
+/// What the engine sees: every revision, sorted by key.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    pub entries: BTreeMap<PackageRevisionKey, Entry>,
+    pub branch_head: Option<Oid>,
+}
+
+struct MainState {
+    head: Oid,
+    placeholders: Vec<Entry>,
+    /// Full package path → newest commit annotated for it (for publishedBy of placeholders).
+    latest: HashMap<String, Oid>,
+}
+
+/// Per-registration discovery state, owned by the mirror worker.
+#[derive(Default)]
+pub(crate) struct RepoIndex {
+    tags: HashMap<String, (Oid, Option<Entry>)>,
+    drafts: HashMap<String, (Oid, Option<Entry>)>,
+    main: Option<MainState>,
+    pub snapshot: Arc<Snapshot>,
+    pub synced: bool,
+}
+
+impl RepoIndex {
+    /// Re-reads the mirror's refs and rebuilds the snapshot; returns what changed.
+    pub(crate) fn refresh(
+        &mut self,
+        repo: &Repository,
+        caches: &mut Caches,
+        scope: &Scope,
+    ) -> Result<ChangeReport, GitError> {
+        let mut tags = HashMap::new();
+        let mut drafts = HashMap::new();
+        let mut deletion_proposed = HashSet::new();
+        let mut head = None;
+        for r in repo.references()? {
+            let r = r?;
+            let (Ok(name), Some(target)) = (r.name(), r.target()) else {
+                continue;
+            };
+            match RefName::from_local(name) {
+                Some(RefName::Tag(t)) => {
+                    let entry = match self.tags.remove(name) {
+                        Some((old, e)) if old == target => e,
+                        _ => load_tag(repo, caches, scope, &t, target)?,
+                    };
+                    tags.insert(name.to_owned(), (target, entry));
+                }
+                Some(RefName::Branch(b)) if b == scope.branch => head = Some(target),
+                Some(RefName::Branch(b)) if b.starts_with(DELETION_PROPOSED) => {
+                    deletion_proposed.insert(b[DELETION_PROPOSED.len()..].to_owned());
+                }
+                Some(RefName::Branch(b)) => {
+                    if let Some((proposed, path, ws)) = refs::parse_draft_branch(&b) {
+                        let entry = match self.drafts.remove(name) {
+                            Some((old, e)) if old == target => e,
+                            _ => load_draft(repo, caches, scope, (proposed, path, ws), &b, target)?,
+                        };
+                        drafts.insert(name.to_owned(), (target, entry));
+                    }
+                }
+                None => {}
+            }
+        }
+        self.tags = tags;
+        self.drafts = drafts;
+        self.refresh_main(repo, caches, scope, head)?;
+
+        let mut entries = BTreeMap::new();
+        let published = self
+            .tags
+            .values()
+            .filter_map(|(_, e)| e.as_ref())
+            .chain(self.main.iter().flat_map(|m| m.placeholders.iter()));
+        for e in published {
+            let mut e = e.clone();
+            let suffix = if e.meta.key.revision == Revision::PLACEHOLDER {
+                scope.branch.clone()
+            } else {
+                e.meta.key.revision.tag_suffix()
+            };
+            if deletion_proposed.contains(&format!("{}/{}", e.full_path, suffix)) {
+                e.meta.lifecycle = Lifecycle::DeletionProposed;
+            }
+            entries.insert(e.meta.key.clone(), e);
+        }
+        // Proposed wins over a draft of the same workspace (deterministic on a half-done move).
+        let mut ds: Vec<&Entry> = self
+            .drafts
+            .values()
+            .filter_map(|(_, e)| e.as_ref())
+            .collect();
+        ds.sort_by_key(|e| e.meta.lifecycle == Lifecycle::Proposed);
+        for e in ds {
+            entries.insert(e.meta.key.clone(), e.clone());
+        }
+        let new = Arc::new(Snapshot {
+            entries,
+            branch_head: head,
+        });
+        let report = diff(&self.snapshot, &new);
+        self.snapshot = new;
+        self.synced = true;
+        Ok(report)
+    }
+
+    fn refresh_main(
+        &mut self,
+        repo: &Repository,
+        caches: &mut Caches,
+        scope: &Scope,
+        head: Option<Oid>,
+    ) -> Result<(), GitError> {
+        let Some(head) = head else {
+            self.main = None;
+            return Ok(());
+        };
+        if self.main.as_ref().is_some_and(|m| m.head == head) {
+            return Ok(());
+        }
+        let latest = latest_package_commits(
+            repo,
+            caches,
+            head,
+            self.main.as_ref().map(|m| (m.head, &m.latest)),
+        )?;
+        let root = repo.find_commit(head)?.tree()?;
+        let base = if scope.dir.is_empty() {
+            Some(root.id())
+        } else {
+            match root.get_path(std::path::Path::new(&scope.dir)) {
+                Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => Some(e.id()),
+                _ => None,
+            }
+        };
+        let mut placeholders = Vec::new();
+        if let Some(base) = base {
+            for (rel, pkg) in caches.packages_in(repo, base)?.iter() {
+                let full = if scope.dir.is_empty() {
+                    rel.clone()
+                } else {
+                    format!("{}/{rel}", scope.dir)
+                };
+                let (by, ws) = match latest.get(&full) {
+                    Some(c) => {
+                        let info = caches.commit(repo, *c)?;
+                        let ws = info
+                            .annotations
+                            .iter()
+                            .find(|a| a.package_path == full && !a.workspace_name.is_empty())
+                            .map(|a| a.workspace_name.clone())
+                            .unwrap_or_default();
+                        (Some((info.author_email.clone(), info.author_time)), ws)
+                    }
+                    None => (None, String::new()),
+                };
+                let rev = PublishedAt { by };
+                let branch_ref = RefName::Branch(scope.branch.clone());
+                if let Some(mut e) = build_entry(
+                    repo,
+                    caches,
+                    scope,
+                    &full,
+                    &scope.branch,
+                    Revision::PLACEHOLDER,
+                    Lifecycle::Published,
+                    branch_ref,
+                    head,
+                    *pkg,
+                    rev,
+                )? {
+                    e.task_workspace = ws;
+                    placeholders.push(e);
+                }
+            }
+        }
+        self.main = Some(MainState {
+            head,
+            placeholders,
+            latest,
+        });
+        Ok(())
+    }
+}
+
+/// Author of the commit that published a revision (Published/DeletionProposed only).
+struct PublishedAt {
+    by: Option<(String, i64)>,
+}
+
+#[allow(clippy::too_many_arguments)] // one call site per ref kind; a struct would only rename them
+fn build_entry(
+    repo: &Repository,
+    caches: &mut Caches,
+    scope: &Scope,
+    full_path: &str,
+    workspace: &str,
+    revision: Revision,
+    lifecycle: Lifecycle,
+    ref_name: RefName,
+    commit: Oid,
+    pkg: PackageAt,
+    published: PublishedAt,
+) -> Result<Option<Entry>, GitError> {
+    let rel = refs::relative(full_path, &scope.dir);
+    let (Ok(package), Ok(ws)) = (
+        PackagePath::discovered(&rel),
+        WorkspaceName::discovered(workspace),
+    ) else {
+        tracing::warn!(
+            path = full_path,
+            workspace,
+            "skipping revision with an unusable name"
+        );
+        return Ok(None);
+    };
+    let (published_by, publish_timestamp) = match published.by {
+        Some((email, t)) => ((!email.is_empty()).then_some(email), Some(Timestamp(t))),
+        None => (None, None),
+    };
+    let meta = PackageRevisionMeta {
+        key: PackageRevisionKey {
+            repository: scope.repo.clone(),
+            package,
+            workspace: ws,
+            revision,
+        },
+        lifecycle,
+        commit: commit.to_string(),
+        self_lock: Locator::git(GitLock {
+            repo: scope.url.clone(),
+            directory: full_path.to_owned(),
+            git_ref: ref_name.short().to_owned(),
+            commit: commit.to_string(),
+        }),
+        upstream_lock: caches.upstream_lock(repo, pkg.kptfile)?,
+        published_by,
+        publish_timestamp,
+        tasks: Vec::new(),
+    };
+    Ok(Some(Entry {
+        meta,
+        ref_name,
+        commit,
+        tree: pkg.tree,
+        full_path: full_path.to_owned(),
+        task_workspace: workspace.to_owned(),
+    }))
+}
+
+fn load_tag(
+    repo: &Repository,
+    caches: &mut Caches,
+    scope: &Scope,
+    tag: &str,
+    target: Oid,
+) -> Result<Option<Entry>, GitError> {
+    // Tags without `/` are release tags, not packages.
+    let Some((path, rev_str)) = tag.rsplit_once('/') else {
+        return Ok(None);
+    };
+    if !refs::in_directory(path, &scope.dir) {
+        return Ok(None);
+    }
+    let commit = match repo
+        .find_object(target, None)
+        .and_then(|o| o.peel_to_commit())
+    {
+        Ok(c) => c.id(),
+        Err(e) => {
+            tracing::warn!(tag, error = %e, "tag does not point to a commit");
+            return Ok(None);
+        }
+    };
+    let Some(pkg) = caches.package_at(repo, commit, path)? else {
+        tracing::debug!(tag, "tag has no Kptfile at its path; ignored");
+        return Ok(None);
+    };
+    let info = caches.commit(repo, commit)?;
+    let revision = Revision::parse_tag_suffix(rev_str);
+    let workspace = info
+        .annotations
+        .iter()
+        .find(|a| a.package_path == path && !a.workspace_name.is_empty())
+        .map(|a| a.workspace_name.clone())
+        .unwrap_or_else(|| rev_str.to_owned());
+    let published = PublishedAt {
+        by: Some((info.author_email.clone(), info.author_time)),
+    };
+    build_entry(
+        repo,
+        caches,
+        scope,
+        path,
+        &workspace,
+        revision,
+        Lifecycle::Published,
+        RefName::Tag(tag.to_owned()),
+        commit,
+        pkg,
+        published,
+    )
+}
+
+fn load_draft(
+    repo: &Repository,
+    caches: &mut Caches,
+    scope: &Scope,
+    (proposed, path, ws): (bool, &str, &str),
+    branch: &str,
+    target: Oid,
+) -> Result<Option<Entry>, GitError> {
+    if !refs::in_directory(path, &scope.dir) {
+        return Ok(None);
+    }
+    let Some(pkg) = caches.package_at(repo, target, path)? else {
+        tracing::warn!(
+            branch,
+            "draft branch has no Kptfile at its package path; ignored"
+        );
+        return Ok(None);
+    };
+    let lifecycle = if proposed {
+        Lifecycle::Proposed
+    } else {
+        Lifecycle::Draft
+    };
+    let rn = RefName::Branch(branch.to_owned());
+    build_entry(
+        repo,
+        caches,
+        scope,
+        path,
+        ws,
+        Revision::UNPUBLISHED,
+        lifecycle,
+        rn,
+        target,
+        pkg,
+        PublishedAt { by: None },
+    )
+}
+
+/// Newest annotated commit per package path reachable from `head`, in committer-time order
+/// (Porch's `findLatestPackageCommit`). With the previous head and map, only new commits are walked.
+fn latest_package_commits(
+    repo: &Repository,
+    caches: &mut Caches,
+    head: Oid,
+    previous: Option<(Oid, &HashMap<String, Oid>)>,
+) -> Result<HashMap<String, Oid>, GitError> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TIME)?;
+    walk.push(head)?;
+    let mut base = HashMap::new();
+    if let Some((old, map)) = previous
+        && repo.graph_descendant_of(head, old).unwrap_or(false)
+    {
+        walk.hide(old)?;
+        base = map.clone();
+    }
+    let mut found: HashMap<String, Oid> = HashMap::new();
+    for oid in walk {
+        let oid = oid?;
+        for a in caches.commit(repo, oid)?.annotations.iter() {
+            if !a.package_path.is_empty() && !found.contains_key(&a.package_path) {
+                found.insert(a.package_path.clone(), oid);
+            }
+        }
+    }
+    for (k, v) in found {
+        base.insert(k, v);
+    }
+    Ok(base)
+}
+
+fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
+    let mut report = ChangeReport::default();
+    for (k, e) in &new.entries {
+        match old.entries.get(k) {
+            None => report.added.push(e.meta.clone()),
+            Some(o) if o.meta != e.meta => report.changed.push(e.meta.clone()),
+            Some(_) => {}
+        }
+    }
+    for k in old.entries.keys() {
+        if !new.entries.contains_key(k) {
+            report.removed.push(k.clone());
+        }
+    }
+    report
+}
+
+/// Reconstructs `spec.tasks` (Porch's `loadTasks`): walking history newest first, the last
+/// creation task annotated for this package and workspace, stopping at `init`/`clone`.
+pub(crate) fn load_tasks(
+    repo: &Repository,
+    caches: &mut Caches,
+    entry: &Entry,
+) -> Result<Vec<porch_core::revision::Task>, GitError> {
+    const MAX_WALK: usize = 100_000;
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TIME)?;
+    walk.push(entry.commit)?;
+    let ws = entry.task_workspace.as_str();
+    let mut tasks = Vec::new();
+    for oid in walk.take(MAX_WALK) {
+        let info = caches.commit(repo, oid?)?;
+        for a in &info.annotations {
+            let ws_matches =
+                a.workspace_name == ws || (a.workspace_name.is_empty() && a.revision == ws);
+            if a.package_path != entry.full_path || !ws_matches {
+                continue;
+            }
+            if let Some(t) = a.task.as_ref().filter(|t| t.is_creation()) {
+                tasks = vec![t.clone()];
+                if matches!(t.task_type.as_str(), "init" | "clone") {
+                    return Ok(tasks);
+                }
+            }
+        }
+    }
+    Ok(tasks)
+}

@@ -1,0 +1,43 @@
+//! Git storage for package revisions, in Go Porch's layout.
+//!
+//! Start with [`GitRepository::open`] (a registration: URL, branch, directory, credentials)
+//! on a [`MirrorPool`]; it implements the porch-core [`Repository`](porch_core::repository::Repository)
+//! port: list/get/read revisions, publish (merge commit + tag `<path>/v<N>`), delete,
+//! propose-delete, optional draft mirroring, and sync with a change report.
+//! [`spawn_sync_loop`] runs syncs on the Repository's cron schedule.
+//!
+//! How it works: each remote URL has one local bare mirror under `<data_dir>/git/`, shared
+//! by the registrations of that URL, with one worker thread doing all of its git work in
+//! order. Discovery indexes refs by name and caches by object id, so re-listing after a
+//! sync only reads what moved. Pushes go through `git push --atomic --force-with-lease`, so
+//! a lost race is a typed Conflict, never an overwrite, and a failed push leaves the mirror
+//! as it was. See `docs/git-storage.md`.
+//!
+//! It does not: resolve Kubernetes secrets (callers pass [`GitAuth`]), render packages,
+//! store drafts (the engine's metadata store does; this crate only mirrors them on request),
+//! compute the latest-revision label, or speak OCI.
+
+mod annotation;
+mod cli;
+mod discovery;
+mod error;
+mod kptfile;
+mod mirror;
+mod objects;
+mod publish;
+mod refs;
+mod repository;
+mod schedule;
+mod spec;
+mod tree;
+mod worker;
+mod write;
+
+pub use annotation::{
+    Annotation, approval_commit_message, draft_commit_message, parse as parse_annotations,
+};
+pub use error::GitError;
+pub use mirror::MirrorPool;
+pub use repository::GitRepository;
+pub use schedule::{Cron, OnChange, SyncLoop, spawn_sync_loop};
+pub use spec::{GitAuth, GitOptions, RepoSpec};

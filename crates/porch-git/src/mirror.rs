@@ -1,0 +1,156 @@
+//! Local bare mirrors and their worker threads.
+//!
+//! One mirror per remote URL under `<data_dir>/git/`, shared by every registration of that
+//! URL. All git work on a mirror runs on its own OS thread, one job at a time: git2 is
+//! blocking and a `git2::Repository` is not `Sync`, and serializing per mirror means a
+//! publish can never interleave with a fetch of the same repository. Different mirrors
+//! work in parallel.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak, mpsc};
+
+use crate::discovery::RepoIndex;
+use crate::error::GitError;
+use crate::objects::Caches;
+use crate::refs::mirror_dir_name;
+
+type Job = Box<dyn FnOnce(&mut MirrorState) + Send>;
+
+/// State owned by a mirror's worker thread.
+pub(crate) struct MirrorState {
+    /// The bare mirror.
+    pub repo: git2::Repository,
+    /// Its directory.
+    pub path: PathBuf,
+    /// Object-level caches shared by the registrations of this URL.
+    pub caches: Caches,
+    /// Per-registration discovery state, by registration id.
+    pub indexes: HashMap<u64, RepoIndex>,
+}
+
+/// Handle to a mirror's worker.
+pub(crate) struct Mirror {
+    url: String,
+    path: PathBuf,
+    tx: mpsc::Sender<Job>,
+}
+
+impl Mirror {
+    fn open(path: PathBuf, url: &str) -> Result<Arc<Mirror>, GitError> {
+        let repo = if path.join("HEAD").is_file() {
+            remove_stale_locks(&path)?;
+            git2::Repository::open_bare(&path)?
+        } else {
+            std::fs::create_dir_all(&path)?;
+            let mut opts = git2::RepositoryInitOptions::new();
+            opts.bare(true).initial_head("main");
+            git2::Repository::init_opts(&path, &opts)?
+        };
+        let (tx, rx) = mpsc::channel::<Job>();
+        let mut state = MirrorState {
+            repo,
+            path: path.clone(),
+            caches: Caches::default(),
+            indexes: HashMap::new(),
+        };
+        std::thread::Builder::new()
+            .name(format!("git-mirror:{}", mirror_dir_name(url)))
+            .spawn(move || {
+                // Exits when every handle (and so every sender) is dropped.
+                while let Ok(job) = rx.recv() {
+                    job(&mut state);
+                }
+            })?;
+        Ok(Arc::new(Mirror {
+            url: url.to_owned(),
+            path,
+            tx,
+        }))
+    }
+
+    /// The mirror directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the worker thread and waits for its result without blocking the runtime.
+    pub(crate) async fn run<R, F>(&self, f: F) -> Result<R, GitError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut MirrorState) -> R + Send + 'static,
+    {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |state| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(state)));
+            match result {
+                Ok(r) => {
+                    let _ = done.send(r);
+                }
+                Err(_) => tracing::error!("git mirror job panicked"),
+            }
+        });
+        self.tx
+            .send(job)
+            .map_err(|_| GitError::WorkerGone(self.url.clone()))?;
+        wait.await
+            .map_err(|_| GitError::WorkerGone(self.url.clone()))
+    }
+
+    /// Queues `f` without waiting (cleanup on drop).
+    pub(crate) fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&mut MirrorState) + Send + 'static,
+    {
+        let _ = self.tx.send(Box::new(f));
+    }
+}
+
+/// A crash (SIGKILL) can leave `*.lock` files behind; libgit2 and git would then refuse
+/// to update those refs forever. The data directory belongs to one process, so any lock
+/// present when we open the mirror is stale.
+fn remove_stale_locks(dir: &Path) -> Result<(), GitError> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            if entry.file_name() != "objects" {
+                remove_stale_locks(&path)?;
+            }
+        } else if path.extension().is_some_and(|e| e == "lock") {
+            tracing::warn!(path = %path.display(), "removing stale git lock file");
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Mirrors by URL, shared between registrations; a mirror lives while a registration uses it.
+pub struct MirrorPool {
+    root: PathBuf,
+    mirrors: Mutex<HashMap<String, Weak<Mirror>>>,
+}
+
+impl MirrorPool {
+    /// Mirrors go to `<data_dir>/git/`.
+    pub fn new(data_dir: &Path) -> Self {
+        MirrorPool {
+            root: data_dir.join("git"),
+            mirrors: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn get(&self, url: &str) -> Result<Arc<Mirror>, GitError> {
+        let mut map = self
+            .mirrors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = map.get(url).and_then(Weak::upgrade) {
+            return Ok(m);
+        }
+        let m = Mirror::open(self.root.join(mirror_dir_name(url)), url)?;
+        map.insert(url.to_owned(), Arc::downgrade(&m));
+        Ok(m)
+    }
+}

@@ -1,0 +1,111 @@
+//! What a registration says about a git repository, and adapter options.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use porch_core::names::RepositoryName;
+use porch_core::revision::Author;
+
+/// Credentials for the remote (resolved from the Repository's secret by the caller).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum GitAuth {
+    /// Anonymous (or `file://`).
+    #[default]
+    None,
+    /// HTTP basic auth (`kubernetes.io/basic-auth` secrets).
+    Basic {
+        /// User name.
+        username: String,
+        /// Password or token.
+        password: String,
+    },
+    /// HTTP `Authorization: Bearer` (Opaque secrets with `bearerToken`).
+    Bearer {
+        /// The token.
+        token: String,
+    },
+    /// An SSH private key for `ssh://` URLs.
+    SshKey {
+        /// Path of the private key file.
+        private_key: PathBuf,
+    },
+}
+
+impl std::fmt::Debug for GitAuth {
+    // Never print secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GitAuth::None => f.write_str("None"),
+            GitAuth::Basic { username, .. } => write!(f, "Basic({username}, ***)"),
+            GitAuth::Bearer { .. } => f.write_str("Bearer(***)"),
+            GitAuth::SshKey { private_key } => write!(f, "SshKey({})", private_key.display()),
+        }
+    }
+}
+
+/// A registered git repository (`spec.git` of a Repository object).
+#[derive(Debug, Clone)]
+pub struct RepoSpec {
+    /// Repository object name.
+    pub name: RepositoryName,
+    /// Remote URL: `file://`, `http(s)://` or `ssh://`.
+    pub url: String,
+    /// Registered branch (default `main`).
+    pub branch: String,
+    /// Directory holding the packages (`""` or `/` = root).
+    pub directory: String,
+    /// Create the branch when the remote lacks it.
+    pub create_branch: bool,
+    /// Credentials.
+    pub auth: GitAuth,
+    /// `spec.git.author`/`email`: overrides the commit author when set.
+    pub author: Option<Author>,
+    /// `spec.sync.schedule` (5-field cron); `None` uses [`GitOptions::default_sync_period`].
+    pub sync_schedule: Option<String>,
+}
+
+impl RepoSpec {
+    /// A spec with Porch's defaults (`main`, root directory, no auth).
+    pub fn new(name: RepositoryName, url: impl Into<String>) -> Self {
+        RepoSpec {
+            name,
+            url: url.into(),
+            branch: "main".into(),
+            directory: String::new(),
+            create_branch: false,
+            auth: GitAuth::None,
+            author: None,
+            sync_schedule: None,
+        }
+    }
+
+    /// The directory without leading/trailing `/`.
+    pub fn dir(&self) -> &str {
+        self.directory.trim_matches('/')
+    }
+}
+
+/// Settings of the adapter shared by all repositories.
+#[derive(Debug, Clone)]
+pub struct GitOptions {
+    /// Mirrors live in `<data_dir>/git/<url with / and : replaced by ->`.
+    pub data_dir: PathBuf,
+    /// Wall-clock limit for one fetch or push.
+    pub network_timeout: Duration,
+    /// How often a publish is re-applied on a moved branch head before giving up with Conflict.
+    pub publish_retries: u32,
+    /// Sync period when a repository has no cron schedule.
+    pub default_sync_period: Duration,
+}
+
+impl GitOptions {
+    /// Defaults: 60 s network timeout, 3 publish retries, 60 s sync period.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        GitOptions {
+            data_dir: data_dir.into(),
+            network_timeout: Duration::from_secs(60),
+            publish_retries: 3,
+            default_sync_period: Duration::from_secs(60),
+        }
+    }
+}

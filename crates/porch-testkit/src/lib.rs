@@ -1,0 +1,21 @@
+//! Test support for crates that talk to git remotes.
+//!
+//! - [`GitServer`]: a real smart-HTTP git server on a loopback port: `git http-backend` run as
+//!   CGI per request behind a tiny HTTP/1.1 shim, with optional basic auth, receive-pack
+//!   enabled, stop/restart and [`Fault`] injection for failure tests.
+//! - [`repos`]: build bare repositories from in-memory trees, from the upstream blueprint
+//!   bundle, or from the Go Porch test tarballs.
+//! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
+//!
+//! It does not mock git: every byte goes through the real `git` binary. It is not a
+//! production HTTP server (one request per connection, bodies buffered in memory).
+
+mod error;
+mod http;
+mod server;
+
+pub mod conformance;
+pub mod repos;
+
+pub use error::TestkitError;
+pub use server::{Fault, GitServer};
