@@ -1,0 +1,286 @@
+//! `apply-replacements`: copy field values from a source resource (or a
+//! literal) into fields of target resources, with kustomize's replacement
+//! semantics.
+//!
+//! Mirrors the catalog function (kustomize `api/filters/replacement` plus the
+//! catalog's string-typing fix-up): replacements run in order, each seeing
+//! the previous ones' results; exactly one resource must match a source;
+//! targets are selected by resource id, label and annotation selectors, minus
+//! rejects; scalar targets keep their own style and tag and only take the new
+//! text, other targets are replaced by the source node. Any error is reported
+//! as one error result with kustomize's message (exit code 1); success
+//! reports nothing.
+
+mod config;
+mod fieldpath;
+mod select;
+
+use kpt::resource_list::ResourceList;
+use kpt::yaml::{self, Node, NodeKind, Style};
+
+use crate::FnError;
+use config::{Config, DEFAULT_FIELD_PATH, FieldOptions, Replacement, SourceSelector, TargetSelector};
+use fieldpath::Create;
+
+const CONFIG_KIND: &str = "ApplyReplacements";
+const CONFIG_API_VERSION: &str = "fn.kpt.dev/v1alpha1";
+
+/// Run the function.
+pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    let config = parse_config(list.function_config.as_ref()).map_err(FnError::Config)?;
+    let mut items = list.items.clone();
+    for r in &config.replacements {
+        apply_one(&mut items, r).map_err(FnError::Failed)?;
+    }
+    preserve_string_typing(&mut items, &config.replacements);
+    list.items = items;
+    Ok(())
+}
+
+fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
+    let fc = match fc {
+        Some(fc) if !fc.entries().is_empty() => fc,
+        _ => return Err("FunctionConfig is missing. Expect `ApplyReplacements`".into()),
+    };
+    let text = |k: &str| fc.get(k).and_then(Node::as_str).unwrap_or_default().to_string();
+    let (kind, api_version) = (text("kind"), text("apiVersion"));
+    if kind != CONFIG_KIND || api_version != CONFIG_API_VERSION {
+        return Err(format!(
+            "received functionConfig of kind {kind} and apiVersion {api_version}, \
+             only functionConfig of kind {CONFIG_KIND} and apiVersion {CONFIG_API_VERSION} is supported"
+        ));
+    }
+    serde_json::from_value(fc.to_value())
+        .map_err(|e| format!("unable to convert functionConfig to replacements:\n{e}"))
+}
+
+fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {
+    let targets = match (&r.source, &r.source_value, &r.targets) {
+        (None, None, _) | (_, _, None) => {
+            return Err("replacements must specify a source and at least one target".into());
+        }
+        (Some(_), Some(_), _) => {
+            return Err("value and resource selectors are mutually exclusive".into());
+        }
+        (_, _, Some(t)) => t,
+    };
+    let value = match (&r.source, &r.source_value) {
+        (_, Some(v)) => yaml::parse_one(v).map_err(|e| e.to_string())?,
+        (Some(source), None) => source_value(items, source)?,
+        (None, None) => return Err("replacements must specify a source".into()),
+    };
+    for t in targets {
+        apply_target(items, &value, t)?;
+    }
+    Ok(())
+}
+
+/// The (refined) value a source selects.
+fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String> {
+    let mut found: Option<&Node> = None;
+    for n in items {
+        let ids = select::res_ids(n).map_err(|e| format!("error getting node IDs: {e}"))?;
+        if ids.iter().any(|id| select::is_selected_by(id, &source.id)) {
+            if found.is_some() {
+                return Err(format!("multiple matches for selector {}", source.id));
+            }
+            found = Some(n);
+        }
+    }
+    let node = found.ok_or_else(|| format!("nothing selected by {}", source.id))?;
+    let fp = if source.field_path.is_empty() {
+        DEFAULT_FIELD_PATH
+    } else {
+        &source.field_path
+    };
+    let value = fieldpath::lookup(node, &fieldpath::split(fp))
+        .filter(|v| !is_nil_or_empty(v))
+        .ok_or_else(|| format!("fieldPath `{fp}` is missing for replacement source {}", source.id))?;
+    refine(source.options.as_ref(), value)
+}
+
+/// kyaml `IsNilOrEmpty`: null, or an empty mapping/sequence/string.
+fn is_nil_or_empty(n: &Node) -> bool {
+    n.is_null()
+        || match &n.kind {
+            NodeKind::Mapping(e) => e.is_empty(),
+            NodeKind::Sequence(e) => e.is_empty(),
+            NodeKind::Scalar(s) => s.is_empty(),
+            NodeKind::Alias(_) => false,
+        }
+}
+
+/// Source `options.delimiter`/`index`: one segment of a scalar.
+fn refine(options: Option<&FieldOptions>, value: &Node) -> Result<Node, String> {
+    let Some(o) = options.filter(|o| !o.delimiter.is_empty()) else {
+        return Ok(value.clone());
+    };
+    let Some(text) = value.as_str() else {
+        return Err("delimiter option can only be used with scalar nodes".into());
+    };
+    let parts: Vec<&str> = text.split(o.delimiter.as_str()).collect();
+    let part = usize::try_from(o.index)
+        .ok()
+        .and_then(|i| parts.get(i))
+        .ok_or_else(|| format!("options.index {} is out of bounds for value {text}", o.index))?;
+    let mut n = value.clone();
+    n.kind = NodeKind::Scalar(part.to_string());
+    Ok(n)
+}
+
+fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<(), String> {
+    let select = t
+        .select
+        .as_ref()
+        .ok_or_else(|| "target must specify resources to select".to_string())?;
+    let default_paths = [DEFAULT_FIELD_PATH.to_string()];
+    let field_paths: &[String] = if t.field_paths.is_empty() {
+        &default_paths
+    } else {
+        &t.field_paths
+    };
+    for n in items.iter_mut() {
+        let ids = select::res_ids(n)?;
+        if !select::select_by_anno_and_label(n, select, &t.reject)? {
+            continue;
+        }
+        let rejected = t
+            .reject
+            .iter()
+            .any(|r| !r.id.is_empty() && ids.iter().any(|id| select::is_selected_by(id, &r.id)));
+        if ids.iter().any(|id| select::is_selected_by(id, &select.id)) && !rejected {
+            copy_value_to_target(n, value, t, field_paths)?;
+        }
+    }
+    Ok(())
+}
+
+fn copy_value_to_target(
+    target: &mut Node,
+    value: &Node,
+    t: &TargetSelector,
+    field_paths: &[String],
+) -> Result<(), String> {
+    let create = t
+        .options
+        .as_ref()
+        .is_some_and(|o| o.create)
+        .then(|| Create::like(value));
+    for fp in field_paths {
+        let what = if create.is_some() {
+            format!("unable to find or create field \"{fp}\" in replacement target")
+        } else {
+            format!("unable to find field \"{fp}\" in replacement target")
+        };
+        let mut set = |field: &mut Node| set_field_value(t.options.as_ref(), field, value);
+        let count = fieldpath::path_match(target, &fieldpath::split(fp), create, &mut set)
+            .map_err(|e| format!("{what}: {e}"))?;
+        if count == 0 {
+            return Err(what);
+        }
+    }
+    Ok(())
+}
+
+/// Writes the value into one target field: scalars only take the text (so
+/// the target's own type and style stay), anything else is replaced.
+fn set_field_value(options: Option<&FieldOptions>, target: &mut Node, value: &Node) -> Result<(), String> {
+    let mut value = value.clone();
+    if let Some(o) = options.filter(|o| !o.delimiter.is_empty()) {
+        let Some(current) = target.as_str() else {
+            return Err("delimiter option can only be used with scalar nodes".into());
+        };
+        let mut parts: Vec<String> = current.split(o.delimiter.as_str()).map(String::from).collect();
+        let v = value.as_str().unwrap_or_default().to_string();
+        match usize::try_from(o.index) {
+            Err(_) => parts.insert(0, v),
+            Ok(i) if i >= parts.len() => parts.push(v),
+            Ok(i) => parts[i] = v,
+        }
+        value.kind = NodeKind::Scalar(parts.join(&o.delimiter));
+    }
+    if target.is_scalar() {
+        target.kind = match value.kind {
+            NodeKind::Scalar(s) => NodeKind::Scalar(s),
+            // yaml.v3 `Value` of a non-scalar is empty.
+            _ => NodeKind::Scalar(String::new()),
+        };
+    } else {
+        if value.line_comment.is_empty() {
+            value.line_comment = std::mem::take(&mut target.line_comment);
+        }
+        if value.head_comment.is_empty() {
+            value.head_comment = std::mem::take(&mut target.head_comment);
+        }
+        *target = value;
+    }
+    Ok(())
+}
+
+/// The catalog's fix-up after kustomize: when a source is a string scalar,
+/// targets (selected by id only) get its tag and quoting, so `"18"` stays a
+/// string.
+fn preserve_string_typing(items: &mut [Node], replacements: &[Replacement]) {
+    for r in replacements {
+        let (Some(source), Some(targets)) = (&r.source, &r.targets) else {
+            continue;
+        };
+        let Some(src) = find_source_node(items, source) else {
+            continue;
+        };
+        if !src.is_scalar()
+            || !(src.resolved_tag() == "!!str"
+                || matches!(src.style, Style::DoubleQuoted | Style::SingleQuoted))
+        {
+            continue;
+        }
+        // A plain string from the parser is what yaml.v3 calls tag !!str,
+        // style 0: quoted by the emitter only when needed.
+        let (tag, style) = match (&src.tag, src.style) {
+            (None, Style::Plain | Style::Any) => (None, Style::Any),
+            (t, s) => (t.clone(), s),
+        };
+        for t in targets {
+            let Some(select) = &t.select else {
+                continue;
+            };
+            for n in items.iter_mut() {
+                let Ok(ids) = select::res_ids(n) else {
+                    continue;
+                };
+                if !ids.first().is_some_and(|id| select::is_selected_by(id, &select.id)) {
+                    continue;
+                }
+                for fp in &t.field_paths {
+                    if let Some(field) = fieldpath::lookup_mut(n, &fieldpath::split(fp))
+                        && field.is_scalar()
+                    {
+                        field.tag = tag.clone();
+                        field.style = style;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first item matching the source id, and its field.
+fn find_source_node(items: &[Node], source: &SourceSelector) -> Option<Node> {
+    let fp = if source.field_path.is_empty() {
+        DEFAULT_FIELD_PATH
+    } else {
+        &source.field_path
+    };
+    let n = items.iter().find(|n| {
+        select::res_ids(n)
+            .ok()
+            .and_then(|ids| ids.into_iter().next())
+            .is_some_and(|id| select::is_selected_by(&id, &source.id))
+    })?;
+    fieldpath::lookup(n, &fieldpath::split(fp))
+        .filter(|v| !is_nil_or_empty(v))
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,233 @@
+//! Which resources a replacement reads from and writes to: kustomize resource
+//! ids (current and previous, from the build annotations) matched with
+//! `ResId.IsSelectedBy`, plus Kubernetes label / annotation selector strings.
+
+use kpt::yaml::Node;
+
+use super::config::{ResId, Selector};
+
+/// Annotations kustomize records previous names/kinds/namespaces in.
+const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
+const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
+const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
+
+fn text<'a>(node: &'a Node, path: &[&str]) -> &'a str {
+    node.get_path(path).and_then(Node::as_str).unwrap_or_default()
+}
+
+/// kustomize `utils.MakeResIds`: the current id, then previous ids.
+pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
+    let api_version = text(node, &["apiVersion"]);
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None if api_version == "builtin" => (api_version.to_string(), String::new()),
+        None => (String::new(), api_version.to_string()),
+    };
+    let current = ResId {
+        group: group.clone(),
+        version: version.clone(),
+        kind: text(node, &["kind"]).to_string(),
+        name: text(node, &["metadata", "name"]).to_string(),
+        namespace: text(node, &["metadata", "namespace"]).to_string(),
+    };
+    let mut ids = vec![current];
+    let ann = |k: &str| node.get_path(&["metadata", "annotations", k]).and_then(Node::as_str);
+    if let Some(names) = ann(PREVIOUS_NAMES) {
+        let names: Vec<&str> = names.split(',').collect();
+        let nss: Vec<&str> = ann(PREVIOUS_NAMESPACES).unwrap_or_default().split(',').collect();
+        let kinds: Vec<&str> = ann(PREVIOUS_KINDS).unwrap_or_default().split(',').collect();
+        if names.len() != nss.len() || names.len() != kinds.len() {
+            return Err("number of previous names, number of previous namespaces, \
+                        number of previous kinds not equal"
+                .into());
+        }
+        for ((name, ns), kind) in names.iter().zip(nss).zip(kinds) {
+            ids.push(ResId {
+                group: group.clone(),
+                version: version.clone(),
+                kind: kind.to_string(),
+                name: name.to_string(),
+                namespace: ns.to_string(),
+            });
+        }
+    }
+    Ok(ids)
+}
+
+/// kustomize `ResId.IsSelectedBy`: empty selector fields match anything;
+/// namespaces compare by effective namespace ("" is "default").
+pub(crate) fn is_selected_by(id: &ResId, sel: &ResId) -> bool {
+    let eff = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
+    (sel.name.is_empty() || sel.name == id.name)
+        && (sel.namespace.is_empty() || eff(&sel.namespace) == eff(&id.namespace))
+        && (sel.group.is_empty() || sel.group == id.group)
+        && (sel.version.is_empty() || sel.version == id.version)
+        && (sel.kind.is_empty() || sel.kind == id.kind)
+}
+
+/// Label and annotation selector strings of a selector both match.
+pub(crate) fn matches_label_and_annotation(node: &Node, sel: &Selector) -> Result<bool, String> {
+    Ok(matches_selector(node, "annotations", &sel.annotation_selector)?
+        && matches_selector(node, "labels", &sel.label_selector)?)
+}
+
+/// A selected target is dropped when a reject's label/annotation selector
+/// matches it.
+pub(crate) fn select_by_anno_and_label(
+    node: &Node,
+    select: &Selector,
+    rejects: &[Selector],
+) -> Result<bool, String> {
+    if !matches_label_and_annotation(node, select)? {
+        return Ok(false);
+    }
+    for r in rejects {
+        if r.annotation_selector.is_empty() && r.label_selector.is_empty() {
+            continue;
+        }
+        if matches_label_and_annotation(node, r)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn matches_selector(node: &Node, field: &str, selector: &str) -> Result<bool, String> {
+    let reqs = parse_selector(selector)?;
+    let map = node.get_path(&["metadata", field]);
+    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(Node::as_str);
+    Ok(reqs.iter().all(|r| r.matches(get(&r.key))))
+}
+
+/// One requirement of a Kubernetes selector string.
+#[derive(Debug, PartialEq)]
+struct Requirement {
+    key: String,
+    op: Op,
+    values: Vec<String>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Op {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl Requirement {
+    fn matches(&self, value: Option<&str>) -> bool {
+        match self.op {
+            Op::Exists => value.is_some(),
+            Op::DoesNotExist => value.is_none(),
+            Op::In => value.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            Op::NotIn => value.is_none_or(|v| !self.values.iter().any(|x| x == v)),
+        }
+    }
+}
+
+/// Parses `a=b,c!=d,e in (f,g),h notin (i),j,!k` (k8s `labels.Parse`).
+fn parse_selector(s: &str) -> Result<Vec<Requirement>, String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    parts.push(cur);
+    let mut reqs = Vec::new();
+    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        reqs.push(parse_requirement(part)?);
+    }
+    Ok(reqs)
+}
+
+fn parse_requirement(p: &str) -> Result<Requirement, String> {
+    let req = |key: &str, op: Op, values: Vec<String>| Requirement {
+        key: key.trim().to_string(),
+        op,
+        values,
+    };
+    if let Some(key) = p.strip_prefix('!') {
+        return Ok(req(key, Op::DoesNotExist, Vec::new()));
+    }
+    for (word, op) in [(" notin ", Op::NotIn), (" in ", Op::In)] {
+        if let Some((key, rest)) = p.split_once(word) {
+            let rest = rest.trim();
+            let inner = rest
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| format!("unable to parse requirement: {p}"))?;
+            let values = inner.split(',').map(|v| v.trim().to_string()).collect();
+            return Ok(req(key, op, values));
+        }
+    }
+    if let Some((key, value)) = p.split_once("!=") {
+        return Ok(req(key, Op::NotIn, vec![value.trim().to_string()]));
+    }
+    if let Some((key, value)) = p.split_once("==").or_else(|| p.split_once('=')) {
+        return Ok(req(key, Op::In, vec![value.trim().to_string()]));
+    }
+    if p.contains(['<', '>', '(', ')', ' ']) {
+        return Err(format!("unable to parse requirement: {p}"));
+    }
+    Ok(req(p, Op::Exists, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selector_strings() {
+        let mut n = Node::mapping();
+        let labels = n.ensure_mapping(&["metadata", "labels"]);
+        labels.set("app", Node::string("web"));
+        labels.set("tier", Node::string("fe"));
+        let ok = |s: &str| matches_selector(&n, "labels", s).expect("parses");
+        assert!(ok(""));
+        assert!(ok("app=web"));
+        assert!(ok("app==web,tier"));
+        assert!(!ok("app!=web"));
+        assert!(ok("app in (api, web)"));
+        assert!(!ok("app notin (web)"));
+        assert!(ok("!missing"));
+        assert!(!ok("missing"));
+        assert!(matches_selector(&n, "labels", "a b").is_err());
+    }
+
+    #[test]
+    fn ids_and_selection() {
+        let mut n = Node::mapping();
+        n.set("apiVersion", Node::string("apps/v1"));
+        n.set("kind", Node::string("Deployment"));
+        n.ensure_mapping(&["metadata"]).set("name", Node::string("web"));
+        let ann = n.ensure_mapping(&["metadata", "annotations"]);
+        ann.set(PREVIOUS_NAMES, Node::string("old"));
+        ann.set(PREVIOUS_KINDS, Node::string("Deployment"));
+        ann.set(PREVIOUS_NAMESPACES, Node::string("default"));
+        let ids = res_ids(&n).expect("ids");
+        assert_eq!(ids.len(), 2);
+        let sel = ResId {
+            name: "old".into(),
+            namespace: "default".into(),
+            group: "apps".into(),
+            ..Default::default()
+        };
+        assert!(!is_selected_by(&ids[0], &sel));
+        assert!(is_selected_by(&ids[1], &sel));
+        assert_eq!(
+            sel.to_string(),
+            "[noKind].[noVer].apps/old.default"
+        );
+    }
+}

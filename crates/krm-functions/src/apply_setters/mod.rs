@@ -1,0 +1,288 @@
+//! `apply-setters`: set the fields tagged with `# kpt-set: <pattern>` line
+//! comments from the values in the ConfigMap `data` (setter name → value).
+//!
+//! Mirrors the catalog's `applysetters/apply_setters.go`: a scalar whose line
+//! comment holds a pattern that names at least one given setter gets the
+//! pattern with the setters substituted (setters that were not given are
+//! recovered from the current value by matching it against the pattern); a
+//! sequence whose key (or, in flow style, the value) carries `${name}` is
+//! replaced by the setter value parsed as a YAML list. One result per changed
+//! field; "no matches for input setter(s)" when nothing was tagged. Errors
+//! are reported as `failed to apply setters: ...`.
+
+pub(crate) mod walk;
+
+use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem};
+use kpt::yaml::{self, Node, NodeKind, Style};
+use regex::Regex;
+
+use crate::FnError;
+use walk::{Visitor, accept, file_path, go_quote};
+
+/// The comment prefix that marks a setter.
+const SETTER_COMMENT: &str = "# kpt-set: ";
+
+/// One setter from the config.
+#[derive(Debug, Clone)]
+struct Setter {
+    name: String,
+    value: String,
+}
+
+/// One changed field.
+struct Change {
+    file_path: String,
+    field_path: String,
+    value: String,
+}
+
+struct ApplySetters {
+    setters: Vec<Setter>,
+    changes: Vec<Change>,
+    file_path: String,
+    placeholder: Regex,
+}
+
+/// Run the function.
+pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    let setters = list
+        .function_config
+        .as_ref()
+        .map(|fc| {
+            data_pairs(fc)
+                .into_iter()
+                .map(|(name, value)| Setter { name, value })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut s = ApplySetters {
+        setters,
+        changes: Vec::new(),
+        file_path: String::new(),
+        placeholder: Regex::new(r"\$\{([^}]*)\}")
+            .map_err(|e| FnError::Failed(format!("internal regex: {e}")))?,
+    };
+    for item in list.items.iter_mut() {
+        s.file_path = file_path(item);
+        accept(&mut s, item, "")
+            .map_err(|e| FnError::Failed(format!("failed to apply setters: {e}")))?;
+    }
+    if s.changes.is_empty() {
+        list.results.push(ResultItem {
+            message: "no matches for input setter(s)".into(),
+            ..Default::default()
+        });
+    }
+    for c in s.changes {
+        list.results.push(ResultItem {
+            message: format!("set field value to {}", go_quote(&c.value)),
+            field: Some(FieldRef {
+                path: c.field_path,
+                ..Default::default()
+            }),
+            file: (!c.file_path.is_empty()).then(|| FileRef {
+                path: c.file_path,
+                index: 0,
+            }),
+            ..Default::default()
+        });
+    }
+    Ok(())
+}
+
+/// kyaml `GetDataMap`: string values of `data`, null as "".
+pub(crate) fn data_pairs(config: &Node) -> Vec<(String, String)> {
+    config
+        .get("data")
+        .map(|d| {
+            d.entries()
+                .iter()
+                .filter_map(|(k, v)| {
+                    let value = if v.is_null() { "" } else { v.as_str()? };
+                    Some((k.as_str()?.to_string(), value.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pattern of a `# kpt-set: ` line comment, "" when there is none.
+pub(crate) fn setter_pattern(line_comment: &str) -> &str {
+    line_comment
+        .strip_prefix(SETTER_COMMENT)
+        .map(str::trim)
+        .unwrap_or_default()
+}
+
+impl ApplySetters {
+    /// True when the pattern names at least one given setter.
+    fn should_set(&self, pattern: &str) -> bool {
+        self.setters
+            .iter()
+            .any(|s| pattern.contains(&format!("${{{}}}", s.name)))
+    }
+
+    /// The `${...}` references left in a pattern, in order.
+    fn unresolved(&self, pattern: &str) -> Vec<String> {
+        self.placeholder
+            .find_iter(pattern)
+            .map(|m| m.as_str().to_string())
+            .collect()
+    }
+
+    /// Values of the setters in `pattern` recovered from the current `value`
+    /// (each `${x}` matches `(.*)`); empty when they cannot all be derived.
+    fn current_values(&self, pattern: &str, value: &str) -> Vec<(String, String)> {
+        let refs = self.unresolved(pattern);
+        let mut re = regex::escape(pattern);
+        for r in &refs {
+            re = re.replace(&regex::escape(r), "(.*)");
+        }
+        let Ok(re) = Regex::new(&re) else {
+            return Vec::new();
+        };
+        let Some(caps) = re.captures(value) else {
+            return Vec::new();
+        };
+        let found: Vec<&str> = caps
+            .iter()
+            .skip(1)
+            .map(|m| m.map(|m| m.as_str()).unwrap_or_default())
+            .collect();
+        if found.len() != refs.len() || found.iter().any(|v| v.is_empty()) {
+            return Vec::new();
+        }
+        refs.iter()
+            .zip(found)
+            .map(|(r, v)| (clean(r).to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn setter_value(&self, pattern: &str) -> String {
+        let name = clean(pattern);
+        self.setters
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.value.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The name inside `${...}`.
+fn clean(input: &str) -> &str {
+    let input = input.trim();
+    let input = input.strip_prefix("${").unwrap_or(input);
+    input.strip_suffix('}').unwrap_or(input)
+}
+
+impl Visitor for ApplySetters {
+    fn visit_mapping(&mut self, node: &mut Node, path: &str) -> Result<(), FnError> {
+        let Some(entries) = node.entries_mut() else {
+            return Ok(());
+        };
+        for (key, value) in entries.iter_mut() {
+            if !value.is_sequence() {
+                continue;
+            }
+            let flow = value.style == Style::Flow;
+            let comment = if flow {
+                value.line_comment.clone()
+            } else {
+                key.line_comment.clone()
+            };
+            let pattern = setter_pattern(&comment).to_string();
+            if pattern.is_empty() || !self.should_set(&pattern) {
+                continue;
+            }
+            if !(self.unresolved(&pattern).len() == 1
+                && pattern.starts_with("${")
+                && pattern.ends_with('}'))
+            {
+                return Err(FnError::Failed(format!(
+                    "invalid setter pattern for array node: {}",
+                    go_quote(&pattern)
+                )));
+            }
+            let sv = self.setter_value(&pattern);
+            let field_path = format!("{path}.{}", key.as_str().unwrap_or_default());
+            let field_path = field_path.trim_start_matches('.').to_string();
+            if sv.is_empty() {
+                // An empty list is written `[]` with the comment after it.
+                value.kind = NodeKind::Sequence(Vec::new());
+                value.style = Style::Flow;
+                value.line_comment = comment;
+                key.line_comment = String::new();
+            } else {
+                let bad = || {
+                    FnError::Failed(format!(
+                        "input to array setter must be an array of values, but found {}",
+                        go_quote(&sv)
+                    ))
+                };
+                let parsed = yaml::parse_one(&sv).map_err(|_| bad())?;
+                let NodeKind::Sequence(items) = parsed.kind else {
+                    return Err(bad());
+                };
+                value.kind = NodeKind::Sequence(items);
+                // Non-empty lists are standardised to block style with the
+                // comment on the key.
+                value.style = Style::Any;
+                if flow {
+                    value.line_comment = String::new();
+                }
+                key.line_comment = comment;
+            }
+            self.changes.push(Change {
+                file_path: self.file_path.clone(),
+                field_path,
+                value: sv,
+            });
+        }
+        Ok(())
+    }
+
+    fn visit_scalar(&mut self, node: &mut Node, path: &str) -> Result<(), FnError> {
+        let pattern = setter_pattern(&node.line_comment).to_string();
+        if pattern.is_empty() || !self.should_set(&pattern) {
+            return Ok(());
+        }
+        let mut out = pattern.clone();
+        for s in &self.setters {
+            out = out.replace(&format!("${{{}}}", s.name), &s.value);
+        }
+        let current = node.as_str().unwrap_or_default().to_string();
+        for (name, value) in self.current_values(&pattern, &current) {
+            out = out.replace(&format!("${{{name}}}"), &value);
+        }
+        let left = self.unresolved(&out);
+        if !left.is_empty() {
+            return Err(FnError::Failed(format!(
+                "values for setters [{}] must be provided",
+                left.join(" ")
+            )));
+        }
+        set_untagged(node, &out);
+        self.changes.push(Change {
+            file_path: self.file_path.clone(),
+            field_path: path.trim_start_matches('.').to_string(),
+            value: out,
+        });
+        Ok(())
+    }
+}
+
+/// Sets a scalar's text and clears its tag so the type is inferred again, as
+/// the Go code does with `Tag = ""`: the style is kept, an empty value is
+/// double-quoted.
+pub(crate) fn set_untagged(node: &mut Node, value: &str) {
+    node.kind = NodeKind::Scalar(value.to_string());
+    node.tag = None;
+    if value.is_empty() {
+        node.style = Style::DoubleQuoted;
+    } else if node.style == Style::Any {
+        node.style = Style::Plain;
+    }
+}
+
+#[cfg(test)]
+mod tests;

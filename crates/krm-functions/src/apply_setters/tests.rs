@@ -1,0 +1,139 @@
+//! Unit tests for apply-setters over literal YAML.
+
+use crate::common::testing::{messages, run};
+
+const CONFIG: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: setters
+data:
+  env: |-
+    - prod
+    - dev
+  nginx-replicas: "3"
+  tag: 1.16.2
+"#;
+
+#[test]
+fn sets_scalars_and_lists() {
+    let input = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: my-nginx
+spec:
+  replicas: 4 # kpt-set: ${nginx-replicas}
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: "nginx:1.16.1" # kpt-set: nginx:${tag}
+---
+apiVersion: v1
+kind: MyKind
+metadata:
+  name: foo
+environments: # kpt-set: ${env}
+  - dev
+  - stage
+"#;
+    let (out, results, err) = apply(input, CONFIG);
+    assert_eq!(err, None);
+    assert_eq!(
+        out,
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: my-nginx
+spec:
+  replicas: 3 # kpt-set: ${nginx-replicas}
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: "nginx:1.16.2" # kpt-set: nginx:${tag}
+---
+apiVersion: v1
+kind: MyKind
+metadata:
+  name: foo
+environments: # kpt-set: ${env}
+  - prod
+  - dev
+"#
+    );
+    assert_eq!(
+        messages(&results),
+        vec![
+            r#"set field value to "3""#,
+            r#"set field value to "nginx:1.16.2""#,
+            "set field value to \"- prod\\n- dev\"",
+        ]
+    );
+    assert_eq!(
+        results[1].field.as_ref().map(|f| f.path.as_str()),
+        Some("spec.template.spec.containers[0].image")
+    );
+    assert_eq!(
+        results[2].field.as_ref().map(|f| f.path.as_str()),
+        Some("environments")
+    );
+}
+
+#[test]
+fn derives_unprovided_setters_from_current_value() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nhost: my-app.dev.example.com # kpt-set: my-app.${stage}.${domain}.${tld}\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  stage: prod\n";
+    let (out, _, err) = apply(input, config);
+    assert_eq!(err, None);
+    assert!(
+        out.contains("host: my-app.prod.example.com # kpt-set: my-app.${stage}.${domain}.${tld}"),
+        "{out}"
+    );
+}
+
+#[test]
+fn unresolved_setters_fail() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nimage: nginx # kpt-set: ${image}:${tag}\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  image: ubuntu\n";
+    let (_, _, err) = apply(input, config);
+    assert_eq!(
+        err.as_deref(),
+        Some("failed to apply setters: values for setters [${tag}] must be provided")
+    );
+}
+
+#[test]
+fn empty_values_and_no_matches() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}\n  - a\nname: x # kpt-set: ${name}\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: \"\"\n  name: \"\"\n";
+    let (out, _, err) = apply(input, config);
+    assert_eq!(err, None);
+    assert!(out.contains("env: [] # kpt-set: ${env}\n"), "{out}");
+    assert!(out.contains("name: \"\" # kpt-set: ${name}\n"), "{out}");
+
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  other: x\n";
+    let (_, results, err) = apply(input, config);
+    assert_eq!(err, None);
+    assert_eq!(messages(&results), vec!["no matches for input setter(s)"]);
+}
+
+#[test]
+fn array_setter_errors() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}-${x}\n  - a\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: a\n";
+    let (_, _, err) = apply(input, config);
+    assert_eq!(
+        err.as_deref(),
+        Some(r#"failed to apply setters: invalid setter pattern for array node: "${env}-${x}""#)
+    );
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}\n  - a\n";
+    let (_, _, err) = apply(input, config);
+    assert_eq!(
+        err.as_deref(),
+        Some(r#"failed to apply setters: input to array setter must be an array of values, but found "a""#)
+    );
+}
+
+fn apply(input: &str, config: &str) -> (String, Vec<kpt::resource_list::ResultItem>, Option<String>) {
+    run(super::run, input, Some(config))
+}

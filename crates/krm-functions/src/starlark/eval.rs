@@ -1,0 +1,104 @@
+//! Running a script with the `starlark` crate in the dialect kpt uses
+//! (go.starlark.net with `set`, top-level statements and global reassignment
+//! allowed), exposing `ctx.resource_list`, `ctx.open_api` and
+//! `ctx.environment`, and reporting errors the way the Go runtime prints
+//! them (`name:line:col: message` for syntax errors, `fail: ...`).
+
+use ::starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
+use ::starlark::eval::Evaluator;
+use ::starlark::syntax::{AstModule, Dialect};
+use ::starlark::values::dict::DictRef;
+use ::starlark::values::structs::AllocStruct;
+use ::starlark::{ErrorKind, PrintHandler};
+use serde_json::Value;
+
+use super::config::Program;
+use super::merge::sort_keys;
+use super::modules::Loader;
+
+/// `print` writes to stderr, as the Go function's default thread does.
+struct Stderr;
+
+impl PrintHandler for Stderr {
+    fn println(&self, text: &str) -> ::starlark::Result<()> {
+        eprintln!("{text}");
+        Ok(())
+    }
+}
+
+/// Runs `program` with `resource_list` as `ctx.resource_list` and returns
+/// the resource list as the script left it (object keys sorted, as Go's
+/// marshalling does).
+pub(crate) fn execute(program: &Program, resource_list: &Value) -> Result<Value, String> {
+    let dialect = Dialect {
+        enable_top_level_stmt: true,
+        ..Dialect::Extended
+    };
+    let ast = AstModule::parse(&program.name, program.source.clone(), &dialect)
+        .map_err(|e| render_error(&e))?;
+    let globals =
+        GlobalsBuilder::extended_by(&[LibraryExtension::Print, LibraryExtension::SetType]).build();
+    let loader = Loader;
+    Module::with_temp_heap(|module| {
+        let heap = module.heap();
+        let rl = heap.alloc(resource_list);
+        // kyaml exposes the OpenAPI schema and the process environment; the
+        // native runtime has neither a schema bundle nor a container
+        // environment to give, so both are empty dicts.
+        let empty = Value::Object(serde_json::Map::new());
+        let ctx = heap.alloc(AllocStruct([
+            ("resource_list", rl),
+            ("open_api", heap.alloc(&empty)),
+            ("environment", heap.alloc(&empty)),
+        ]));
+        module.set("ctx", ctx);
+        {
+            let mut eval = Evaluator::new(&module);
+            eval.set_loader(&loader);
+            eval.set_print_handler(&Stderr);
+            eval.eval_module(ast, &globals).map_err(|e| render_error(&e))?;
+        }
+        let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
+        let items = dict
+            .get_str("items")
+            .ok_or("ctx.resource_list has no items")?
+            .to_json_value()
+            .map_err(|e| format!("unable to convert the resource list: {e}"))?;
+        Ok(sort_keys(items))
+    })
+}
+
+/// The Go runtime's error text for a starlark error.
+fn render_error(e: &::starlark::Error) -> String {
+    match e.kind() {
+        ErrorKind::Fail(m) => format!("fail:{m}"),
+        ErrorKind::Parser(m) => {
+            let msg = go_parse_message(&m.to_string());
+            match e.span() {
+                Some(span) => {
+                    let pos = span.resolve_span().begin;
+                    format!(
+                        "{}:{}:{}: {msg}",
+                        span.file.filename(),
+                        pos.line + 1,
+                        pos.column + 1
+                    )
+                }
+                None => msg,
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// go.starlark.net words the most common syntax error (an operator at the end
+/// of a line) as "got newline, want primary expression"; other parser
+/// messages keep the Rust wording without its prefix.
+fn go_parse_message(msg: &str) -> String {
+    let msg = msg.strip_prefix("Parse error: ").unwrap_or(msg);
+    if msg.starts_with("unexpected new line") {
+        "got newline, want primary expression".to_string()
+    } else {
+        msg.to_string()
+    }
+}

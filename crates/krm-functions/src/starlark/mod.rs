@@ -1,0 +1,50 @@
+//! `starlark`: run a Starlark script over the resource list.
+//!
+//! Mirrors the catalog function (`starlark/config.go` + the vendored kyaml
+//! starlark runtime): the config is a `StarlarkRun` (`source`, `params`) or a
+//! ConfigMap (`data.source`); the script sees the whole list as plain data in
+//! `ctx.resource_list` (`items`, `functionConfig`) and edits
+//! `ctx.resource_list["items"]` in place. Errors (syntax errors, `fail()`)
+//! become one error result with the Go runtime's wording.
+//!
+//! Unlike the Go function, items the script did not change keep their
+//! original nodes and changed ones are patched into them ([`merge`]), which
+//! yields what kpt's comment healing would restore anyway. Only the
+//! `encoding/json`, `encoding/yaml` and `krmfn` libraries can be loaded;
+//! `ctx.open_api` and `ctx.environment` are empty.
+
+mod config;
+mod eval;
+mod merge;
+mod modules;
+
+use kpt::resource_list::ResourceList;
+use serde_json::{Map, Value};
+
+use crate::FnError;
+
+/// Run the function.
+pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    let program = config::program(list.function_config.as_ref()).map_err(FnError::Config)?;
+    let mut rl = Map::new();
+    rl.insert("apiVersion".into(), Value::String("config.kubernetes.io/v1".into()));
+    rl.insert("kind".into(), Value::String("ResourceList".into()));
+    rl.insert(
+        "items".into(),
+        Value::Array(list.items.iter().map(|n| n.to_value()).collect()),
+    );
+    if let Some(fc) = &list.function_config {
+        rl.insert("functionConfig".into(), fc.to_value());
+    }
+    let items = eval::execute(&program, &Value::Object(rl)).map_err(FnError::Failed)?;
+    let Value::Array(items) = items else {
+        return Err(FnError::Failed(
+            "wrong node kind: expected SequenceNode for ctx.resource_list[\"items\"]".into(),
+        ));
+    };
+    list.items = merge::reconcile(&list.items, &items).map_err(FnError::Failed)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

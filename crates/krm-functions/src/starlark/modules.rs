@@ -1,0 +1,146 @@
+//! The `load()`able libraries: the subset of the Go function's library set
+//! (qri-io/starlib + `krmfn`) the native runtime provides —
+//! `encoding/json.star`, `encoding/yaml.star` and `krmfn.star`. Any other
+//! module fails the load with a message naming what is supported.
+
+use ::starlark::environment::{FrozenModule, GlobalsBuilder};
+use ::starlark::eval::FileLoader;
+use ::starlark::starlark_module;
+use ::starlark::values::{Heap, Value};
+use kpt::yaml::{self, Node, SeqIndent};
+
+/// Modules this runtime can load.
+const SUPPORTED: [&str; 3] = ["encoding/json.star", "encoding/yaml.star", "krmfn.star"];
+
+/// An error raised by a library function.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ModuleError(String);
+
+/// Converts any displayable error into a starlark error.
+fn fail(e: impl std::fmt::Display) -> ::starlark::Error {
+    ::starlark::Error::new_native(ModuleError(e.to_string()))
+}
+
+/// Resolves `load()` paths to the built-in modules.
+pub(crate) struct Loader;
+
+impl FileLoader for Loader {
+    fn load(&self, path: &str) -> ::starlark::Result<FrozenModule> {
+        let globals = match path {
+            "encoding/json.star" => GlobalsBuilder::new().with_namespace("json", json_members),
+            "encoding/yaml.star" => GlobalsBuilder::new().with_namespace("yaml", yaml_members),
+            "krmfn.star" => GlobalsBuilder::new().with_namespace("krmfn", krmfn_members),
+            _ => {
+                return Err(::starlark::Error::new_native(ModuleError(format!(
+                    "module {path:?} is not supported by the native starlark runtime \
+                     (supported: {})",
+                    SUPPORTED.join(", ")
+                ))));
+            }
+        }
+        .build();
+        FrozenModule::from_globals(&globals)
+            .map_err(|e| ::starlark::Error::new_native(ModuleError(format!("{e:?}"))))
+    }
+}
+
+/// starlib `encoding/json`: `encode`, `decode`, `indent`.
+#[starlark_module]
+fn json_members(builder: &mut GlobalsBuilder) {
+    fn encode<'v>(#[starlark(require = pos)] x: Value<'v>) -> ::starlark::Result<String> {
+        serde_json::to_string(&x.to_json_value().map_err(fail)?).map_err(fail)
+    }
+
+    fn decode<'v>(#[starlark(require = pos)] x: &str, heap: Heap<'v>) -> ::starlark::Result<Value<'v>> {
+        Ok(heap.alloc(serde_json::from_str::<serde_json::Value>(x).map_err(fail)?))
+    }
+
+    fn indent(
+        #[starlark(require = pos)] x: &str,
+        #[starlark(require = named, default = "")] prefix: &str,
+        #[starlark(require = named, default = "\t")] indent: &str,
+    ) -> ::starlark::Result<String> {
+        let v: serde_json::Value = serde_json::from_str(x).map_err(fail)?;
+        Ok(indent_json(&v, prefix, indent, 0))
+    }
+}
+
+/// Go `json.Indent` layout of a value.
+fn indent_json(v: &serde_json::Value, prefix: &str, unit: &str, depth: usize) -> String {
+    let pad = |d: usize| format!("\n{prefix}{}", unit.repeat(d));
+    match v {
+        serde_json::Value::Array(a) if !a.is_empty() => {
+            let inner: Vec<String> = a
+                .iter()
+                .map(|x| format!("{}{}", pad(depth + 1), indent_json(x, prefix, unit, depth + 1)))
+                .collect();
+            format!("[{}{}]", inner.join(","), pad(depth))
+        }
+        serde_json::Value::Object(o) if !o.is_empty() => {
+            let inner: Vec<String> = o
+                .iter()
+                .map(|(k, x)| {
+                    format!(
+                        "{}{}: {}",
+                        pad(depth + 1),
+                        serde_json::Value::String(k.clone()),
+                        indent_json(x, prefix, unit, depth + 1)
+                    )
+                })
+                .collect();
+            format!("{{{}{}}}", inner.join(","), pad(depth))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// starlib `encoding/yaml`: `dumps`, `loads`.
+#[starlark_module]
+fn yaml_members(builder: &mut GlobalsBuilder) {
+    fn dumps<'v>(#[starlark(require = pos)] x: Value<'v>) -> ::starlark::Result<String> {
+        let v = super::merge::sort_keys(x.to_json_value().map_err(fail)?);
+        Ok(yaml::emit_node(&super::merge::to_node(&v), SeqIndent::Compact))
+    }
+
+    fn loads<'v>(#[starlark(require = pos)] x: &str, heap: Heap<'v>) -> ::starlark::Result<Value<'v>> {
+        let node: Node = yaml::parse_one(x).map_err(|e| fail(e.message))?;
+        Ok(heap.alloc(node.to_value()))
+    }
+}
+
+/// The Go function's `krmfn` helpers.
+#[starlark_module]
+fn krmfn_members(builder: &mut GlobalsBuilder) {
+    fn match_gvk<'v>(
+        #[starlark(require = pos)] resource: Value<'v>,
+        #[starlark(require = pos)] api_version: &str,
+        #[starlark(require = pos)] kind: &str,
+    ) -> ::starlark::Result<bool> {
+        let r = resource.to_json_value().map_err(fail)?;
+        Ok(r.get("apiVersion").and_then(|v| v.as_str()) == Some(api_version)
+            && r.get("kind").and_then(|v| v.as_str()) == Some(kind))
+    }
+
+    fn match_name<'v>(
+        #[starlark(require = pos)] resource: Value<'v>,
+        #[starlark(require = pos)] name: &str,
+    ) -> ::starlark::Result<bool> {
+        Ok(metadata(&resource.to_json_value().map_err(fail)?, "name") == name)
+    }
+
+    fn match_namespace<'v>(
+        #[starlark(require = pos)] resource: Value<'v>,
+        #[starlark(require = pos)] namespace: &str,
+    ) -> ::starlark::Result<bool> {
+        Ok(metadata(&resource.to_json_value().map_err(fail)?, "namespace") == namespace)
+    }
+}
+
+fn metadata(r: &serde_json::Value, key: &str) -> String {
+    r.get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}

@@ -1,0 +1,148 @@
+//! Unit tests for the starlark function over literal YAML.
+
+use kpt::resource_list::ResultItem;
+
+use crate::common::testing::run;
+
+fn star(input: &str, source: &str) -> (String, Vec<ResultItem>, Option<String>) {
+    let indented: String = source.lines().map(|l| format!("  {l}\n")).collect();
+    let config = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: test-fn\nsource: |\n{indented}"
+    );
+    run(super::run, input, Some(&config))
+}
+
+const DEPLOY: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx # the name
+  labels:
+    app: "nginx"
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: nginx:1.14.2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+data:
+  k: 'v' # kept
+"#;
+
+#[test]
+fn edits_in_place_and_keeps_untouched_items() {
+    let src = r#"for r in ctx.resource_list["items"]:
+  if r["kind"] == "Deployment":
+    r["spec"]["replicas"] = 5
+    r["metadata"]["namespace"] = "prod"
+    r["spec"]["template"]["spec"]["containers"].append({"name": "logging-agent", "image": "fluentd:1.30"})
+"#;
+    let (out, results, err) = star(DEPLOY, src);
+    assert_eq!(err, None);
+    assert!(results.is_empty());
+    assert_eq!(
+        out,
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx # the name
+  labels:
+    app: "nginx"
+  namespace: prod
+spec:
+  replicas: 5
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: nginx:1.14.2
+        - image: fluentd:1.30
+          name: logging-agent
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+data:
+  k: 'v' # kept
+"#
+    );
+}
+
+#[test]
+fn adds_and_removes_items_with_params_and_sets() {
+    let input = DEPLOY;
+    let config = r#"apiVersion: fn.kpt.dev/v1alpha1
+kind: StarlarkRun
+metadata:
+  name: gen
+params:
+  keep: [Deployment]
+source: |
+  keep = set(ctx.resource_list["functionConfig"]["params"]["keep"])
+  def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+  ctx.resource_list["items"] = [r for r in ctx.resource_list["items"] if r["kind"] in keep]
+  ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gen"}, "data": {"n": str(fib(10)), "f": 1.5}})
+"#;
+    let (out, _, err) = run(super::run, input, Some(config));
+    assert_eq!(err, None);
+    assert!(out.starts_with("apiVersion: apps/v1\n"), "{out}");
+    assert!(
+        out.ends_with("---\napiVersion: v1\ndata:\n  f: 1.5\n  n: \"55\"\nkind: ConfigMap\nmetadata:\n  name: gen\n"),
+        "{out}"
+    );
+    assert!(!out.contains("name: cm"), "{out}");
+}
+
+#[test]
+fn configmap_config_and_json_library() {
+    let config = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: function-input
+data:
+  replicas: "7"
+  source: |
+    load('encoding/json.star', 'json')
+    obj = json.decode('{"spec": {"replicas": 3}}')
+    for r in ctx.resource_list["items"]:
+      if r["kind"] == "Deployment":
+        r["spec"]["replicas"] = int(ctx.resource_list["functionConfig"]["data"]["replicas"]) + obj["spec"]["replicas"]
+"#;
+    let (out, _, err) = run(super::run, DEPLOY, Some(config));
+    assert_eq!(err, None);
+    assert!(out.contains("  replicas: 10\n"), "{out}");
+}
+
+#[test]
+fn errors_use_the_go_wording() {
+    let (_, _, err) = star(DEPLOY, "fail(\"intentional failure for testing\")\n");
+    assert_eq!(err.as_deref(), Some("fail: intentional failure for testing"));
+
+    let src = "def f(r):\n  return r[\"a\"] == \"b\" and \n  r[\"c\"] == \"d\"\n";
+    let (_, _, err) = star(DEPLOY, src);
+    assert_eq!(err.as_deref(), Some("test-fn:2:28: got newline, want primary expression"));
+
+    let (_, _, err) = star(DEPLOY, "load('re.star', 're')\n");
+    assert!(err.as_deref().is_some_and(|e| e.contains("not supported by the native starlark runtime")), "{err:?}");
+
+    let (_, _, err) = run(super::run, DEPLOY, None);
+    assert_eq!(err.as_deref(), Some("FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`"));
+    let (_, _, err) = run(super::run, DEPLOY, Some("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"));
+    assert_eq!(
+        err.as_deref(),
+        Some("`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: /v1, Kind=Secret")
+    );
+    let (_, _, err) = run(
+        super::run,
+        DEPLOY,
+        Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\n"),
+    );
+    assert_eq!(err.as_deref(), Some("`source` must not be empty"));
+}
