@@ -93,7 +93,9 @@ pub fn bare_from_bundle(bundle: &Path, dest: &Path) -> Result<(), TestkitError> 
 pub fn bare_from_tar(tar: &Path, dest: &Path) -> Result<(), TestkitError> {
     let scratch = dest.with_extension("unpack");
     std::fs::create_dir_all(&scratch)?;
+    // The tarballs carry their authors' uids; git refuses repositories owned by others.
     run(Command::new("tar")
+        .arg("--no-same-owner")
         .arg("-xf")
         .arg(tar)
         .arg("-C")
@@ -104,9 +106,7 @@ pub fn bare_from_tar(tar: &Path, dest: &Path) -> Result<(), TestkitError> {
         scratch.clone()
     };
     run(Command::new("git")
-        .arg("clone")
-        .arg("--quiet")
-        .arg("--mirror")
+        .args(["-c", "safe.directory=*", "clone", "--quiet", "--mirror"])
         .arg(&src)
         .arg(dest))?;
     // --mirror keeps refs/remotes/* of the source; Porch only looks at heads and tags.

@@ -1,0 +1,8 @@
+//! Integration tests of porch-git against real git: `git http-backend` over smart HTTP
+//! (porch-testkit) and `file://` remotes.
+
+mod common;
+mod concurrency;
+mod conformance;
+mod faults;
+mod roundtrip;
