@@ -12,7 +12,6 @@
 pub mod core;
 pub mod packagevariant;
 pub mod packagevariantset;
-pub mod protobuf;
 pub mod repository;
 mod schema;
 

@@ -54,18 +54,6 @@ pub fn parse_object(
     body: &[u8],
     content_type: &str,
 ) -> Result<Value, ApiError> {
-    if content_type.contains("protobuf") {
-        if let Some(decode) = kind.protobuf {
-            return decode(body).map_err(ApiError::bad_request);
-        }
-    }
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
-        // 415 makes client-go fall back to JSON.
-        return Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: \
-             application/json, application/yaml (got {content_type})"
-        )));
-    }
     let yaml = content_type.contains("yaml");
     let v: Value = if yaml {
         serde_yaml::from_slice(body).map_err(|e| {

@@ -37,6 +37,19 @@ pub struct RefUpdate {
     pub expected: Option<git2::Oid>,
 }
 
+/// Rejection reasons that mean "someone else moved the ref": the lease failed locally
+/// (`stale info`), the remote refused a non-fast-forward, or the remote's own ref
+/// transaction saw a different old value (`atomic transaction failed` + `cannot lock ref`).
+const CONFLICT_MARKERS: [&str; 7] = [
+    "stale info",
+    "fetch first",
+    "non-fast-forward",
+    "already exists",
+    "failed to update ref",
+    "failed to lock",
+    "atomic transaction failed",
+];
+
 /// Fetches all branches (to `refs/remotes/origin/*`) and tags, pruning deleted refs.
 pub fn fetch(git_dir: &Path, remote: &Remote) -> Result<(), GitError> {
     let args = vec![
@@ -84,18 +97,10 @@ pub fn push(git_dir: &Path, remote: &Remote, updates: &[RefUpdate]) -> Result<()
     }
     // Per-ref verdicts from --porcelain: `!\t<src>:<dst>\t[rejected] (<reason>)`.
     let rejected: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('!')).collect();
-    let lost_race = rejected.iter().any(|l| {
-        [
-            "stale info",
-            "fetch first",
-            "non-fast-forward",
-            "already exists",
-            "failed to update ref",
-            "failed to lock",
-        ]
+    let lost_race = rejected
         .iter()
-        .any(|r| l.contains(r))
-    });
+        .any(|l| CONFLICT_MARKERS.iter().any(|r| l.contains(r)))
+        || out.stderr.contains("cannot lock ref");
     if lost_race {
         let refs: Vec<String> = updates.iter().map(|u| u.remote_ref.clone()).collect();
         return Err(GitError::Conflict(format!(

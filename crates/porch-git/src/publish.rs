@@ -28,7 +28,9 @@ pub(crate) fn publish(
 ) -> Result<Entry, GitError> {
     let mut attempt = 0;
     loop {
-        match publish_once(state, ctx, req) {
+        let snap = worker::snapshot(state, ctx)?;
+        check_not_published(&snap, req)?;
+        match publish_once(state, ctx, req, &snap) {
             Err(GitError::Conflict(msg)) if attempt < ctx.publish_retries => {
                 attempt += 1;
                 tracing::info!(package = %req.package, attempt, %msg, "publish lost a race; re-fetching and retrying");
@@ -43,13 +45,12 @@ fn publish_once(
     state: &mut MirrorState,
     ctx: &OpContext,
     req: &PublishRequest,
+    snap: &Snapshot,
 ) -> Result<Entry, GitError> {
-    let snap = worker::snapshot(state, ctx)?;
     let ws = req.workspace.as_str();
-    check_not_published(&snap, req)?;
-    let revision = next_revision(&snap, req);
+    let revision = next_revision(snap, req);
     let head = worker::branch_head(&state.repo, &ctx.scope.branch);
-    let (tag, updates) = build_commits(state, ctx, req, &snap, head, revision)?;
+    let (tag, updates) = build_commits(state, ctx, req, snap, head, revision)?;
     worker::push_and_apply(state, ctx, &updates)?;
     tracing::info!(package = %req.package, workspace = ws, revision = revision.get(), "published");
 
