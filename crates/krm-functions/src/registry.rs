@@ -1,0 +1,94 @@
+//! The table of native functions and the [`kpt::runtime::FunctionRuntime`] over it.
+
+use kpt::resource_list::{ResourceList, ResultItem};
+use kpt::runtime::{
+    FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError, image_short_name,
+};
+
+use crate::FnError;
+
+/// A native function: edits the list in place and appends its results.
+pub type NativeFn = fn(&mut ResourceList) -> Result<(), FnError>;
+
+const TABLE: &[(&str, NativeFn)] = &[
+    ("apply-replacements", crate::apply_replacements::run),
+    ("apply-setters", crate::apply_setters::run),
+    ("create-setters", crate::create_setters::run),
+    ("drop-comments", crate::drop_comments::run),
+    ("ensure-name-substring", crate::ensure_name_substring::run),
+    ("no-op", crate::no_op::run),
+    (
+        "remove-local-config-resources",
+        crate::remove_local_config_resources::run,
+    ),
+    ("search-replace", crate::search_replace::run),
+    ("set-annotations", crate::set_annotations::run),
+    ("set-enforcement-action", crate::set_enforcement_action::run),
+    ("set-image", crate::set_image::run),
+    ("set-labels", crate::set_labels::run),
+    ("set-namespace", crate::set_namespace::run),
+    ("starlark", crate::starlark::run),
+    ("upsert-resource", crate::upsert_resource::run),
+];
+
+/// What the Go SDK prints on stderr when a function reports an error.
+const SDK_FAILURE: &str = "failed to evaluate function: error: function failure";
+
+/// Look a native function up by image (any registry, any tag) or short name.
+pub fn lookup(image: &str) -> Option<NativeFn> {
+    let short = image_short_name(image);
+    TABLE.iter().find(|(n, _)| *n == short).map(|(_, f)| *f)
+}
+
+/// The runtime of native functions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Builtins;
+
+impl FunctionRuntime for Builtins {
+    fn handles(&self, function: &FunctionRef) -> bool {
+        matches!(function, FunctionRef::Image(i) if lookup(i).is_some())
+    }
+
+    fn run(
+        &self,
+        function: &FunctionRef,
+        mut input: ResourceList,
+        _options: &RunOptions,
+    ) -> Result<FunctionOutput, RuntimeError> {
+        let FunctionRef::Image(image) = function else {
+            return Err(RuntimeError::NotFound(format!(
+                "{} is not a built-in function",
+                function.display()
+            )));
+        };
+        let f = lookup(image)
+            .ok_or_else(|| RuntimeError::NotFound(format!("{image} is not a built-in function")))?;
+        input.results.clear();
+        match f(&mut input) {
+            Ok(()) => {
+                let exit_code = i32::from(input.results.iter().any(ResultItem::is_error));
+                Ok(FunctionOutput {
+                    list: input,
+                    exit_code,
+                    stderr: String::new(),
+                })
+            }
+            Err(e) => {
+                // Like the Go SDK: the error is reported as an error result and on stderr.
+                let message = e.to_string();
+                if !matches!(e, FnError::Reported) {
+                    input.results.push(ResultItem::error(message.clone()));
+                }
+                Ok(FunctionOutput {
+                    list: input,
+                    exit_code: 1,
+                    stderr: format!("{message}\n"),
+                })
+            }
+        }
+    }
+
+    fn builtin_names(&self) -> Vec<String> {
+        TABLE.iter().map(|(n, _)| n.to_string()).collect()
+    }
+}
