@@ -1,0 +1,91 @@
+//! Reading a function's `functionConfig`: the `ConfigMap` kpt builds from a
+//! Kptfile `configMap:` (every value a string) and the typed
+//! `fn.kpt.dev/v1alpha1` kinds.
+
+use kpt::yaml::Node;
+
+use super::meta;
+
+/// Group/version of the catalog's typed configs.
+pub const FN_CONFIG_API_VERSION: &str = "fn.kpt.dev/v1alpha1";
+
+/// The `data` of a ConfigMap as ordered (key, string value) pairs; non-scalar
+/// values are skipped (a ConfigMap cannot hold them).
+pub fn data_map(config: &Node) -> Vec<(String, String)> {
+    config
+        .get("data")
+        .map(|d| {
+            d.entries()
+                .iter()
+                .filter_map(|(k, v)| {
+                    let key = k.as_str()?;
+                    let value = if v.is_null() { "" } else { v.as_str()? };
+                    Some((key.to_string(), value.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A string-to-string map field of a typed config (e.g. `labels:`), ordered.
+pub fn string_map(config: &Node, key: &str) -> Vec<(String, String)> {
+    config
+        .get(key)
+        .map(|d| {
+            d.entries()
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// True when `config` is `apiVersion: v1, kind: ConfigMap`.
+pub fn is_config_map(config: &Node) -> bool {
+    meta::api_version(config) == "v1" && meta::kind(config) == "ConfigMap"
+}
+
+/// True when `config` is the typed config kind `kind` (`fn.kpt.dev/v1alpha1`).
+pub fn is_typed(config: &Node, kind: &str) -> bool {
+    meta::api_version(config) == FN_CONFIG_API_VERSION && meta::kind(config) == kind
+}
+
+/// The SDK's "empty config" test: no config, an empty mapping, or the
+/// `function-input` ConfigMap kpt builds without data.
+pub fn is_empty(config: Option<&Node>) -> bool {
+    match config {
+        None => true,
+        Some(c) if c.entries().is_empty() => true,
+        Some(c) => {
+            (meta::kind(c) == "ConfigMap"
+                && meta::name(c) == "function-input"
+                && data_map(c).is_empty())
+                || (meta::kind(c).is_empty() && meta::name(c).is_empty())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_and_emptiness() {
+        let mut cm = Node::mapping();
+        cm.set("apiVersion", Node::string("v1"));
+        cm.set("kind", Node::string("ConfigMap"));
+        cm.ensure_mapping(&["metadata"])
+            .set("name", Node::string("function-input"));
+        assert!(is_config_map(&cm));
+        assert!(is_empty(Some(&cm)));
+        cm.ensure_mapping(&["data"]).set("b", Node::string("2"));
+        cm.ensure_mapping(&["data"]).set("a", Node::string("1"));
+        assert_eq!(
+            data_map(&cm),
+            vec![("b".into(), "2".into()), ("a".into(), "1".into())]
+        );
+        assert!(!is_empty(Some(&cm)));
+        assert!(is_empty(None));
+        assert!(is_empty(Some(&Node::mapping())));
+    }
+}

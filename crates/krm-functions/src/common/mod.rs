@@ -1,0 +1,11 @@
+//! Helpers shared by the native functions: KRM header access in the Go SDK's
+//! terms, functionConfig parsing, the kustomize field-spec walker and the
+//! built-in namespaced-kind table.
+
+pub mod config;
+pub mod fieldspec;
+pub mod meta;
+pub mod scope;
+
+#[cfg(test)]
+pub mod testing;

@@ -1,0 +1,52 @@
+//! `set-namespace`: point every namespace field of the package at one namespace.
+//!
+//! Mirrors the catalog's `transformer/namespace.go` on the Go SDK: local-config
+//! resources are ignored; without `namespaceMatcher` all namespace-scoped
+//! resources must share one upstream origin namespace; `metadata.namespace` of
+//! namespace-scoped resources, `Namespace` names and the namespace fields of a
+//! few cluster-scoped kinds are rewritten, then `depends-on` annotations that
+//! point at resources of the list. Results: one summary line for namespaces and
+//! one for `depends-on` annotations. Configuration problems are reported as a
+//! single error result (exit code 1), as the catalog does.
+
+mod config;
+mod walk;
+
+use kpt::resource_list::{FileRef, ResourceList, ResultItem};
+
+use crate::FnError;
+use crate::common::meta;
+
+pub use config::Config;
+
+/// Run the function.
+pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    let config = match Config::from_function_config(list.function_config.as_ref()) {
+        Ok(c) => c,
+        Err(message) => {
+            list.results.push(config_error(message, list));
+            return Ok(());
+        }
+    };
+    let results = walk::transform(&mut list.items, &config);
+    list.results.extend(results);
+    Ok(())
+}
+
+/// SDK `ErrorConfigObjectResult`: the error about the config object itself.
+fn config_error(message: String, list: &ResourceList) -> ResultItem {
+    let mut r = ResultItem::error(message);
+    let fc = list
+        .function_config
+        .clone()
+        .unwrap_or_else(kpt::yaml::Node::mapping);
+    r = r.about(&fc);
+    r.file = Some(meta::file_ref(&fc).unwrap_or(FileRef {
+        path: String::new(),
+        index: -1,
+    }));
+    r
+}
+
+#[cfg(test)]
+mod tests;
