@@ -61,7 +61,10 @@ fn catalog_examples_b() -> Result<()> {
         if !FUNCTIONS.contains(&function.as_str()) {
             continue;
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match check_example(&dir) {
             Ok(()) => ran.push(name),
             Err(e) => failures.push(format!("{name}: {e:#}")),
@@ -69,7 +72,12 @@ fn catalog_examples_b() -> Result<()> {
     }
     eprintln!("passed: {ran:?}");
     assert!(!ran.is_empty() || !failures.is_empty(), "no examples found");
-    assert!(failures.is_empty(), "{} example(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} example(s) differ:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
     Ok(())
 }
 
@@ -100,7 +108,10 @@ fn eval_command(dir: &Path) -> Result<Option<EvalCommand>> {
         return Ok(None);
     };
     let joined = script.replace("\\\n", " ");
-    let Some(line) = joined.lines().find(|l| l.trim_start().starts_with("kpt fn eval")) else {
+    let Some(line) = joined
+        .lines()
+        .find(|l| l.trim_start().starts_with("kpt fn eval"))
+    else {
         return Ok(None);
     };
     let (flags, args) = line.split_once(" -- ").unwrap_or((line, ""));
@@ -127,7 +138,10 @@ fn expand_args(dir: &Path, args: &str) -> Result<BTreeMap<String, String>> {
         .current_dir(dir)
         .output()?;
     if !out.status.success() {
-        bail!("expanding {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "expanding {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let text = String::from_utf8(out.stdout)?;
     let mut map = BTreeMap::new();
@@ -162,7 +176,14 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 
 fn git(dir: &Path, args: &[&str]) -> Result<()> {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()?;
@@ -191,8 +212,10 @@ fn expected_exit_code(dir: &Path) -> i32 {
     std::fs::read_to_string(dir.join(".expected/config.yaml"))
         .ok()
         .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("exitCode:").map(|v| v.trim().parse().unwrap_or(0)))
+            t.lines().find_map(|l| {
+                l.strip_prefix("exitCode:")
+                    .map(|v| v.trim().parse().unwrap_or(0))
+            })
         })
         .unwrap_or(0)
 }
@@ -207,7 +230,10 @@ fn check_example(dir: &Path) -> Result<()> {
     let opts = RenderOptions {
         runtime: &runtime,
         run: RunOptions::default(),
-        root_name: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        root_name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         write_status: true,
     };
     let output = match eval_command(dir)? {

@@ -26,7 +26,13 @@ impl ResId {
 /// placeholders for empty parts; used in error messages.
 impl std::fmt::Display for ResId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
+        let or = |s: &str, d: &'static str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
         write!(
             f,
             "{}.{}.{}/{}.{}",

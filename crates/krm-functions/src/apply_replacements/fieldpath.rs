@@ -158,9 +158,7 @@ pub(crate) fn path_match(
         return Ok(1);
     };
     if let Some(idx) = index_number(part) {
-        let items = node
-            .items_mut()
-            .ok_or_else(|| wrong_kind("SequenceNode"))?;
+        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         if items.len() == idx
             && let Some(c) = create
         {
@@ -179,12 +177,11 @@ pub(crate) fn path_match(
             if field.is_empty() {
                 e.is_scalar() && re.is_match(scalar_text(e))
             } else {
-                e.get(field).is_some_and(|v| v.is_scalar() && re.is_match(scalar_text(v)))
+                e.get(field)
+                    .is_some_and(|v| v.is_scalar() && re.is_match(scalar_text(v)))
             }
         };
-        let items = node
-            .items_mut()
-            .ok_or_else(|| wrong_kind("SequenceNode"))?;
+        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         let mut count = 0;
         for e in items.iter_mut() {
             if matches_elem(e) {
@@ -208,9 +205,7 @@ pub(crate) fn path_match(
         return path_match(node, path, create, f);
     }
     if part == "*" {
-        let items = node
-            .items_mut()
-            .ok_or_else(|| wrong_kind("SequenceNode"))?;
+        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         let mut count = 0;
         for e in items.iter_mut() {
             count += path_match(e, rest, create, f)?;
@@ -252,7 +247,10 @@ mod tests {
     #[test]
     fn splits_like_kyaml() {
         assert_eq!(split("a.b.c"), vec!["a", "b", "c"]);
-        assert_eq!(split("data.[app.kubernetes.io/app]"), vec!["data", "app.kubernetes.io/app"]);
+        assert_eq!(
+            split("data.[app.kubernetes.io/app]"),
+            vec!["data", "app.kubernetes.io/app"]
+        );
         assert_eq!(
             split("spec.containers.[name=a.b].image"),
             vec!["spec", "containers", "[name=a.b]", "image"]

@@ -19,7 +19,9 @@ use kpt::resource_list::ResourceList;
 use kpt::yaml::{self, Node, NodeKind, Style};
 
 use crate::FnError;
-use config::{Config, DEFAULT_FIELD_PATH, FieldOptions, Replacement, SourceSelector, TargetSelector};
+use config::{
+    Config, DEFAULT_FIELD_PATH, FieldOptions, Replacement, SourceSelector, TargetSelector,
+};
 use fieldpath::Create;
 
 const CONFIG_KIND: &str = "ApplyReplacements";
@@ -42,7 +44,12 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
         Some(fc) if !fc.entries().is_empty() => fc,
         _ => return Err("FunctionConfig is missing. Expect `ApplyReplacements`".into()),
     };
-    let text = |k: &str| fc.get(k).and_then(Node::as_str).unwrap_or_default().to_string();
+    let text = |k: &str| {
+        fc.get(k)
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let (kind, api_version) = (text("kind"), text("apiVersion"));
     if kind != CONFIG_KIND || api_version != CONFIG_API_VERSION {
         return Err(format!(
@@ -95,7 +102,12 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
     };
     let value = fieldpath::lookup(node, &fieldpath::split(fp))
         .filter(|v| !is_nil_or_empty(v))
-        .ok_or_else(|| format!("fieldPath `{fp}` is missing for replacement source {}", source.id))?;
+        .ok_or_else(|| {
+            format!(
+                "fieldPath `{fp}` is missing for replacement source {}",
+                source.id
+            )
+        })?;
     refine(source.options.as_ref(), value)
 }
 
@@ -122,7 +134,12 @@ fn refine(options: Option<&FieldOptions>, value: &Node) -> Result<Node, String> 
     let part = usize::try_from(o.index)
         .ok()
         .and_then(|i| parts.get(i))
-        .ok_or_else(|| format!("options.index {} is out of bounds for value {text}", o.index))?;
+        .ok_or_else(|| {
+            format!(
+                "options.index {} is out of bounds for value {text}",
+                o.index
+            )
+        })?;
     let mut n = value.clone();
     n.kind = NodeKind::Scalar(part.to_string());
     Ok(n)
@@ -184,13 +201,20 @@ fn copy_value_to_target(
 
 /// Writes the value into one target field: scalars only take the text (so
 /// the target's own type and style stay), anything else is replaced.
-fn set_field_value(options: Option<&FieldOptions>, target: &mut Node, value: &Node) -> Result<(), String> {
+fn set_field_value(
+    options: Option<&FieldOptions>,
+    target: &mut Node,
+    value: &Node,
+) -> Result<(), String> {
     let mut value = value.clone();
     if let Some(o) = options.filter(|o| !o.delimiter.is_empty()) {
         let Some(current) = target.as_str() else {
             return Err("delimiter option can only be used with scalar nodes".into());
         };
-        let mut parts: Vec<String> = current.split(o.delimiter.as_str()).map(String::from).collect();
+        let mut parts: Vec<String> = current
+            .split(o.delimiter.as_str())
+            .map(String::from)
+            .collect();
         let v = value.as_str().unwrap_or_default().to_string();
         match usize::try_from(o.index) {
             Err(_) => parts.insert(0, v),
@@ -248,7 +272,10 @@ fn preserve_string_typing(items: &mut [Node], replacements: &[Replacement]) {
                 let Ok(ids) = select::res_ids(n) else {
                     continue;
                 };
-                if !ids.first().is_some_and(|id| select::is_selected_by(id, &select.id)) {
+                if !ids
+                    .first()
+                    .is_some_and(|id| select::is_selected_by(id, &select.id))
+                {
                     continue;
                 }
                 for fp in &t.field_paths {

@@ -12,7 +12,9 @@ const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
 const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
 
 fn text<'a>(node: &'a Node, path: &[&str]) -> &'a str {
-    node.get_path(path).and_then(Node::as_str).unwrap_or_default()
+    node.get_path(path)
+        .and_then(Node::as_str)
+        .unwrap_or_default()
 }
 
 /// kustomize `utils.MakeResIds`: the current id, then previous ids.
@@ -31,10 +33,16 @@ pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
         namespace: text(node, &["metadata", "namespace"]).to_string(),
     };
     let mut ids = vec![current];
-    let ann = |k: &str| node.get_path(&["metadata", "annotations", k]).and_then(Node::as_str);
+    let ann = |k: &str| {
+        node.get_path(&["metadata", "annotations", k])
+            .and_then(Node::as_str)
+    };
     if let Some(names) = ann(PREVIOUS_NAMES) {
         let names: Vec<&str> = names.split(',').collect();
-        let nss: Vec<&str> = ann(PREVIOUS_NAMESPACES).unwrap_or_default().split(',').collect();
+        let nss: Vec<&str> = ann(PREVIOUS_NAMESPACES)
+            .unwrap_or_default()
+            .split(',')
+            .collect();
         let kinds: Vec<&str> = ann(PREVIOUS_KINDS).unwrap_or_default().split(',').collect();
         if names.len() != nss.len() || names.len() != kinds.len() {
             return Err("number of previous names, number of previous namespaces, \
@@ -57,7 +65,13 @@ pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
 /// kustomize `ResId.IsSelectedBy`: empty selector fields match anything;
 /// namespaces compare by effective namespace ("" is "default").
 pub(crate) fn is_selected_by(id: &ResId, sel: &ResId) -> bool {
-    let eff = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
+    let eff = |ns: &str| {
+        if ns.is_empty() {
+            "default".to_string()
+        } else {
+            ns.to_string()
+        }
+    };
     (sel.name.is_empty() || sel.name == id.name)
         && (sel.namespace.is_empty() || eff(&sel.namespace) == eff(&id.namespace))
         && (sel.group.is_empty() || sel.group == id.group)
@@ -67,8 +81,10 @@ pub(crate) fn is_selected_by(id: &ResId, sel: &ResId) -> bool {
 
 /// Label and annotation selector strings of a selector both match.
 pub(crate) fn matches_label_and_annotation(node: &Node, sel: &Selector) -> Result<bool, String> {
-    Ok(matches_selector(node, "annotations", &sel.annotation_selector)?
-        && matches_selector(node, "labels", &sel.label_selector)?)
+    Ok(
+        matches_selector(node, "annotations", &sel.annotation_selector)?
+            && matches_selector(node, "labels", &sel.label_selector)?,
+    )
 }
 
 /// A selected target is dropped when a reject's label/annotation selector
@@ -210,7 +226,8 @@ mod tests {
         let mut n = Node::mapping();
         n.set("apiVersion", Node::string("apps/v1"));
         n.set("kind", Node::string("Deployment"));
-        n.ensure_mapping(&["metadata"]).set("name", Node::string("web"));
+        n.ensure_mapping(&["metadata"])
+            .set("name", Node::string("web"));
         let ann = n.ensure_mapping(&["metadata", "annotations"]);
         ann.set(PREVIOUS_NAMES, Node::string("old"));
         ann.set(PREVIOUS_KINDS, Node::string("Deployment"));
@@ -225,9 +242,6 @@ mod tests {
         };
         assert!(!is_selected_by(&ids[0], &sel));
         assert!(is_selected_by(&ids[1], &sel));
-        assert_eq!(
-            sel.to_string(),
-            "[noKind].[noVer].apps/old.default"
-        );
+        assert_eq!(sel.to_string(), "[noKind].[noVer].apps/old.default");
     }
 }

@@ -58,7 +58,10 @@ fn copies_scalars_keeping_target_style() {
     );
     assert_eq!(err, None);
     assert!(results.is_empty());
-    assert!(out.contains("  name: frontend\n  labels:\n    app: frontend\n"), "{out}");
+    assert!(
+        out.contains("  name: frontend\n  labels:\n    app: frontend\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -90,7 +93,7 @@ fn string_sources_stay_strings_and_wildcards_match_lists() {
 "#,
     );
     assert_eq!(err, None);
-    assert!(out.contains("              value: \"8080\"\n"), "{out}");
+    assert!(out.contains("          value: \"8080\"\n"), "{out}");
     assert!(out.contains("image: nginx:1.2.3 # the image\n"), "{out}");
     assert!(out.contains("image: envoy:1.2.3\n"), "{out}");
 }
@@ -131,7 +134,7 @@ spec:
     assert_eq!(err, None);
     assert!(
         out.starts_with(
-            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n        - image: busybox\n          name: myapp-container\n      restartPolicy: OnFailure\n"
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: hello\nspec:\n  template:\n    spec:\n      containers:\n      - image: busybox\n        name: myapp-container\n      restartPolicy: OnFailure\n"
         ),
         "{out}"
     );
@@ -185,11 +188,20 @@ fn error_messages() {
         one("- source:\n    kind: ConfigMap\n").as_deref(),
         Some("replacements must specify a source and at least one target")
     );
-    let (_, _, err) = run(super::run, RESOURCES, Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"));
+    let (_, _, err) = run(
+        super::run,
+        RESOURCES,
+        Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"),
+    );
     assert_eq!(
         err.as_deref(),
-        Some("received functionConfig of kind ConfigMap and apiVersion v1, only functionConfig of kind ApplyReplacements and apiVersion fn.kpt.dev/v1alpha1 is supported")
+        Some(
+            "received functionConfig of kind ConfigMap and apiVersion v1, only functionConfig of kind ApplyReplacements and apiVersion fn.kpt.dev/v1alpha1 is supported"
+        )
     );
     let (_, _, err) = run(super::run, RESOURCES, None);
-    assert_eq!(err.as_deref(), Some("FunctionConfig is missing. Expect `ApplyReplacements`"));
+    assert_eq!(
+        err.as_deref(),
+        Some("FunctionConfig is missing. Expect `ApplyReplacements`")
+    );
 }

@@ -49,16 +49,16 @@ spec:
   template:
     spec:
       containers:
-        - name: nginx
-          image: "nginx:1.16.2" # kpt-set: nginx:${tag}
+      - name: nginx
+        image: "nginx:1.16.2" # kpt-set: nginx:${tag}
 ---
 apiVersion: v1
 kind: MyKind
 metadata:
   name: foo
 environments: # kpt-set: ${env}
-  - prod
-  - dev
+- prod
+- dev
 "#
     );
     assert_eq!(
@@ -93,7 +93,8 @@ fn derives_unprovided_setters_from_current_value() {
 
 #[test]
 fn unresolved_setters_fail() {
-    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nimage: nginx # kpt-set: ${image}:${tag}\n";
+    let input =
+        "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nimage: nginx # kpt-set: ${image}:${tag}\n";
     let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  image: ubuntu\n";
     let (_, _, err) = apply(input, config);
     assert_eq!(
@@ -105,7 +106,8 @@ fn unresolved_setters_fail() {
 #[test]
 fn empty_values_and_no_matches() {
     let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}\n  - a\nname: x # kpt-set: ${name}\n";
-    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: \"\"\n  name: \"\"\n";
+    let config =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: \"\"\n  name: \"\"\n";
     let (out, _, err) = apply(input, config);
     assert_eq!(err, None);
     assert!(out.contains("env: [] # kpt-set: ${env}\n"), "{out}");
@@ -119,7 +121,8 @@ fn empty_values_and_no_matches() {
 
 #[test]
 fn array_setter_errors() {
-    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}-${x}\n  - a\n";
+    let input =
+        "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: # kpt-set: ${env}-${x}\n  - a\n";
     let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: a\n";
     let (_, _, err) = apply(input, config);
     assert_eq!(
@@ -130,10 +133,15 @@ fn array_setter_errors() {
     let (_, _, err) = apply(input, config);
     assert_eq!(
         err.as_deref(),
-        Some(r#"failed to apply setters: input to array setter must be an array of values, but found "a""#)
+        Some(
+            r#"failed to apply setters: input to array setter must be an array of values, but found "a""#
+        )
     );
 }
 
-fn apply(input: &str, config: &str) -> (String, Vec<kpt::resource_list::ResultItem>, Option<String>) {
+fn apply(
+    input: &str,
+    config: &str,
+) -> (String, Vec<kpt::resource_list::ResultItem>, Option<String>) {
     run(super::run, input, Some(config))
 }

@@ -102,8 +102,7 @@ fn decode(config: Option<&Node>) -> Result<CreateSetters, String> {
         }
     }
     // Longest values first so a value containing another one wins.
-    cs.scalars
-        .sort_by(|a, b| b.value.len().cmp(&a.value.len()));
+    cs.scalars.sort_by(|a, b| b.value.len().cmp(&a.value.len()));
     Ok(cs)
 }
 

@@ -55,16 +55,16 @@ spec:
   template:
     spec:
       containers:
-        - name: nginx
-          image: "nginx:1.16.1" # kpt-set: nginx:${tag}
+      - name: nginx
+        image: "nginx:1.16.1" # kpt-set: nginx:${tag}
 ---
 apiVersion: v1
 kind: MyKind
 metadata:
   name: foo
 environments: # kpt-set: ${env}
-  - dev
-  - stage
+- dev
+- stage
 "#
     );
     assert_eq!(
@@ -94,25 +94,41 @@ spec: nginx-abc-development
     let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  image: nginx\n  ubuntu: nginx-abc\n";
     let (out, results, err) = create(input, config);
     assert_eq!(err, None);
-    assert!(out.contains("spec: nginx-abc-development # kpt-set: ${ubuntu}-development\n"), "{out}");
-    assert!(out.contains("config.kubernetes.io/index: \"nginx\"\n"), "{out}");
+    assert!(
+        out.contains("spec: nginx-abc-development # kpt-set: ${ubuntu}-development\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("config.kubernetes.io/index: \"nginx\"\n"),
+        "{out}"
+    );
     assert_eq!(results.len(), 1);
 }
 
 #[test]
 fn flow_lists() {
     let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nenv: [foo, bar]\n";
-    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: '[bar, foo]'\n";
+    let config =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: '[bar, foo]'\n";
     let (out, _, err) = create(input, config);
     assert_eq!(err, None);
-    assert!(out.contains("env: # kpt-set: ${env}\n  - foo\n  - bar\n"), "{out}");
+    assert!(
+        out.contains("env: # kpt-set: ${env}\n- foo\n- bar\n"),
+        "{out}"
+    );
 }
 
 #[test]
 fn errors() {
     let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n";
-    let (_, _, err) = create(input, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n");
-    assert_eq!(err.as_deref(), Some("failed to create setters: config map cannot be empty"));
+    let (_, _, err) = create(
+        input,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n",
+    );
+    assert_eq!(
+        err.as_deref(),
+        Some("failed to create setters: config map cannot be empty")
+    );
     let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: zzz\n";
     let (_, _, err) = create(input, config);
     assert_eq!(

@@ -250,7 +250,9 @@ impl Visitor for SearchReplace {
                 // written in block style with the comment on its key.
                 let mut flow = value.clone();
                 flow.style = Style::Flow;
-                let text = yaml::emit_node(&flow, SeqIndent::Compact).trim().to_string();
+                let text = yaml::emit_node(&flow, SeqIndent::Compact)
+                    .trim()
+                    .to_string();
                 value.style = Style::Any;
                 self.found.push(Found {
                     file_path: self.file_path.clone(),
@@ -268,11 +270,15 @@ impl Visitor for SearchReplace {
             return Ok(());
         }
         if !self.put_comment.is_empty() {
-            let c = self.resolve(&value, &self.put_comment).map_err(FnError::Failed)?;
+            let c = self
+                .resolve(&value, &self.put_comment)
+                .map_err(FnError::Failed)?;
             node.line_comment = line_comment(&c);
         }
         if !self.put_value.is_empty() {
-            let v = self.resolve(&value, &self.put_value).map_err(FnError::Failed)?;
+            let v = self
+                .resolve(&value, &self.put_value)
+                .map_err(FnError::Failed)?;
             node.kind = NodeKind::Scalar(v);
             node.tag = None;
             if node.style == Style::Any {

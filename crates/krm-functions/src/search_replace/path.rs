@@ -67,7 +67,10 @@ mod tests {
     fn matches_like_the_catalog() {
         assert!(path_match("metadata.name", ".metadata.name"));
         assert!(!path_match("metadata.name", ".metadata.namespace"));
-        assert!(path_match("spec.**.image", ".spec.template.spec.containers[0].image"));
+        assert!(path_match(
+            "spec.**.image",
+            ".spec.template.spec.containers[0].image"
+        ));
         assert!(path_match("**.image", ".image"));
         assert!(path_match("a.*.c", "a.b.c"));
         assert!(!path_match("a.*.c", "a.c"));

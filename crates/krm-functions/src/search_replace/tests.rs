@@ -5,7 +5,9 @@ use kpt::resource_list::ResultItem;
 use crate::common::testing::{messages, run};
 
 fn sr(input: &str, data: &str) -> (String, Vec<ResultItem>, Option<String>) {
-    let config = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n{data}");
+    let config = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n{data}"
+    );
     run(super::run, input, Some(&config))
 }
 
@@ -28,9 +30,18 @@ fn by_path_and_value_put_value() {
     );
     assert_eq!(err, None);
     assert!(out.contains("  name: my-deployment\n"), "{out}");
-    assert_eq!(messages(&results), vec![r#"Mutated field value to "my-deployment""#]);
-    assert_eq!(results[0].field.as_ref().map(|f| f.path.as_str()), Some("metadata.name"));
-    assert_eq!(results[0].file.as_ref().map(|f| f.path.as_str()), Some("resources.yaml"));
+    assert_eq!(
+        messages(&results),
+        vec![r#"Mutated field value to "my-deployment""#]
+    );
+    assert_eq!(
+        results[0].field.as_ref().map(|f| f.path.as_str()),
+        Some("metadata.name")
+    );
+    assert_eq!(
+        results[0].file.as_ref().map(|f| f.path.as_str()),
+        Some("resources.yaml")
+    );
 }
 
 #[test]
@@ -38,7 +49,10 @@ fn match_only_reports() {
     let (out, results, err) = sr(DEPLOY, "  by-value: my-space\n");
     assert_eq!(err, None);
     assert_eq!(out, DEPLOY);
-    assert_eq!(messages(&results), vec![r#"Matched field value "my-space""#]);
+    assert_eq!(
+        messages(&results),
+        vec![r#"Matched field value "my-space""#]
+    );
     let (_, results, _) = sr(DEPLOY, "  by-value: nothing\n");
     assert_eq!(messages(&results), vec!["no matches"]);
 }
@@ -60,7 +74,10 @@ data:
         "  by-path: data.**\n  by-value-regex: (.*)nginx.com(.*)\n  put-comment: 'kpt-set: ${1}${host}${2}'\n",
     );
     assert_eq!(err, None);
-    assert!(out.contains("  FQDN: nginx.com # kpt-set: ${host}\n"), "{out}");
+    assert!(
+        out.contains("  FQDN: nginx.com # kpt-set: ${host}\n"),
+        "{out}"
+    );
     assert!(
         out.contains("  MY_BAR_URL: https://nginx.com/bar # kpt-set: https://${host}/bar\n"),
         "{out}"
@@ -84,8 +101,14 @@ fn put_comment_on_lists() {
     let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/path: x.yaml\nenv: [dev, stage]\n";
     let (out, results, err) = sr(input, "  by-path: env\n  put-comment: 'kpt-set: ${env}'\n");
     assert_eq!(err, None);
-    assert!(out.contains("env: # kpt-set: ${env}\n  - dev\n  - stage\n"), "{out}");
-    assert_eq!(messages(&results), vec![r#"Mutated field value to "[dev, stage]""#]);
+    assert!(
+        out.contains("env: # kpt-set: ${env}\n- dev\n- stage\n"),
+        "{out}"
+    );
+    assert_eq!(
+        messages(&results),
+        vec![r#"Mutated field value to "[dev, stage]""#]
+    );
     assert_eq!(
         results[0].field.as_ref().map(|f| f.path.as_str()),
         Some("env # kpt-set: ${env}")
@@ -97,12 +120,16 @@ fn errors() {
     let (_, _, err) = sr(DEPLOY, "  by-value: a\n  by-value-regex: b\n");
     assert_eq!(
         err.as_deref(),
-        Some(r#"failed to perform search-replace operation: "only one of [\"by-value\", \"by-value-regex\"] can be provided""#)
+        Some(
+            r#"failed to perform search-replace operation: "only one of [\"by-value\", \"by-value-regex\"] can be provided""#
+        )
     );
     let (_, _, err) = sr(DEPLOY, "  by-nothing: a\n");
     assert_eq!(
         err.as_deref(),
-        Some(r#"failed to perform search-replace operation: "invalid matcher \"by-nothing\", must be one of [\"by-value\" \"by-file-path\" \"by-value-regex\" \"by-path\" \"put-value\" \"put-comment\"]""#)
+        Some(
+            r#"failed to perform search-replace operation: "invalid matcher \"by-nothing\", must be one of [\"by-value\" \"by-file-path\" \"by-value-regex\" \"by-path\" \"put-value\" \"put-comment\"]""#
+        )
     );
     let (_, _, err) = sr(DEPLOY, "  by-value-regex: my-(.*)\n  put-value: ${2}\n");
     assert_eq!(
@@ -113,8 +140,17 @@ fn errors() {
 
 #[test]
 fn by_file_path_filters() {
-    let (_, results, _) = sr(DEPLOY, "  by-value: my-space\n  by-file-path: other/*.yaml\n");
+    let (_, results, _) = sr(
+        DEPLOY,
+        "  by-value: my-space\n  by-file-path: other/*.yaml\n",
+    );
     assert_eq!(messages(&results), vec!["no matches"]);
-    let (_, results, _) = sr(DEPLOY, "  by-value: my-space\n  by-file-path: '**/*.yaml'\n");
-    assert_eq!(messages(&results), vec![r#"Matched field value "my-space""#]);
+    let (_, results, _) = sr(
+        DEPLOY,
+        "  by-value: my-space\n  by-file-path: '**/*.yaml'\n",
+    );
+    assert_eq!(
+        messages(&results),
+        vec![r#"Matched field value "my-space""#]
+    );
 }

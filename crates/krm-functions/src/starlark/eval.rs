@@ -56,7 +56,8 @@ pub(crate) fn execute(program: &Program, resource_list: &Value) -> Result<Value,
             let mut eval = Evaluator::new(&module);
             eval.set_loader(&loader);
             eval.set_print_handler(&Stderr);
-            eval.eval_module(ast, &globals).map_err(|e| render_error(&e))?;
+            eval.eval_module(ast, &globals)
+                .map_err(|e| render_error(&e))?;
         }
         let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
         let items = dict

@@ -14,7 +14,10 @@ use serde_json::Value;
 
 /// Annotation keys kpt uses to match function output to input.
 const ID_ANNOTATIONS: [&str; 2] = ["internal.config.kubernetes.io/id", "config.k8s.io/id"];
-const PATH_ANNOTATIONS: [&str; 2] = ["internal.config.kubernetes.io/path", "config.kubernetes.io/path"];
+const PATH_ANNOTATIONS: [&str; 2] = [
+    "internal.config.kubernetes.io/path",
+    "config.kubernetes.io/path",
+];
 
 /// Builds the output items: each output item is matched to an input item (by
 /// kpt's id annotation, else by identity and file, else by identity) and
@@ -48,13 +51,23 @@ fn annotation<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 fn identity(v: &Value) -> [Option<&str>; 4] {
-    let meta = |k: &str| v.get("metadata").and_then(|m| m.get(k)).and_then(Value::as_str);
+    let meta = |k: &str| {
+        v.get("metadata")
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+    };
     [
         v.get("apiVersion").and_then(Value::as_str),
         v.get("kind").and_then(Value::as_str),
         meta("namespace"),
         meta("name"),
     ]
+}
+
+/// [`identity`] without the namespace.
+fn loose(v: &Value) -> [Option<&str>; 3] {
+    let [a, k, _, n] = identity(v);
+    [a, k, n]
 }
 
 fn path_of(v: &Value) -> Option<&str> {
@@ -65,7 +78,9 @@ fn find_original(origs: &[Value], used: &[bool], item: &Value) -> Option<usize> 
     let free = |i: &usize| !used[*i];
     for key in ID_ANNOTATIONS {
         if let Some(id) = annotation(item, key)
-            && let Some(i) = (0..origs.len()).filter(free).find(|&i| annotation(&origs[i], key) == Some(id))
+            && let Some(i) = (0..origs.len())
+                .filter(free)
+                .find(|&i| annotation(&origs[i], key) == Some(id))
         {
             return Some(i);
         }
@@ -74,7 +89,18 @@ fn find_original(origs: &[Value], used: &[bool], item: &Value) -> Option<usize> 
     (0..origs.len())
         .filter(free)
         .find(|&i| identity(&origs[i]) == ident && path_of(&origs[i]) == path_of(item))
-        .or_else(|| (0..origs.len()).filter(free).find(|&i| identity(&origs[i]) == ident))
+        .or_else(|| {
+            (0..origs.len())
+                .filter(free)
+                .find(|&i| identity(&origs[i]) == ident)
+        })
+        // A script that sets the namespace changes the identity; name and
+        // kind still tell which input it was.
+        .or_else(|| {
+            (0..origs.len())
+                .filter(free)
+                .find(|&i| loose(&origs[i]) == loose(item))
+        })
 }
 
 /// Patches `node` so that its data becomes `new`, touching as little as
@@ -104,7 +130,8 @@ pub(crate) fn apply(node: &mut Node, new: &Value) {
                     .or_else(|| {
                         let name = nv.get("name").and_then(Value::as_str)?;
                         (0..old.len()).find(|&j| {
-                            !used[j] && old_values[j].get("name").and_then(Value::as_str) == Some(name)
+                            !used[j]
+                                && old_values[j].get("name").and_then(Value::as_str) == Some(name)
                         })
                     })
                     .or_else(|| {
@@ -211,7 +238,9 @@ mod tests {
 
     #[test]
     fn changes_are_patched_in_place() {
-        let orig = node("kind: K\nmetadata:\n  name: n # keep\nspec:\n  b: 'q'\n  a: 1\n  list:\n    - name: x\n      v: 1\n    - name: y\n      v: 2\n");
+        let orig = node(
+            "kind: K\nmetadata:\n  name: n # keep\nspec:\n  b: 'q'\n  a: 1\n  list:\n    - name: x\n      v: 1\n    - name: y\n      v: 2\n",
+        );
         let new = sort_keys(json!({
             "kind": "K",
             "metadata": {"name": "n", "namespace": "prod"},
@@ -220,14 +249,20 @@ mod tests {
         let out = reconcile(std::slice::from_ref(&orig), &[new]).expect("ok");
         assert_eq!(
             emit(&out),
-            "kind: K\nmetadata:\n  name: n # keep\n  namespace: prod\nspec:\n  b: 'q'\n  a: 5\n  list:\n    - name: y\n      v: 2\n    - name: z\n      v: 3\n  c: true\n"
+            "kind: K\nmetadata:\n  name: n # keep\n  namespace: prod\nspec:\n  b: 'q'\n  a: 5\n  list:\n  - name: y\n    v: 2\n  - name: z\n    v: 3\n  c: true\n"
         );
     }
 
     #[test]
     fn new_items_are_built_fresh() {
-        let out = reconcile(&[], &[sort_keys(json!({"kind": "K", "n": 2.0, "s": "3", "z": null}))]).expect("ok");
-        assert_eq!(emit(&out), "kind: K\nn: 2\ns: \"3\"\nz: null\n");
+        let out = reconcile(
+            &[],
+            &[sort_keys(
+                json!({"kind": "K", "n": 2.0, "s": "3", "z": null}),
+            )],
+        )
+        .expect("ok");
+        assert_eq!(emit(&out), "kind: K\n\"n\": 2\ns: \"3\"\nz: null\n");
         assert!(reconcile(&[], &[json!(1)]).is_err());
     }
 }

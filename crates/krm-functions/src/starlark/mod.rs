@@ -27,7 +27,10 @@ use crate::FnError;
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     let program = config::program(list.function_config.as_ref()).map_err(FnError::Config)?;
     let mut rl = Map::new();
-    rl.insert("apiVersion".into(), Value::String("config.kubernetes.io/v1".into()));
+    rl.insert(
+        "apiVersion".into(),
+        Value::String("config.kubernetes.io/v1".into()),
+    );
     rl.insert("kind".into(), Value::String("ResourceList".into()));
     rl.insert(
         "items".into(),

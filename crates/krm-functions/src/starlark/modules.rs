@@ -52,7 +52,10 @@ fn json_members(builder: &mut GlobalsBuilder) {
         serde_json::to_string(&x.to_json_value().map_err(fail)?).map_err(fail)
     }
 
-    fn decode<'v>(#[starlark(require = pos)] x: &str, heap: Heap<'v>) -> ::starlark::Result<Value<'v>> {
+    fn decode<'v>(
+        #[starlark(require = pos)] x: &str,
+        heap: Heap<'v>,
+    ) -> ::starlark::Result<Value<'v>> {
         Ok(heap.alloc(serde_json::from_str::<serde_json::Value>(x).map_err(fail)?))
     }
 
@@ -73,7 +76,13 @@ fn indent_json(v: &serde_json::Value, prefix: &str, unit: &str, depth: usize) ->
         serde_json::Value::Array(a) if !a.is_empty() => {
             let inner: Vec<String> = a
                 .iter()
-                .map(|x| format!("{}{}", pad(depth + 1), indent_json(x, prefix, unit, depth + 1)))
+                .map(|x| {
+                    format!(
+                        "{}{}",
+                        pad(depth + 1),
+                        indent_json(x, prefix, unit, depth + 1)
+                    )
+                })
                 .collect();
             format!("[{}{}]", inner.join(","), pad(depth))
         }
@@ -100,10 +109,16 @@ fn indent_json(v: &serde_json::Value, prefix: &str, unit: &str, depth: usize) ->
 fn yaml_members(builder: &mut GlobalsBuilder) {
     fn dumps<'v>(#[starlark(require = pos)] x: Value<'v>) -> ::starlark::Result<String> {
         let v = super::merge::sort_keys(x.to_json_value().map_err(fail)?);
-        Ok(yaml::emit_node(&super::merge::to_node(&v), SeqIndent::Compact))
+        Ok(yaml::emit_node(
+            &super::merge::to_node(&v),
+            SeqIndent::Compact,
+        ))
     }
 
-    fn loads<'v>(#[starlark(require = pos)] x: &str, heap: Heap<'v>) -> ::starlark::Result<Value<'v>> {
+    fn loads<'v>(
+        #[starlark(require = pos)] x: &str,
+        heap: Heap<'v>,
+    ) -> ::starlark::Result<Value<'v>> {
         let node: Node = yaml::parse_one(x).map_err(|e| fail(e.message))?;
         Ok(heap.alloc(node.to_value()))
     }
@@ -118,8 +133,10 @@ fn krmfn_members(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] kind: &str,
     ) -> ::starlark::Result<bool> {
         let r = resource.to_json_value().map_err(fail)?;
-        Ok(r.get("apiVersion").and_then(|v| v.as_str()) == Some(api_version)
-            && r.get("kind").and_then(|v| v.as_str()) == Some(kind))
+        Ok(
+            r.get("apiVersion").and_then(|v| v.as_str()) == Some(api_version)
+                && r.get("kind").and_then(|v| v.as_str()) == Some(kind),
+        )
     }
 
     fn match_name<'v>(

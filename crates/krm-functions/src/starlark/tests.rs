@@ -59,10 +59,10 @@ spec:
   template:
     spec:
       containers:
-        - name: nginx
-          image: nginx:1.14.2
-        - image: fluentd:1.30
-          name: logging-agent
+      - name: nginx
+        image: nginx:1.14.2
+      - image: fluentd:1.30
+        name: logging-agent
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -94,7 +94,7 @@ source: |
     assert_eq!(err, None);
     assert!(out.starts_with("apiVersion: apps/v1\n"), "{out}");
     assert!(
-        out.ends_with("---\napiVersion: v1\ndata:\n  f: 1.5\n  n: \"55\"\nkind: ConfigMap\nmetadata:\n  name: gen\n"),
+        out.ends_with("---\napiVersion: v1\ndata:\n  f: 1.5\n  \"n\": \"55\"\nkind: ConfigMap\nmetadata:\n  name: gen\n"),
         "{out}"
     );
     assert!(!out.contains("name: cm"), "{out}");
@@ -123,21 +123,40 @@ data:
 #[test]
 fn errors_use_the_go_wording() {
     let (_, _, err) = star(DEPLOY, "fail(\"intentional failure for testing\")\n");
-    assert_eq!(err.as_deref(), Some("fail: intentional failure for testing"));
+    assert_eq!(
+        err.as_deref(),
+        Some("fail: intentional failure for testing")
+    );
 
     let src = "def f(r):\n  return r[\"a\"] == \"b\" and \n  r[\"c\"] == \"d\"\n";
     let (_, _, err) = star(DEPLOY, src);
-    assert_eq!(err.as_deref(), Some("test-fn:2:28: got newline, want primary expression"));
-
-    let (_, _, err) = star(DEPLOY, "load('re.star', 're')\n");
-    assert!(err.as_deref().is_some_and(|e| e.contains("not supported by the native starlark runtime")), "{err:?}");
-
-    let (_, _, err) = run(super::run, DEPLOY, None);
-    assert_eq!(err.as_deref(), Some("FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`"));
-    let (_, _, err) = run(super::run, DEPLOY, Some("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"));
     assert_eq!(
         err.as_deref(),
-        Some("`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: /v1, Kind=Secret")
+        Some("test-fn:2:28: got newline, want primary expression")
+    );
+
+    let (_, _, err) = star(DEPLOY, "load('re.star', 're')\n");
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("not supported by the native starlark runtime")),
+        "{err:?}"
+    );
+
+    let (_, _, err) = run(super::run, DEPLOY, None);
+    assert_eq!(
+        err.as_deref(),
+        Some("FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`")
+    );
+    let (_, _, err) = run(
+        super::run,
+        DEPLOY,
+        Some("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"),
+    );
+    assert_eq!(
+        err.as_deref(),
+        Some(
+            "`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: /v1, Kind=Secret"
+        )
     );
     let (_, _, err) = run(
         super::run,
