@@ -12,6 +12,7 @@
 pub mod core;
 pub mod packagevariant;
 pub mod packagevariantset;
+pub mod protobuf;
 pub mod repository;
 mod schema;
 

@@ -39,8 +39,8 @@ pub use hub::WatchHub;
 pub use meta::now_rfc3339;
 pub use registry::Registry;
 pub use resource::{
-    Expect, ListOptions, ListResult, NoHooks, RequestContext, Resource, ResourceBackend,
-    ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
+    Expect, ListOptions, ListResult, NoHooks, ProtobufDecoder, RequestContext, Resource,
+    ResourceBackend, ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
 };
 pub use selector::Selectors;
 pub use table::{Column, eval_path};

@@ -41,7 +41,13 @@ pub struct ResourceKind {
     /// Verbs served; discovery advertises exactly these.
     pub verbs: Vec<String>,
     pub hooks: Arc<dyn ResourceHooks>,
+    /// Decodes a Kubernetes protobuf body (kubectl sends built-in kinds that way); `None`
+    /// answers protobuf with 415.
+    pub protobuf: Option<ProtobufDecoder>,
 }
+
+/// Turns a protobuf request body into the object's JSON form.
+pub type ProtobufDecoder = fn(&[u8]) -> Result<Value, String>;
 
 impl ResourceKind {
     /// A namespaced resource with every verb, no columns, an open schema and no hooks.
@@ -67,6 +73,7 @@ impl ResourceKind {
             .map(String::from)
             .to_vec(),
             hooks: Arc::new(NoHooks),
+            protobuf: None,
         }
     }
 

@@ -54,6 +54,18 @@ pub fn parse_object(
     body: &[u8],
     content_type: &str,
 ) -> Result<Value, ApiError> {
+    if content_type.contains("protobuf") {
+        if let Some(decode) = kind.protobuf {
+            return decode(body).map_err(ApiError::bad_request);
+        }
+    }
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        // 415 makes client-go fall back to JSON.
+        return Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format - accepted media types include: \
+             application/json, application/yaml (got {content_type})"
+        )));
+    }
     let yaml = content_type.contains("yaml");
     let v: Value = if yaml {
         serde_yaml::from_slice(body).map_err(|e| {
@@ -456,6 +468,16 @@ impl Rest<'_> {
     ) -> Result<Written, ApiError> {
         let kind = self.kind();
         let patch_body = patch::parse_body(kind_of_patch, body)?;
+        let patch_names_version = match kind_of_patch {
+            PatchType::Json => patch_body.as_array().is_some_and(|ops| {
+                ops.iter().any(|op| {
+                    op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion")
+                })
+            }),
+            _ => patch_body
+                .pointer("/metadata/resourceVersion")
+                .is_some_and(|v| !v.is_null()),
+        };
         for _ in 0..MAX_RETRIES {
             let old = match self.resource.backend.get(self.ctx, namespace, name).await {
                 Ok(o) => o,
@@ -480,7 +502,9 @@ impl Rest<'_> {
             patch::apply(kind_of_patch, &mut new, &patch_body)?;
             let warnings = decode(kind, &mut new, fv)?;
             check_namespace_name(kind, &new, name)?;
-            let (expect, pinned) = expect_for(&new, &old, kind, name)?;
+            let (expect, mut pinned) = expect_for(&new, &old, kind, name)?;
+            // A patch pins a version only when it names one itself.
+            pinned &= patch_names_version;
             match self
                 .commit_update(namespace, name, new, &old, expect, part)
                 .await

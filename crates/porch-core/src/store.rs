@@ -87,9 +87,9 @@ impl EventType {
 pub struct StoreEvent {
     pub event_type: EventType,
     pub object: StoredObject,
-    /// The object's bytes before this write, when known: set on events delivered live to the
-    /// listener, `None` on events replayed from the log. Watchers with selectors use it to turn a
-    /// change that leaves (enters) the selection into DELETED (ADDED).
+    /// The object's bytes before this write (`None` for a creation). Watchers with selectors use
+    /// it to turn a change that leaves (enters) the selection into DELETED (ADDED); stores keep
+    /// it in the event log so that replayed events carry it too.
     pub previous: Option<Arc<[u8]>>,
 }
 

@@ -49,7 +49,7 @@ pub struct Args {
     pub max_request_body_size: usize,
 
     /// How many store events are kept for watch resumption (older resourceVersions get 410).
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 50_000)]
     pub event_retention: u64,
 
     /// Seconds to let open requests finish on SIGTERM before closing them.

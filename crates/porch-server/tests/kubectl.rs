@@ -229,7 +229,7 @@ fn create_reports_existing_and_invalid_objects() {
     let out = s.kubectl(&["create", "-f", file.to_str().expect("utf8")]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("(Invalid)") && err.contains("spec.type: Unsupported value: \"svn\""),
+        err.contains("The Repository \"r3\" is invalid: spec.type: Unsupported value: \"svn\""),
         "{err}"
     );
     let listed = s.kubectl_ok(&["get", "repositories", "-o", "name"]);

@@ -2,7 +2,9 @@
 //!
 //! * objects: key `resource \0 namespace \0 name` (so one resource, or one namespace of it, is a
 //!   contiguous key range), value `rv (u64 LE) ++ JSON`.
-//! * events: key rv, value `type (u8) ++ 3 × (u16 LE len ++ bytes) ++ JSON`.
+//! * events: key rv, value `type (u8) ++ 3 × (u16 LE len ++ bytes) ++ previous ++ JSON`, where
+//!   `previous` is `u32 LE len ++ bytes` of the object before the write (`u32::MAX`: none), so
+//!   a watch replayed from the log applies selectors exactly as a live one does.
 //! * meta: `rv` (last committed resourceVersion), `compacted` (events up to it were dropped).
 
 use std::sync::Arc;
@@ -96,6 +98,14 @@ pub(crate) fn encode_event(ev: &StoreEvent) -> Vec<u8> {
         v.extend_from_slice(&len.to_le_bytes());
         v.extend_from_slice(&part.as_bytes()[..usize::from(len)]);
     }
+    match &ev.previous {
+        Some(p) => {
+            let len = u32::try_from(p.len()).unwrap_or(u32::MAX - 1);
+            v.extend_from_slice(&len.to_le_bytes());
+            v.extend_from_slice(&p[..usize::try_from(len).unwrap_or(0)]);
+        }
+        None => v.extend_from_slice(&u32::MAX.to_le_bytes()),
+    }
     v.extend_from_slice(&ev.object.data);
     v
 }
@@ -123,6 +133,22 @@ pub(crate) fn decode_event(rv: u64, raw: &[u8]) -> Result<StoreEvent, StoreError
         rest = &rest[len..];
     }
     let [resource, namespace, name] = parts;
+    if rest.len() < 4 {
+        return Err(corrupt());
+    }
+    let plen = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+    rest = &rest[4..];
+    let previous = if plen == u32::MAX {
+        None
+    } else {
+        let plen = usize::try_from(plen).map_err(|_| corrupt())?;
+        if rest.len() < plen {
+            return Err(corrupt());
+        }
+        let p: Arc<[u8]> = Arc::from(&rest[..plen]);
+        rest = &rest[plen..];
+        Some(p)
+    };
     Ok(StoreEvent {
         event_type,
         object: StoredObject {
@@ -134,7 +160,7 @@ pub(crate) fn decode_event(rv: u64, raw: &[u8]) -> Result<StoreEvent, StoreError
             resource_version: rv,
             data: Arc::from(rest),
         },
-        previous: None,
+        previous,
     })
 }
 
@@ -151,9 +177,10 @@ mod tests {
                 resource_version: 7,
                 data: Arc::from(&b"{}"[..]),
             },
-            previous: None,
+            previous: Some(Arc::from(&b"{\"a\":1}"[..])),
         };
         let back = decode_event(7, &encode_event(&ev)).expect("decodes");
+        assert_eq!(back.previous.as_deref(), Some(&b"{\"a\":1}"[..]));
         assert_eq!(back.event_type, EventType::Deleted);
         assert_eq!(back.object.key, ev.object.key);
         assert_eq!(&*back.object.data, b"{}");

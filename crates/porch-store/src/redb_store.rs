@@ -29,7 +29,7 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
-            event_retention: 100_000,
+            event_retention: 50_000,
             max_batch: 512,
         }
     }

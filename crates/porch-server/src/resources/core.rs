@@ -25,6 +25,7 @@ pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
     ];
     ns.field_selectors = vec!["status.phase".into()];
     ns.hooks = Arc::new(NamespaceHooks);
+    ns.protobuf = Some(decode_protobuf);
     let ns = Arc::new(ns);
     let inner = GenericBackend::new(ns.clone(), store.clone(), hub.clone());
     reg.add(
@@ -50,7 +51,12 @@ pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
     ];
     secret.field_selectors = vec!["type".into()];
     secret.hooks = Arc::new(SecretHooks);
+    secret.protobuf = Some(decode_protobuf);
     reg.add_generic(secret, store, hub);
+}
+
+fn decode_protobuf(body: &[u8]) -> Result<Value, String> {
+    porch_api::protobuf::decode_core(body).map_err(|e| e.to_string())
 }
 
 /// Creates `default` (and `porch-system`) when missing, as a cluster would have them.

@@ -1,0 +1,270 @@
+//! Decoding of the Kubernetes protobuf wire format for the few core kinds kubectl sends that way
+//! (`kubectl create namespace`, `kubectl create secret …` use protobuf for built-in types).
+//!
+//! Only decoding, only the fields those kinds have; the result is the JSON form.
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+/// `k8s\0`: the prefix of every Kubernetes protobuf body.
+const MAGIC: &[u8] = b"k8s\x00";
+
+/// A protobuf decoding failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid protobuf body: {0}")]
+pub struct ProtobufError(pub String);
+
+fn err(m: &str) -> ProtobufError {
+    ProtobufError(m.to_string())
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Other,
+}
+
+impl<'a> Reader<'a> {
+    fn varint(&mut self) -> Result<u64, ProtobufError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&b, rest) = self
+                .buf
+                .split_first()
+                .ok_or_else(|| err("truncated varint"))?;
+            self.buf = rest;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(err("varint too long"))
+    }
+
+    fn next(&mut self) -> Result<Option<(u64, Field<'a>)>, ProtobufError> {
+        if self.buf.is_empty() {
+            return Ok(None);
+        }
+        let key = self.varint()?;
+        let field = match key & 7 {
+            0 => Field::Varint(self.varint()?),
+            2 => {
+                let len = usize::try_from(self.varint()?).map_err(|_| err("length overflow"))?;
+                if len > self.buf.len() {
+                    return Err(err("truncated field"));
+                }
+                let (b, rest) = self.buf.split_at(len);
+                self.buf = rest;
+                Field::Bytes(b)
+            }
+            1 => {
+                self.skip(8)?;
+                Field::Other
+            }
+            5 => {
+                self.skip(4)?;
+                Field::Other
+            }
+            _ => return Err(err("unsupported wire type")),
+        };
+        Ok(Some((key >> 3, field)))
+    }
+
+    fn skip(&mut self, n: usize) -> Result<(), ProtobufError> {
+        if self.buf.len() < n {
+            return Err(err("truncated field"));
+        }
+        self.buf = &self.buf[n..];
+        Ok(())
+    }
+}
+
+fn fields(buf: &[u8]) -> Result<Vec<(u64, Field<'_>)>, ProtobufError> {
+    let mut r = Reader { buf };
+    let mut out = Vec::new();
+    while let Some(f) = r.next()? {
+        out.push(f);
+    }
+    Ok(out)
+}
+
+fn string(b: &[u8]) -> Result<String, ProtobufError> {
+    String::from_utf8(b.to_vec()).map_err(|_| err("invalid UTF-8 string"))
+}
+
+/// A `map<string, V>` entry: `{key = 1, value = 2}`.
+fn map_entry(b: &[u8]) -> Result<(String, &[u8]), ProtobufError> {
+    let mut key = String::new();
+    let mut value: &[u8] = &[];
+    for (n, f) in fields(b)? {
+        match (n, f) {
+            (1, Field::Bytes(k)) => key = string(k)?,
+            (2, Field::Bytes(v)) => value = v,
+            _ => {}
+        }
+    }
+    Ok((key, value))
+}
+
+fn object_meta(b: &[u8]) -> Result<Value, ProtobufError> {
+    let mut m = Map::new();
+    let mut labels = Map::new();
+    let mut annotations = Map::new();
+    let mut finalizers = Vec::new();
+    for (n, f) in fields(b)? {
+        match (n, f) {
+            (1, Field::Bytes(v)) => {
+                m.insert("name".into(), string(v)?.into());
+            }
+            (2, Field::Bytes(v)) => {
+                m.insert("generateName".into(), string(v)?.into());
+            }
+            (3, Field::Bytes(v)) => {
+                m.insert("namespace".into(), string(v)?.into());
+            }
+            (5, Field::Bytes(v)) => {
+                m.insert("uid".into(), string(v)?.into());
+            }
+            (6, Field::Bytes(v)) => {
+                m.insert("resourceVersion".into(), string(v)?.into());
+            }
+            (11, Field::Bytes(v)) => {
+                let (k, val) = map_entry(v)?;
+                labels.insert(k, string(val)?.into());
+            }
+            (12, Field::Bytes(v)) => {
+                let (k, val) = map_entry(v)?;
+                annotations.insert(k, string(val)?.into());
+            }
+            (14, Field::Bytes(v)) => finalizers.push(Value::String(string(v)?)),
+            _ => {}
+        }
+    }
+    if !labels.is_empty() {
+        m.insert("labels".into(), Value::Object(labels));
+    }
+    if !annotations.is_empty() {
+        m.insert("annotations".into(), Value::Object(annotations));
+    }
+    if !finalizers.is_empty() {
+        m.insert("finalizers".into(), Value::Array(finalizers));
+    }
+    Ok(Value::Object(m))
+}
+
+/// Splits the `runtime.Unknown` envelope: returns (apiVersion, kind, raw object bytes).
+fn envelope(body: &[u8]) -> Result<(String, String, &[u8]), ProtobufError> {
+    let inner = body
+        .strip_prefix(MAGIC)
+        .ok_or_else(|| err("missing the k8s protobuf prefix"))?;
+    let mut api_version = String::new();
+    let mut kind = String::new();
+    let mut raw: &[u8] = &[];
+    for (n, f) in fields(inner)? {
+        match (n, f) {
+            (1, Field::Bytes(tm)) => {
+                for (tn, tf) in fields(tm)? {
+                    match (tn, tf) {
+                        (1, Field::Bytes(v)) => api_version = string(v)?,
+                        (2, Field::Bytes(v)) => kind = string(v)?,
+                        _ => {}
+                    }
+                }
+            }
+            (2, Field::Bytes(v)) => raw = v,
+            _ => {}
+        }
+    }
+    Ok((api_version, kind, raw))
+}
+
+/// Decodes a protobuf `v1` `Namespace` or `Secret` into its JSON form.
+pub fn decode_core(body: &[u8]) -> Result<Value, ProtobufError> {
+    let (api_version, kind, raw) = envelope(body)?;
+    let mut obj = json!({"apiVersion": if api_version.is_empty() { "v1".to_string() } else { api_version }, "kind": kind});
+    let parts = fields(raw)?;
+    match kind.as_str() {
+        "Namespace" => {
+            for (n, f) in parts {
+                match (n, f) {
+                    (1, Field::Bytes(v)) => obj["metadata"] = object_meta(v)?,
+                    (2, Field::Bytes(v)) => {
+                        let mut fin = Vec::new();
+                        for (sn, sf) in fields(v)? {
+                            if let (1, Field::Bytes(s)) = (sn, sf) {
+                                fin.push(Value::String(string(s)?));
+                            }
+                        }
+                        obj["spec"] = json!({"finalizers": fin});
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "Secret" => {
+            let mut data = Map::new();
+            let mut string_data = Map::new();
+            for (n, f) in parts {
+                match (n, f) {
+                    (1, Field::Bytes(v)) => obj["metadata"] = object_meta(v)?,
+                    (2, Field::Bytes(v)) => {
+                        let (k, val) = map_entry(v)?;
+                        data.insert(
+                            k,
+                            base64::engine::general_purpose::STANDARD.encode(val).into(),
+                        );
+                    }
+                    (3, Field::Bytes(v)) => obj["type"] = string(v)?.into(),
+                    (4, Field::Bytes(v)) => {
+                        let (k, val) = map_entry(v)?;
+                        string_data.insert(k, string(val)?.into());
+                    }
+                    (5, Field::Varint(b)) => obj["immutable"] = (b != 0).into(),
+                    _ => {}
+                }
+            }
+            if !data.is_empty() {
+                obj["data"] = Value::Object(data);
+            }
+            if !string_data.is_empty() {
+                obj["stringData"] = Value::Object(string_data);
+            }
+        }
+        other => {
+            return Err(ProtobufError(format!(
+                "protobuf is not supported for kind {other:?}; send JSON"
+            )));
+        }
+    }
+    Ok(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(n: u64, bytes: &[u8]) -> Vec<u8> {
+        let mut out = vec![u8::try_from(n << 3 | 2).expect("small field number")];
+        out.push(u8::try_from(bytes.len()).expect("short field"));
+        out.extend_from_slice(bytes);
+        out
+    }
+
+    #[test]
+    fn decodes_a_secret() {
+        let meta = [field(1, b"auth"), field(3, b"ns")].concat();
+        let entry = [field(1, b"password"), field(2, b"pw")].concat();
+        let secret = [field(1, &meta), field(2, &entry), field(3, b"Opaque")].concat();
+        let type_meta = [field(1, b"v1"), field(2, b"Secret")].concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &secret)].concat();
+        let v = decode_core(&body).expect("decodes");
+        assert_eq!(v["metadata"]["name"], "auth");
+        assert_eq!(v["data"]["password"], "cHc=");
+        assert_eq!(v["type"], "Opaque");
+        assert!(decode_core(b"k8s\x00\x0a\x05").is_err());
+    }
+}
