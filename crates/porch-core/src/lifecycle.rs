@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn parse_values() {
-        assert_eq!("".parse::<Lifecycle>().unwrap(), Draft);
+        assert_eq!("".parse::<Lifecycle>().expect("test value"), Draft);
         assert!("Final".parse::<Lifecycle>().is_err());
     }
 }

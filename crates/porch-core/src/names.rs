@@ -326,28 +326,30 @@ mod tests {
 
     #[test]
     fn compose_and_parse_roundtrip() {
-        let repo = RepositoryName::new("blueprints").unwrap();
-        let pkg = PackagePath::new("network/upf").unwrap();
-        let ws = WorkspaceName::new("ws1").unwrap();
-        let name = PackageRevisionName::compose_validated(&repo, &pkg, &ws).unwrap();
+        let repo = RepositoryName::new("blueprints").expect("test value");
+        let pkg = PackagePath::new("network/upf").expect("test value");
+        let ws = WorkspaceName::new("ws1").expect("test value");
+        let name = PackageRevisionName::compose_validated(&repo, &pkg, &ws).expect("test value");
         assert_eq!(name.as_str(), "blueprints.network.upf.ws1");
-        assert_eq!(name.parse().unwrap(), (repo, pkg, ws));
+        assert_eq!(name.parse().expect("test value"), (repo, pkg, ws));
     }
 
     #[test]
     fn parse_semver_workspace() {
         let (r, p, w) = PackageRevisionName::from_raw("repo.pkg.v1.2")
             .parse()
-            .unwrap();
+            .expect("test value");
         assert_eq!(
             (r.as_str(), p.as_str(), w.as_str()),
             ("repo", "pkg", "v1.2")
         );
         let (_, p, w) = PackageRevisionName::from_raw("test-blueprints.basens.v1")
             .parse()
-            .unwrap();
+            .expect("test value");
         assert_eq!((p.as_str(), w.as_str()), ("basens", "v1"));
-        let (_, p, w) = PackageRevisionName::from_raw("a.b.c.main").parse().unwrap();
+        let (_, p, w) = PackageRevisionName::from_raw("a.b.c.main")
+            .parse()
+            .expect("test value");
         assert_eq!((p.as_str(), w.as_str()), ("b/c", "main"));
     }
 
@@ -359,9 +361,9 @@ mod tests {
         assert!(WorkspaceName::new("").is_err());
         assert!(PackageRevisionName::from_raw("nodots").parse().is_err());
         let long = "a".repeat(63);
-        let repo = RepositoryName::new(&long).unwrap();
-        let pkg = PackagePath::new(&format!("{long}/{long}/{long}")).unwrap();
-        let ws = WorkspaceName::new("w").unwrap();
+        let repo = RepositoryName::new(&long).expect("test value");
+        let pkg = PackagePath::new(&format!("{long}/{long}/{long}")).expect("test value");
+        let ws = WorkspaceName::new("w").expect("test value");
         assert!(PackageRevisionName::compose_validated(&repo, &pkg, &ws).is_err());
     }
 
@@ -371,9 +373,14 @@ mod tests {
         assert_eq!(Revision::parse_tag_suffix("12").get(), 12);
         assert_eq!(Revision::parse_tag_suffix("release"), Revision::PLACEHOLDER);
         assert_eq!(Revision::from_raw(4).tag_suffix(), "v4");
-        assert_eq!(PackagePath::new("a/b/c").unwrap().parent(), "a/b");
         assert_eq!(
-            PackagePath::new("c").unwrap().in_directory("/dir/"),
+            PackagePath::new("a/b/c").expect("test value").parent(),
+            "a/b"
+        );
+        assert_eq!(
+            PackagePath::new("c")
+                .expect("test value")
+                .in_directory("/dir/"),
             "dir/c"
         );
     }

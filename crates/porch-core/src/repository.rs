@@ -87,6 +87,10 @@ impl ListFilter {
 
 /// Where the content of a revision to publish comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per publish; boxing buys nothing"
+)]
 pub enum PublishContent {
     /// Files held by the engine (drafts in the metadata store). `task` is the creation
     /// task recorded in the draft commit's annotation.

@@ -24,16 +24,16 @@ pub enum GitError {
         message: String,
     },
     /// A compare-and-swap push lost against a concurrent writer.
-    #[error("conflict: {0}\nhint: sync the repository and retry")]
+    #[error("{0}\nhint: sync the repository and retry")]
     Conflict(String),
     /// The revision, ref or package does not exist.
-    #[error("not found: {0}")]
+    #[error("{0}")]
     NotFound(String),
     /// Already exists (e.g. workspace already published).
-    #[error("already exists: {0}")]
+    #[error("{0} already exists")]
     AlreadyExists(String),
     /// The request does not fit this repository.
-    #[error("invalid: {0}")]
+    #[error("{0}")]
     Invalid(String),
     /// The mirror worker is gone (shut down or panicked).
     #[error("mirror worker for {0} stopped")]

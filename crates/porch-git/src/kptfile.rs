@@ -50,9 +50,9 @@ mod tests {
     #[test]
     fn reads_lock_only_with_upstream_git() {
         let kf = b"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\nupstream:\n  type: git\n  git:\n    repo: https://r\n    directory: basens\n    ref: basens/v1\nupstreamLock:\n  type: git\n  git:\n    repo: https://r\n    directory: basens\n    ref: basens/v1\n    commit: abc\n";
-        let l = upstream_lock(kf).unwrap();
+        let l = upstream_lock(kf).expect("test value");
         assert_eq!(l.origin_type, "git");
-        let g = l.git.unwrap();
+        let g = l.git.expect("test value");
         assert_eq!(
             (
                 g.repo.as_str(),

@@ -205,7 +205,7 @@ pub(crate) fn entry<'a>(
 ) -> Result<&'a Entry, GitError> {
     snap.entries.get(key).ok_or_else(|| {
         GitError::NotFound(format!(
-            "package revision {} (revision {})",
+            "package revision {} (revision {}) not found",
             key.name(),
             key.revision
         ))

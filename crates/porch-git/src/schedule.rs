@@ -176,19 +176,19 @@ mod tests {
 
     #[test]
     fn every_ten_minutes() {
-        let c = Cron::parse("*/10 * * * *").unwrap();
+        let c = Cron::parse("*/10 * * * *").expect("test value");
         // 2022-08-26T22:47:35Z -> 22:50:00
         assert_eq!(c.next_after(1_661_554_055), Some(1_661_554_200));
     }
 
     #[test]
     fn daily_and_weekday() {
-        let c = Cron::parse("30 2 * * *").unwrap();
-        let next = c.next_after(1_661_554_055).unwrap();
+        let c = Cron::parse("30 2 * * *").expect("test value");
+        let next = c.next_after(1_661_554_055).expect("test value");
         assert_eq!(next % 86_400, 2 * 3600 + 30 * 60);
         assert!(next > 1_661_554_055 && next - 1_661_554_055 < 86_400);
         // Mondays at 00:00; 2022-08-29 was a Monday.
-        let m = Cron::parse("0 0 * * 1").unwrap();
+        let m = Cron::parse("0 0 * * 1").expect("test value");
         assert_eq!(m.next_after(1_661_554_055), Some(1_661_731_200));
         assert!(Cron::parse("61 * * * *").is_err());
         assert!(Cron::parse("* * *").is_err());

@@ -136,7 +136,7 @@ pub(crate) fn delete(
         RefName::Branch(b) if *b == ctx.scope.branch => {
             // The placeholder: remove the package directory from the branch.
             let head = worker::branch_head(repo, b)
-                .ok_or_else(|| GitError::NotFound(format!("branch {b}")))?;
+                .ok_or_else(|| GitError::NotFound(format!("branch {b} not found")))?;
             let head_commit = repo.find_commit(head)?;
             let root = tree::replace_dir(repo, Some(head_commit.tree_id()), &e.full_path, None)?
                 .map_or_else(|| tree::empty(repo), Ok)?;
@@ -154,7 +154,7 @@ pub(crate) fn delete(
         }
         r => {
             let old = worker::ref_target(repo, r)
-                .ok_or_else(|| GitError::NotFound(r.short().to_owned()))?;
+                .ok_or_else(|| GitError::NotFound(format!("ref {} not found", r.short())))?;
             updates.insert(0, (r.clone(), None, Some(old)));
         }
     }

@@ -197,9 +197,12 @@ mod tests {
 
     #[test]
     fn decodes_base64() {
-        assert_eq!(base64_decode("dXNlcjpwYXNz").unwrap(), b"user:pass");
         assert_eq!(
-            base64_decode("bmVwaGlvOnNlY3JldA==").unwrap(),
+            base64_decode("dXNlcjpwYXNz").expect("test value"),
+            b"user:pass"
+        );
+        assert_eq!(
+            base64_decode("bmVwaGlvOnNlY3JldA==").expect("test value"),
             b"nephio:secret"
         );
     }
@@ -208,9 +211,9 @@ mod tests {
     fn parses_chunked_body() {
         let raw = b"POST /r.git/git-upload-pack HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
         let mut reader = BufReader::new(&raw[..]);
-        let mut req = read_head(&mut reader).unwrap();
+        let mut req = read_head(&mut reader).expect("test value");
         let mut sink = Vec::new();
-        read_body(&mut req, &mut reader, &mut sink).unwrap();
+        read_body(&mut req, &mut reader, &mut sink).expect("test value");
         assert_eq!(req.path, "/r.git/git-upload-pack");
         assert_eq!(req.body, b"abcde");
     }
