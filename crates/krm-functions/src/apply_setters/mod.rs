@@ -80,7 +80,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                 path: c.field_path,
                 ..Default::default()
             }),
-            file: (!c.file_path.is_empty()).then(|| FileRef {
+            file: (!c.file_path.is_empty()).then_some(FileRef {
                 path: c.file_path,
                 index: 0,
             }),

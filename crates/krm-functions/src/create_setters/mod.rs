@@ -68,7 +68,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                 path: a.field_path,
                 ..Default::default()
             }),
-            file: (!a.file_path.is_empty()).then(|| FileRef {
+            file: (!a.file_path.is_empty()).then_some(FileRef {
                 path: a.file_path,
                 index: 0,
             }),
@@ -102,7 +102,7 @@ fn decode(config: Option<&Node>) -> Result<CreateSetters, String> {
         }
     }
     // Longest values first so a value containing another one wins.
-    cs.scalars.sort_by(|a, b| b.value.len().cmp(&a.value.len()));
+    cs.scalars.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
     Ok(cs)
 }
 

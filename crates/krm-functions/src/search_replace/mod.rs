@@ -88,7 +88,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                 path: f.field_path,
                 ..Default::default()
             }),
-            file: (!f.file_path.is_empty()).then(|| FileRef {
+            file: (!f.file_path.is_empty()).then_some(FileRef {
                 path: f.file_path,
                 index: 0,
             }),
@@ -204,8 +204,7 @@ impl SearchReplace {
         let path_ok = path_match(&self.by_path, path);
         let value_ok =
             (!self.by_value.is_empty() && self.by_value == value) || self.regex_match(value);
-        (value_ok && path_ok)
-            || (value_ok && self.by_path.is_empty())
+        (value_ok && (path_ok || self.by_path.is_empty()))
             || (path_ok && self.by_value.is_empty() && self.by_value_regex.is_empty())
     }
 
