@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -380,6 +380,10 @@ fn flag(q: &HashMap<String, String>, k: &str) -> bool {
     q.get(k).is_some_and(|v| v == "true" || v == "1")
 }
 
+/// Oversized bodies are read and dropped up to this much before the 413 is sent, so that HTTP/1
+/// clients still writing the body receive the Status instead of a reset connection.
+const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
+
 async fn read_body(s: &ApiServer, req: Request) -> Result<(HeaderMap, Bytes), ApiError> {
     let max = s.config.max_body_bytes;
     let too_large = || {
@@ -387,19 +391,25 @@ async fn read_body(s: &ApiServer, req: Request) -> Result<(HeaderMap, Bytes), Ap
             "the request body is larger than the limit of {max} bytes"
         ))
     };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > max) {
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk
+            .map_err(|e| ApiError::bad_request(format!("cannot read the request body: {e}")))?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > DRAIN_LIMIT {
+            return Err(too_large());
+        }
+        if seen <= max {
+            buf.extend_from_slice(&chunk);
+        }
+    }
+    if seen > max {
         return Err(too_large());
     }
-    let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, max)
-        .await
-        .map_err(|_| too_large())?;
-    Ok((parts.headers, bytes))
+    Ok((parts.headers, Bytes::from(buf)))
 }
 
 fn content_type(headers: &HeaderMap) -> String {
