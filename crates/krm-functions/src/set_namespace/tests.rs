@@ -234,3 +234,30 @@ fn already_set_and_config_errors() {
         "unknown functionConfig Kind=Secret ApiVersion=v1, expect `ConfigMap.v1` or `SetNamespace.v1alpha1.fn.kpt.dev`"
     );
 }
+
+#[test]
+fn several_old_namespaces_are_listed_sorted() {
+    let input = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: a
+  namespace: db
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: c
+  namespace: db
+";
+    let (_, results, _) = run(super::run, input, Some(CM));
+    assert_eq!(
+        results[0].message,
+        "namespace [db default] updated to \"staging\", 3 value(s) changed"
+    );
+}
