@@ -113,7 +113,7 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
             }));
         }
     }
-    if !any && !(group.is_empty() && version == "v1") {
+    if !(any || group.is_empty() && version == "v1") {
         return None;
     }
     let gv = if group.is_empty() {

@@ -75,7 +75,7 @@ pub struct ApiError {
     /// Overrides the reason/code chosen from the kind (e.g. `Gone`, `RequestEntityTooLarge`).
     pub special: Option<Special>,
     pub message: String,
-    pub details: Option<Details>,
+    pub details: Option<Box<Details>>,
 }
 
 /// Status codes that no error kind maps to.
@@ -188,12 +188,12 @@ impl ApiError {
         e
     }
     pub fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
-        self.details = Some(Details {
+        self.details = Some(Box::new(Details {
             name: name.into(),
             group: group.into(),
             kind: kind.into(),
             causes: self.details.map(|d| d.causes).unwrap_or_default(),
-        });
+        }));
         self
     }
 

@@ -181,13 +181,14 @@ impl ResourceBackend for GenericBackend {
                 }
             }
             let more = page.more || cut;
-            if let Some(l) = limit {
-                if items.len() >= l && more {
-                    if let Some((ns, name)) = &last_key {
-                        continue_token = Some(encode_continue(resource_version, ns, name));
-                    }
-                    break;
+            if let Some(l) = limit
+                && items.len() >= l
+                && more
+            {
+                if let Some((ns, name)) = &last_key {
+                    continue_token = Some(encode_continue(resource_version, ns, name));
                 }
+                break;
             }
             if !page.more {
                 break;
@@ -320,10 +321,10 @@ impl Filter {
         if key.resource != self.resource {
             return None;
         }
-        if let Some(ns) = &self.namespace {
-            if &key.namespace != ns {
-                return None;
-            }
+        if let Some(ns) = &self.namespace
+            && &key.namespace != ns
+        {
+            return None;
         }
         if self.selectors.is_empty() {
             return Some((ev.event_type, ev.object.data.clone()));

@@ -333,7 +333,7 @@ fn parse_target<'a>(reg: &'a Registry, path: &str) -> Result<Target<'a>, ApiErro
 fn query_map(req: &Request) -> HashMap<String, String> {
     req.uri()
         .query()
-        .map(|q| serde_urlencoded_pairs(q))
+        .map(serde_urlencoded_pairs)
         .unwrap_or_default()
 }
 
@@ -446,10 +446,10 @@ fn discovery_doc(s: &ApiServer, path: &str) -> Option<Value> {
 
 async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
     let path = req.uri().path().to_string();
-    if req.method() == Method::GET {
-        if let Some(doc) = discovery_doc(s, &path) {
-            return Ok(ok_json(&doc));
-        }
+    if req.method() == Method::GET
+        && let Some(doc) = discovery_doc(s, &path)
+    {
+        return Ok(ok_json(&doc));
     }
     let target = parse_target(&s.registry, &path)?;
     let q = query_map(&req);

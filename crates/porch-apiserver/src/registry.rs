@@ -87,11 +87,11 @@ impl Registry {
             }
         }
         for (g, versions) in &mut out {
-            if let Some((_, p)) = self.preferred.iter().find(|(pg, _)| pg == g) {
-                if let Some(i) = versions.iter().position(|v| v == p) {
-                    let v = versions.remove(i);
-                    versions.insert(0, v);
-                }
+            if let Some((_, p)) = self.preferred.iter().find(|(pg, _)| pg == g)
+                && let Some(i) = versions.iter().position(|v| v == p)
+            {
+                let v = versions.remove(i);
+                versions.insert(0, v);
             }
         }
         out

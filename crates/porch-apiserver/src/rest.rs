@@ -54,10 +54,10 @@ pub fn parse_object(
     body: &[u8],
     content_type: &str,
 ) -> Result<Value, ApiError> {
-    if content_type.contains("protobuf") {
-        if let Some(decode) = kind.protobuf {
-            return decode(body).map_err(ApiError::bad_request);
-        }
+    if content_type.contains("protobuf")
+        && let Some(decode) = kind.protobuf
+    {
+        return decode(body).map_err(ApiError::bad_request);
     }
     if content_type.contains("protobuf") || content_type.contains("cbor") {
         // 415 makes client-go fall back to JSON.
@@ -199,15 +199,14 @@ fn prepare_create(kind: &ResourceKind, obj: &mut Value, namespace: &str) -> Resu
         .get("name")
         .and_then(Value::as_str)
         .is_some_and(|n| !n.is_empty());
-    if !has_name {
-        if let Some(prefix) = m
+    if !has_name
+        && let Some(prefix) = m
             .get("generateName")
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty())
-        {
-            let generated = format!("{prefix}{}", random_suffix());
-            m.insert("name".into(), generated.into());
-        }
+    {
+        let generated = format!("{prefix}{}", random_suffix());
+        m.insert("name".into(), generated.into());
     }
     for server_field in [
         "resourceVersion",
@@ -221,10 +220,10 @@ fn prepare_create(kind: &ResourceKind, obj: &mut Value, namespace: &str) -> Resu
     m.insert("uid".into(), uuid::Uuid::new_v4().to_string().into());
     m.insert("creationTimestamp".into(), meta::now_rfc3339().into());
     m.insert("generation".into(), 1.into());
-    if kind.status_subresource {
-        if let Some(map) = obj.as_object_mut() {
-            map.remove("status");
-        }
+    if kind.status_subresource
+        && let Some(map) = obj.as_object_mut()
+    {
+        map.remove("status");
     }
     Ok(())
 }
@@ -249,15 +248,15 @@ fn prepare_update(kind: &ResourceKind, mut new: Value, old: &Value, part: Part) 
         }
         return merged;
     }
-    if kind.status_subresource {
-        if let Some(m) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => {
-                    m.insert("status".into(), s.clone());
-                }
-                None => {
-                    m.remove("status");
-                }
+    if kind.status_subresource
+        && let Some(m) = new.as_object_mut()
+    {
+        match old.get("status") {
+            Some(s) => {
+                m.insert("status".into(), s.clone());
+            }
+            None => {
+                m.remove("status");
             }
         }
     }
@@ -543,26 +542,25 @@ impl Rest<'_> {
         if let Some(uid) = options
             .and_then(|o| o.pointer("/preconditions/uid"))
             .and_then(Value::as_str)
+            && old.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid)
         {
-            if old.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid) {
-                return Err(ApiError::new(
-                    porch_core::ErrorKind::Conflict,
-                    format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        old.pointer("/metadata/uid")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                    ),
-                ));
-            }
+            return Err(ApiError::new(
+                porch_core::ErrorKind::Conflict,
+                format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    old.pointer("/metadata/uid")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                ),
+            ));
         }
         let old_rv = meta::resource_version(&old)
             .map_err(ApiError::internal)?
             .unwrap_or(0);
-        if let Some(rv) = pre_rv {
-            if rv != old_rv {
-                return Err(kind.conflict(name));
-            }
+        if let Some(rv) = pre_rv
+            && rv != old_rv
+        {
+            return Err(kind.conflict(name));
         }
         let expect = Expect::ResourceVersion(old_rv);
         let has_finalizers = old

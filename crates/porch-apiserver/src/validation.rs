@@ -117,7 +117,7 @@ pub fn validate_metadata(obj: &Value) -> Vec<FieldError> {
                 } else if is_label {
                     let val = v.as_str().unwrap_or_default();
                     if !valid_label_value(val) {
-                        errs.push(FieldError::invalid(format!("metadata.labels"), v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"));
+                        errs.push(FieldError::invalid("metadata.labels".to_string(), v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"));
                     }
                 }
                 if is_label && !valid_qualified_name(k) {
@@ -230,12 +230,12 @@ fn walk(value: &mut Value, schema: &Value, path: &str, out: &mut Decoded) {
         ));
         return;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
-            let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-            out.errors
-                .push(FieldError::not_supported(path, value, &names));
-        }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+        out.errors
+            .push(FieldError::not_supported(path, value, &names));
     }
     match value {
         Value::Object(map) => walk_object(map, schema, path, out, false),

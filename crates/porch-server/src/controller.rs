@@ -239,12 +239,11 @@ async fn reconcile(
         }
         // Keep the transition time when the condition did not change.
         let previous = current.pointer("/status/conditions/0").cloned();
-        if let Some(p) = previous {
-            if p.get("status").and_then(Value::as_str) == Some(status) {
-                if let Some(t) = p.get("lastTransitionTime") {
-                    new_status["conditions"][0]["lastTransitionTime"] = t.clone();
-                }
-            }
+        if let Some(p) = previous
+            && p.get("status").and_then(Value::as_str) == Some(status)
+            && let Some(t) = p.get("lastTransitionTime")
+        {
+            new_status["conditions"][0]["lastTransitionTime"] = t.clone();
         }
         let rv = current
             .pointer("/metadata/resourceVersion")

@@ -91,10 +91,10 @@ struct NamespaceHooks;
 
 impl ResourceHooks for NamespaceHooks {
     fn default(&self, obj: &mut Value) {
-        if obj.pointer("/status/phase").is_none() {
-            if let Some(m) = obj.as_object_mut() {
-                m.insert("status".into(), json!({"phase": "Active"}));
-            }
+        if obj.pointer("/status/phase").is_none()
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.insert("status".into(), json!({"phase": "Active"}));
         }
     }
 }

@@ -80,10 +80,10 @@ impl ResourceHooks for RepositoryHooks {
         if spec.get("content").is_none_or(|c| c.as_str() == Some("")) {
             spec.insert("content".into(), "Package".into());
         }
-        if let Some(git) = spec.get_mut("git").and_then(Value::as_object_mut) {
-            if git.get("branch").is_none_or(Value::is_null) {
-                git.insert("branch".into(), "main".into());
-            }
+        if let Some(git) = spec.get_mut("git").and_then(Value::as_object_mut)
+            && git.get("branch").is_none_or(Value::is_null)
+        {
+            git.insert("branch".into(), "main".into());
         }
     }
 
@@ -130,32 +130,34 @@ impl ResourceHooks for RepositoryHooks {
                 &["git", "oci"],
             )),
         }
-        if let Some(c) = spec.get("content").and_then(Value::as_str) {
-            if !c.is_empty() && c != "Package" {
-                errs.push(FieldError::not_supported(
-                    "spec.content",
-                    &json!(c),
-                    &["Package"],
-                ));
-            }
+        if let Some(c) = spec.get("content").and_then(Value::as_str)
+            && !c.is_empty()
+            && c != "Package"
+        {
+            errs.push(FieldError::not_supported(
+                "spec.content",
+                &json!(c),
+                &["Package"],
+            ));
         }
-        if let Some(s) = str_at(obj, "/spec/sync/schedule") {
-            if !s.is_empty() && !valid_cron(s) {
-                errs.push(FieldError::invalid(
-                    "spec.sync.schedule",
-                    &json!(s),
-                    "not a valid cron expression",
-                ));
-            }
+        if let Some(s) = str_at(obj, "/spec/sync/schedule")
+            && !s.is_empty()
+            && !valid_cron(s)
+        {
+            errs.push(FieldError::invalid(
+                "spec.sync.schedule",
+                &json!(s),
+                "not a valid cron expression",
+            ));
         }
-        if let Some(t) = str_at(obj, "/spec/sync/runOnceAt") {
-            if t.parse::<k8s_openapi::jiff::Timestamp>().is_err() {
-                errs.push(FieldError::invalid(
-                    "spec.sync.runOnceAt",
-                    &json!(t),
-                    "must be an RFC 3339 time",
-                ));
-            }
+        if let Some(t) = str_at(obj, "/spec/sync/runOnceAt")
+            && t.parse::<k8s_openapi::jiff::Timestamp>().is_err()
+        {
+            errs.push(FieldError::invalid(
+                "spec.sync.runOnceAt",
+                &json!(t),
+                "must be an RFC 3339 time",
+            ));
         }
         errs
     }

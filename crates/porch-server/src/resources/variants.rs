@@ -33,14 +33,15 @@ pub(super) fn package_variant_set_kind() -> ResourceKind {
 }
 
 fn policy(errs: &mut Vec<FieldError>, spec: &Value, field: &str, allowed: &[&str]) {
-    if let Some(v) = spec.get(field).and_then(Value::as_str) {
-        if !v.is_empty() && !allowed.contains(&v) {
-            errs.push(FieldError::not_supported(
-                format!("spec.{field}"),
-                &json!(v),
-                allowed,
-            ));
-        }
+    if let Some(v) = spec.get(field).and_then(Value::as_str)
+        && !v.is_empty()
+        && !allowed.contains(&v)
+    {
+        errs.push(FieldError::not_supported(
+            format!("spec.{field}"),
+            &json!(v),
+            allowed,
+        ));
     }
 }
 

@@ -67,16 +67,16 @@ impl Server {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(text) = std::fs::read_to_string(&kc) {
-                if let Some(p) = parse_port(&text) {
-                    self.port = p;
-                    break;
-                }
+            if let Ok(text) = std::fs::read_to_string(&kc)
+                && let Some(p) = parse_port(&text)
+            {
+                self.port = p;
+                break;
             }
-            if let Some(c) = self.child.as_mut() {
-                if let Ok(Some(status)) = c.try_wait() {
-                    panic!("porch-server exited early ({status}): {}", self.log());
-                }
+            if let Some(c) = self.child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                panic!("porch-server exited early ({status}): {}", self.log());
             }
             assert!(
                 Instant::now() < deadline,
