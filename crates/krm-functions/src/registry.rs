@@ -64,28 +64,26 @@ impl FunctionRuntime for Builtins {
         let f = lookup(image)
             .ok_or_else(|| RuntimeError::NotFound(format!("{image} is not a built-in function")))?;
         input.results.clear();
-        match f(&mut input) {
-            Ok(()) => {
-                let exit_code = i32::from(input.results.iter().any(ResultItem::is_error));
-                Ok(FunctionOutput {
-                    list: input,
-                    exit_code,
-                    stderr: String::new(),
-                })
-            }
+        // Like the Go SDK: an error becomes an error result (unless the function already
+        // reported it), and a failing function exits 1 with the SDK's generic stderr line.
+        let reported = match f(&mut input) {
+            Ok(()) => false,
+            Err(FnError::Reported) => true,
             Err(e) => {
-                // Like the Go SDK: the error is reported as an error result and on stderr.
-                let message = e.to_string();
-                if !matches!(e, FnError::Reported) {
-                    input.results.push(ResultItem::error(message.clone()));
-                }
-                Ok(FunctionOutput {
-                    list: input,
-                    exit_code: 1,
-                    stderr: format!("{message}\n"),
-                })
+                input.results.push(ResultItem::error(e.to_string()));
+                true
             }
-        }
+        };
+        let failed = reported || input.results.iter().any(ResultItem::is_error);
+        Ok(FunctionOutput {
+            list: input,
+            exit_code: i32::from(failed),
+            stderr: if failed {
+                SDK_FAILURE.to_string()
+            } else {
+                String::new()
+            },
+        })
     }
 
     fn builtin_names(&self) -> Vec<String> {

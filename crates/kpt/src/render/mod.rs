@@ -54,13 +54,18 @@ pub enum RenderError {
     /// A pipeline step failed or could not run.
     #[error("pkg.render: pkg {pkg}:\n\tpipeline.run: {message}")]
     Pipeline { pkg: String, message: String },
+    /// A package without a pipeline holds something that is not KRM.
+    #[error("pkg.render: pkg {pkg}: {message}")]
+    Package { pkg: String, message: String },
 }
 
 impl RenderError {
     /// The text kpt shows on the console for this error.
     pub fn console_message(&self) -> String {
         match self {
-            RenderError::Pipeline { message, .. } => message.clone(),
+            RenderError::Pipeline { message, .. } | RenderError::Package { message, .. } => {
+                message.clone()
+            }
             RenderError::Kptfile { source, .. } => source.to_string(),
             other => other.to_string(),
         }
@@ -157,7 +162,8 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
                     );
                     ctx.log.push(String::new());
                     ctx.log.push(summary);
-                    if opts.write_status {
+                    let ran = !ctx.mutation_steps.is_empty() || !ctx.validation_steps.is_empty();
+                    if opts.write_status && ran {
                         status::write(&mut out_files, &root_kf, &ctx, None);
                     }
                     ctx.finish(out_files, None)

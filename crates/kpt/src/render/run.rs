@@ -97,7 +97,7 @@ impl Ctx<'_> {
         let pipeline = kf.pipeline.clone().unwrap_or_default();
         if pipeline.is_empty() {
             for item in &input {
-                check_krm(item).map_err(|message| RenderError::Pipeline {
+                check_krm(item).map_err(|message| RenderError::Package {
                     pkg: pkg_label(pkg),
                     message,
                 })?;

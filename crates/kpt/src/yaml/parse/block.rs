@@ -346,16 +346,20 @@ impl Cursor {
             let mut item = if matches!(self.peek(), None | Some('\n' | '#')) {
                 let lc = self.line_comment()?;
                 self.skip_to_content()?;
-                let mut p = if !self.eof() && self.col > indent {
-                    let h = self.take_gap(None);
+                if !self.eof() && self.col > indent {
+                    // `- # comment` with the item on the next lines: yaml.v3 makes the
+                    // comment part of the item's head (what kpt emits for documents
+                    // with a header comment inside a ResourceList).
+                    let mut h = lc;
+                    join(&mut h, &self.take_gap(None));
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
                     p
                 } else {
-                    Parsed::leaf(Node::plain(""))
-                };
-                join(&mut p.node.line_comment, &lc);
-                p
+                    let mut p = Parsed::leaf(Node::plain(""));
+                    join(&mut p.node.line_comment, &lc);
+                    p
+                }
             } else {
                 let p = self.block_node(indent as i64, true, depth + 1)?;
                 self.skip_to_content()?;

@@ -1,0 +1,158 @@
+//! `porchctl fn eval [DIR] --image IMG|--exec CMD [-- key=value...]`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use kpt::kptfile::Selector;
+use kpt::package::fs;
+use kpt::render::{EvalOptions, RenderOptions, eval};
+use kpt::runtime::{FunctionRef, RunOptions};
+use kpt::yaml::{Node, parse_one};
+
+/// Arguments of `fn eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Directory of resources (default: current directory).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Function image (built-in functions run natively).
+    #[arg(short = 'i', long, conflicts_with = "exec")]
+    pub image: Option<String>,
+    /// Executable to run as the function.
+    #[arg(long)]
+    pub exec: Option<String>,
+    /// File holding the function config.
+    #[arg(long)]
+    pub fn_config: Option<PathBuf>,
+    /// Only resources with this apiVersion.
+    #[arg(long)]
+    pub match_api_version: Option<String>,
+    /// Only resources of this kind.
+    #[arg(long)]
+    pub match_kind: Option<String>,
+    /// Only resources with this name.
+    #[arg(long)]
+    pub match_name: Option<String>,
+    /// Only resources in this namespace.
+    #[arg(long)]
+    pub match_namespace: Option<String>,
+    /// Exclude resources with this apiVersion.
+    #[arg(long)]
+    pub exclude_api_version: Option<String>,
+    /// Exclude resources of this kind.
+    #[arg(long)]
+    pub exclude_kind: Option<String>,
+    /// Exclude resources with this name.
+    #[arg(long)]
+    pub exclude_name: Option<String>,
+    /// Exclude resources in this namespace.
+    #[arg(long)]
+    pub exclude_namespace: Option<String>,
+    /// Write a FunctionResultList to this directory.
+    #[arg(long)]
+    pub results_dir: Option<PathBuf>,
+    /// Seconds before an exec function is killed.
+    #[arg(long, default_value_t = 300)]
+    pub fn_timeout: u64,
+    /// `key=value` pairs for a ConfigMap function config (after `--`).
+    #[arg(last = true)]
+    pub fn_args: Vec<String>,
+}
+
+fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
+    if args.is_empty() {
+        return Ok(None);
+    }
+    let mut kind = "ConfigMap".to_string();
+    let mut data = BTreeMap::new();
+    for (i, a) in args.iter().enumerate() {
+        match a.split_once('=') {
+            Some((k, v)) => {
+                data.insert(k.to_string(), v.to_string());
+            }
+            None if i == 0 => kind = a.clone(),
+            None => bail!("function argument {a:?} must be key=value"),
+        }
+    }
+    let mut cm = kpt::render::config_map(&data);
+    cm.set("kind", Node::string(kind));
+    Ok(Some(cm))
+}
+
+pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
+    let function = match (&a.image, &a.exec) {
+        (Some(i), None) => FunctionRef::Image(i.clone()),
+        (None, Some(e)) => FunctionRef::Exec(e.clone()),
+        _ => bail!(
+            "must specify --image or --exec\nhint: porchctl fn eval DIR --image set-namespace -- namespace=prod"
+        ),
+    };
+    let (before, _) =
+        fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?;
+    let mut config = config_from_args(&a.fn_args)?;
+    let mut config_in_package = None;
+    if let Some(path) = &a.fn_config {
+        if config.is_some() {
+            bail!("--fn-config and `-- key=value` arguments are mutually exclusive");
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading function config {}", path.display()))?;
+        let node = parse_one(&text).with_context(|| format!("{}", path.display()))?;
+        config = Some(node);
+        let dir = std::fs::canonicalize(&a.dir)?;
+        if let Ok(abs) = std::fs::canonicalize(path)
+            && let Ok(rel) = abs.strip_prefix(&dir)
+        {
+            config_in_package = Some(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    let selector = Selector {
+        api_version: a.match_api_version.clone().unwrap_or_default(),
+        kind: a.match_kind.clone().unwrap_or_default(),
+        name: a.match_name.clone().unwrap_or_default(),
+        namespace: a.match_namespace.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    let exclusion = Selector {
+        api_version: a.exclude_api_version.clone().unwrap_or_default(),
+        kind: a.exclude_kind.clone().unwrap_or_default(),
+        name: a.exclude_name.clone().unwrap_or_default(),
+        namespace: a.exclude_namespace.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    let runtime = super::runtimes(a.exec.is_some());
+    let ropts = RenderOptions {
+        runtime: &runtime,
+        run: RunOptions {
+            timeout: std::time::Duration::from_secs(a.fn_timeout),
+            working_dir: None,
+        },
+        root_name: super::dir_name(&a.dir),
+        write_status: false,
+    };
+    let eopts = EvalOptions {
+        function,
+        function_config: config,
+        config_in_package,
+        selector,
+        exclusion,
+    };
+    let out = eval(&before, &ropts, &eopts);
+    for line in &out.log {
+        eprintln!("{line}");
+    }
+    fs::write_changes(&a.dir, &before, &out.files)?;
+    if let Some(dir) = &a.results_dir {
+        super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
+    }
+    match &out.error {
+        None => Ok(ExitCode::SUCCESS),
+        Some(e) => {
+            eprintln!("Error: {}", e.console_message());
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `porchctl fn render` and `porchctl fn eval`, with kpt's flags and output.
+
+mod eval;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use kpt::kptfile::StepResult;
+use kpt::runtime::Runtimes;
+use kpt::runtime::exec::ExecRuntime;
+
+/// `porchctl fn ...`
+#[derive(Debug, Subcommand)]
+pub enum FnCommand {
+    /// Render a package: run its Kptfile pipelines (sub-packages first) in place.
+    Render(render::RenderArgs),
+    /// Run one function over a directory's resources.
+    Eval(eval::EvalArgs),
+}
+
+/// Run a `fn` subcommand.
+pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        FnCommand::Render(a) => render::run(a),
+        FnCommand::Eval(a) => eval::run(a),
+    }
+}
+
+/// The function runtimes available locally: native built-ins, then exec when allowed.
+pub fn runtimes(allow_exec: bool) -> Runtimes {
+    let exec = if allow_exec {
+        ExecRuntime::allowed()
+    } else {
+        ExecRuntime::denied()
+    };
+    Runtimes::new().with(krm_functions::Builtins).with(exec)
+}
+
+/// Name kpt shows for a package directory.
+pub fn dir_name(dir: &Path) -> String {
+    let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    abs.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| ".".to_string())
+}
+
+/// Write `results.yaml` (a kpt `FunctionResultList`) into `dir`.
+pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyhow::Result<()> {
+    use kpt::yaml::{Node, SeqIndent, emit_node};
+    std::fs::create_dir_all(dir)?;
+    let mut root = Node::mapping();
+    root.set("apiVersion", Node::string("kpt.dev/v1"));
+    root.set("kind", Node::string("FunctionResultList"));
+    root.ensure_mapping(&["metadata"])
+        .set("name", Node::string("fnresults"));
+    root.set(
+        "exitCode",
+        Node::tagged_scalar(if failed { "1" } else { "0" }, "!!int"),
+    );
+    let mut items = Node::sequence();
+    if let Some(seq) = items.items_mut() {
+        for s in steps {
+            seq.push(Node::from_value(&serde_json::to_value(s)?));
+        }
+    }
+    root.set("items", items);
+    std::fs::write(dir.join("results.yaml"), emit_node(&root, SeqIndent::Wide))?;
+    Ok(())
+}
