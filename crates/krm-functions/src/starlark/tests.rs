@@ -165,3 +165,35 @@ fn errors_use_the_go_wording() {
     );
     assert_eq!(err.as_deref(), Some("`source` must not be empty"));
 }
+
+#[test]
+fn reassignment_and_libraries() {
+    let src = r#"load('krmfn.star', 'krmfn')
+load('encoding/yaml.star', 'yaml')
+load('encoding/json.star', 'json')
+n = 1
+n = n + 1
+for r in ctx.resource_list["items"]:
+  if krmfn.match_gvk(r, "v1", "ConfigMap") and krmfn.match_name(r, "cm"):
+    r["data"]["n"] = str(n)
+    r["data"]["y"] = yaml.dumps({"b": 1, "a": [True]})
+    r["data"]["j"] = json.encode(yaml.loads("x: [1, 2]"))
+    r["data"]["i"] = json.indent('{"a":[1]}', indent="  ")
+print("done")
+"#;
+    let (out, _, err) = star(DEPLOY, src);
+    assert_eq!(err, None);
+    // New keys come after the existing ones, sorted; `n` and `y` are quoted
+    // as yaml.v3 quotes YAML 1.1 booleans.
+    assert!(out.contains("  k: 'v' # kept\n  i: |-\n"), "{out}");
+    assert!(out.contains("  \"n\": \"2\"\n"), "{out}");
+    assert!(
+        out.contains("  \"y\": |\n    a:\n    - true\n    b: 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("  j: '{\"x\":[1,2]}'\n"), "{out}");
+    assert!(
+        out.contains("  i: |-\n    {\n      \"a\": [\n        1\n      ]\n    }\n"),
+        "{out}"
+    );
+}
