@@ -49,7 +49,9 @@ impl FileLoader for Loader {
 #[starlark_module]
 fn json_members(builder: &mut GlobalsBuilder) {
     fn encode<'v>(#[starlark(require = pos)] x: Value<'v>) -> ::starlark::Result<String> {
-        serde_json::to_string(&x.to_json_value().map_err(fail)?).map_err(fail)
+        // go.starlark.net's json.encode writes dict keys in sorted order.
+        let v = super::merge::sort_keys(x.to_json_value().map_err(fail)?);
+        serde_json::to_string(&v).map_err(fail)
     }
 
     fn decode<'v>(

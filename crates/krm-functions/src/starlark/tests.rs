@@ -177,7 +177,7 @@ for r in ctx.resource_list["items"]:
   if krmfn.match_gvk(r, "v1", "ConfigMap") and krmfn.match_name(r, "cm"):
     r["data"]["n"] = str(n)
     r["data"]["y"] = yaml.dumps({"b": 1, "a": [True]})
-    r["data"]["j"] = json.encode(yaml.loads("x: [1, 2]"))
+    r["data"]["j"] = json.encode(yaml.loads("x: [1, 2]\nb: null"))
     r["data"]["i"] = json.indent('{"a":[1]}', indent="  ")
 print("done")
 "#;
@@ -191,7 +191,7 @@ print("done")
         out.contains("  \"y\": |\n    a:\n    - true\n    b: 1\n"),
         "{out}"
     );
-    assert!(out.contains("  j: '{\"x\":[1,2]}'\n"), "{out}");
+    assert!(out.contains("  j: '{\"b\":null,\"x\":[1,2]}'\n"), "{out}");
     assert!(
         out.contains("  i: |-\n    {\n      \"a\": [\n        1\n      ]\n    }\n"),
         "{out}"
