@@ -4,7 +4,7 @@ use base64::Engine;
 use serde_json::json;
 
 /// Renders a kubeconfig for `server` with the admin token (and the CA, for HTTPS).
-pub fn render(server: &str, ca_pem: Option<&str>, token: &str) -> anyhow::Result<String> {
+pub fn render(server: &str, ca_pem: Option<&str>, token: Option<&str>) -> anyhow::Result<String> {
     let mut cluster = json!({"server": server});
     if let Some(ca) = ca_pem {
         cluster["certificate-authority-data"] =
@@ -14,7 +14,10 @@ pub fn render(server: &str, ca_pem: Option<&str>, token: &str) -> anyhow::Result
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "porch", "cluster": cluster}],
-        "users": [{"name": "porch-admin", "user": {"token": token}}],
+        "users": [{"name": "porch-admin", "user": match token {
+            Some(t) => json!({"token": t}),
+            None => json!({}),
+        }}],
         "contexts": [{"name": "porch", "context": {"cluster": "porch", "user": "porch-admin", "namespace": "default"}}],
         "current-context": "porch",
         "preferences": {},

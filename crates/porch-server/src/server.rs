@@ -88,9 +88,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
 
     let token = pki::admin_token(&args.data_dir)?;
+    // kubectl never sends a bearer token over plain HTTP, so the loopback-only insecure mode
+    // runs without authentication.
+    let tokens = if args.insecure_http {
+        Vec::new()
+    } else {
+        vec![token.clone()]
+    };
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
-        tokens: vec![token.clone()],
+        tokens,
         ..ServerConfig::default()
     };
     let gauge_hub = hub.clone();
@@ -149,7 +156,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let server_url = format!("http://{}", client_host(&addr));
         pki::write_private(
             &kubeconfig_path,
-            kubeconfig::render(&server_url, None, &token)?.as_bytes(),
+            kubeconfig::render(&server_url, None, None)?.as_bytes(),
         )?;
         tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving plain HTTP (loopback only)");
         axum_server::from_tcp(listener)?
@@ -171,7 +178,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let server_url = format!("https://{}", client_host(&addr));
         pki::write_private(
             &kubeconfig_path,
-            kubeconfig::render(&server_url, tls.ca_pem.as_deref(), &token)?.as_bytes(),
+            kubeconfig::render(&server_url, tls.ca_pem.as_deref(), Some(&token))?.as_bytes(),
         )?;
         tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving HTTPS");
         axum_server::from_tcp_rustls(listener, rustls_config)?

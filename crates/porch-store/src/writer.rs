@@ -26,10 +26,20 @@ pub(crate) struct Request {
     reply: SyncSender<Reply>,
 }
 
-/// Handle to the writer thread; dropping every handle stops the thread.
-#[derive(Clone)]
+/// Handle to the writer thread; dropping it stops the thread and waits for it, so the database
+/// is closed when the store is dropped.
 pub(crate) struct Writer {
-    tx: Sender<Request>,
+    tx: Option<Sender<Request>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 pub(crate) struct WriterConfig {
@@ -44,17 +54,22 @@ impl Writer {
         config: WriterConfig,
     ) -> Result<Self, StoreError> {
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("porch-store-writer".into())
             .spawn(move || run(&db, &listener, &config, &rx))
             .map_err(|e| StoreError::Internal(format!("cannot start the writer thread: {e}")))?;
-        Ok(Self { tx })
+        Ok(Self {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
     }
 
     /// Queues a batch and blocks until it is durably committed or rejected.
     pub(crate) fn write(&self, writes: Vec<Write>) -> Reply {
         let (reply, answer) = sync_channel(1);
         self.tx
+            .as_ref()
+            .ok_or_else(|| StoreError::Unavailable("the store writer has stopped".into()))?
             .send(Request { writes, reply })
             .map_err(|_| StoreError::Unavailable("the store writer has stopped".into()))?;
         answer
