@@ -15,6 +15,7 @@
 
 pub mod kptfile;
 pub mod package;
+pub mod pkg;
 pub mod render;
 pub mod resource_list;
 pub mod runtime;

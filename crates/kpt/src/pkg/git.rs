@@ -1,0 +1,250 @@
+//! Fetching a package directory from a git repository at a ref (libgit2).
+//!
+//! The pure parts ([`candidate_refs`], [`tree_to_files`]) are separate so a server
+//! that already has the objects can reuse them without fetching.
+
+use std::path::{Path, PathBuf};
+
+use git2::{FetchOptions, RemoteCallbacks, Repository};
+
+use crate::package::PackageFiles;
+
+/// Errors fetching from git.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error(
+        "failed to fetch from repository {repo:?}: {message}\nhint: check the URL, network access and credentials (git credential helper or ssh-agent)"
+    )]
+    Unreachable { repo: String, message: String },
+    #[error("ref {git_ref:?} not found in repository {repo:?} (tried {tried:?})")]
+    RefNotFound {
+        repo: String,
+        git_ref: String,
+        tried: Vec<String>,
+    },
+    #[error("package directory {directory:?} not found in repository {repo:?} at ref {git_ref:?}")]
+    DirectoryNotFound {
+        repo: String,
+        directory: String,
+        git_ref: String,
+    },
+    #[error("git error in repository {repo:?}: {message}")]
+    Git { repo: String, message: String },
+}
+
+impl FetchError {
+    /// A short machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Unreachable { .. } => "unreachable",
+            FetchError::RefNotFound { .. } => "ref-not-found",
+            FetchError::DirectoryNotFound { .. } => "directory-not-found",
+            FetchError::Git { .. } => "git",
+        }
+    }
+}
+
+/// A fetched package directory.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub files: PackageFiles,
+    /// The ref actually used (a directory-prefixed tag when one exists).
+    pub resolved_ref: String,
+    /// Commit SHA.
+    pub commit: String,
+    /// Symlinks that were skipped.
+    pub skipped_symlinks: Vec<String>,
+}
+
+/// Refs kpt tries for `git_ref` in `directory`: `<dir>/<ref>` for the directory and
+/// each shorter prefix, then `<ref>` itself.
+pub fn candidate_refs(directory: &str, git_ref: &str) -> Vec<String> {
+    let dir = directory.trim_matches('/');
+    let mut out = Vec::new();
+    if !dir.is_empty() {
+        let parts: Vec<&str> = dir.split('/').collect();
+        for n in (1..=parts.len()).rev() {
+            out.push(format!("{}/{git_ref}", parts[..n].join("/")));
+        }
+    }
+    out.push(git_ref.to_string());
+    out
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir() -> std::io::Result<TempDir> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let p = std::env::temp_dir().join(format!("kpt-fetch-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&p)?;
+    Ok(TempDir(p))
+}
+
+fn callbacks<'a>() -> RemoteCallbacks<'a> {
+    let mut cb = RemoteCallbacks::new();
+    let mut tries = 0;
+    cb.credentials(move |url, user, allowed| {
+        tries += 1;
+        if tries > 3 {
+            return Err(git2::Error::from_str("authentication failed"));
+        }
+        if allowed.contains(git2::CredentialType::SSH_KEY) {
+            return git2::Cred::ssh_key_from_agent(user.unwrap_or("git"));
+        }
+        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
+            && let Ok(cfg) = git2::Config::open_default()
+            && let Ok(c) = git2::Cred::credential_helper(&cfg, url, user)
+        {
+            return Ok(c);
+        }
+        git2::Cred::default()
+    });
+    cb
+}
+
+/// Fetch `directory` of `repo` at `git_ref` (branch, tag or commit).
+pub fn fetch(repo: &str, directory: &str, git_ref: &str) -> Result<Fetched, FetchError> {
+    let tmp = temp_dir().map_err(|e| FetchError::Git {
+        repo: repo.to_string(),
+        message: e.to_string(),
+    })?;
+    fetch_into(&tmp.0, repo, directory, git_ref)
+}
+
+fn fetch_into(
+    tmp: &Path,
+    repo: &str,
+    directory: &str,
+    git_ref: &str,
+) -> Result<Fetched, FetchError> {
+    let git_err = |e: git2::Error| FetchError::Git {
+        repo: repo.to_string(),
+        message: e.message().to_string(),
+    };
+    let r = Repository::init_bare(tmp).map_err(git_err)?;
+    let mut remote = r.remote_anonymous(repo).map_err(git_err)?;
+    let mut fo = FetchOptions::new();
+    fo.remote_callbacks(callbacks());
+    fo.download_tags(git2::AutotagOption::All);
+    remote
+        .fetch(
+            &[
+                "+refs/heads/*:refs/remotes/origin/*",
+                "+refs/tags/*:refs/tags/*",
+            ],
+            Some(&mut fo),
+            None,
+        )
+        .map_err(|e| FetchError::Unreachable {
+            repo: repo.to_string(),
+            message: e.message().to_string(),
+        })?;
+    let tried = candidate_refs(directory, git_ref);
+    let mut found = None;
+    for (i, cand) in tried.iter().enumerate() {
+        let last = i + 1 == tried.len();
+        let mut names = vec![format!("refs/tags/{cand}")];
+        if last {
+            names.push(format!("refs/remotes/origin/{cand}"));
+        }
+        for n in names {
+            if let Ok(obj) = r.revparse_single(&n)
+                && let Ok(c) = obj.peel_to_commit()
+            {
+                found = Some((cand.clone(), c.id()));
+                break;
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    if found.is_none()
+        && git_ref.len() >= 4
+        && git_ref.chars().all(|c| c.is_ascii_hexdigit())
+        && let Ok(obj) = r.revparse_single(git_ref)
+        && let Ok(c) = obj.peel_to_commit()
+    {
+        found = Some((git_ref.to_string(), c.id()));
+    }
+    let Some((resolved_ref, oid)) = found else {
+        return Err(FetchError::RefNotFound {
+            repo: repo.to_string(),
+            git_ref: git_ref.to_string(),
+            tried,
+        });
+    };
+    let commit = r.find_commit(oid).map_err(git_err)?;
+    let tree = commit.tree().map_err(git_err)?;
+    let dir = directory.trim_matches('/');
+    let sub = if dir.is_empty() {
+        tree
+    } else {
+        let entry = tree
+            .get_path(Path::new(dir))
+            .map_err(|_| FetchError::DirectoryNotFound {
+                repo: repo.to_string(),
+                directory: directory.to_string(),
+                git_ref: git_ref.to_string(),
+            })?;
+        r.find_tree(entry.id())
+            .map_err(|_| FetchError::DirectoryNotFound {
+                repo: repo.to_string(),
+                directory: directory.to_string(),
+                git_ref: git_ref.to_string(),
+            })?
+    };
+    let (files, skipped_symlinks) = tree_to_files(&r, &sub).map_err(git_err)?;
+    Ok(Fetched {
+        files,
+        resolved_ref,
+        commit: oid.to_string(),
+        skipped_symlinks,
+    })
+}
+
+/// The blobs of a tree as package files (symlinks skipped and reported, `.git`
+/// ignored, submodules ignored).
+pub fn tree_to_files(
+    r: &Repository,
+    tree: &git2::Tree<'_>,
+) -> Result<(PackageFiles, Vec<String>), git2::Error> {
+    let mut files = PackageFiles::new();
+    let mut links = Vec::new();
+    let mut err = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        let name = entry.name().unwrap_or_default();
+        let path = format!("{root}{name}");
+        if name == ".git" {
+            return git2::TreeWalkResult::Skip;
+        }
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        if entry.filemode() == 0o120000 {
+            links.push(path);
+            return git2::TreeWalkResult::Ok;
+        }
+        match r.find_blob(entry.id()) {
+            Ok(b) => files.insert(path, b.content().to_vec()),
+            Err(e) => {
+                err = Some(e);
+                return git2::TreeWalkResult::Abort;
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    Ok((files, links))
+}

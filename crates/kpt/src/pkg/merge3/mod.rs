@@ -1,0 +1,255 @@
+//! The 3-way merge of resources (kpt `resource-merge`), as a pure function.
+//!
+//! Resources of origin, updated and local are matched by identity (API group, kind,
+//! namespace and name — frozen by the `# kpt-merge: ns/name` comment when present —
+//! and file path); each tuple is then kept, dropped, added or merged field by field
+//! ([`walk`]). List merge keys come from [`schema`].
+
+pub mod schema;
+mod walk;
+
+use crate::package::resources::{self, PATH};
+use crate::yaml::{self, Node, SeqIndent};
+
+pub use schema::SchemaRegistry;
+
+/// Annotation kpt sets on each side while merging.
+pub const MERGE_SOURCE: &str = "config.kubernetes.io/merge-source";
+
+/// Errors of the resource merge.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// One field has different node kinds on different sides.
+    #[error("cannot merge field {field}: it is a map, a list or a value on different sides")]
+    KindMismatch { field: String },
+    /// Two resources of one side have the same identity.
+    #[error("found duplicate {source_name} resources in file {path:?}: {id}")]
+    Duplicate {
+        source_name: &'static str,
+        path: String,
+        id: String,
+    },
+    /// A field could not be merged (names the resource).
+    #[error("merging resource {id} in {path:?}: {source}")]
+    Resource {
+        id: String,
+        path: String,
+        #[source]
+        source: Box<MergeError>,
+    },
+}
+
+impl MergeError {
+    /// A short machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MergeError::KindMismatch { .. } => "kind-mismatch",
+            MergeError::Duplicate { .. } => "duplicate",
+            MergeError::Resource { source, .. } => source.kind(),
+        }
+    }
+}
+
+/// Options of a merge.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    /// kpt HEAD's rule: an explicit `null` only clears a field when origin had a
+    /// non-null value (`keep-tagged-null`). Default off: kpt 1.0.0-beta (kyaml) rule,
+    /// where any `null` in local or updated clears the field.
+    pub keep_tagged_null: bool,
+    /// Infer list merge keys (`name`, `mountPath`, ...) where no schema says so.
+    /// kpt only does this for the Kptfile.
+    pub infer_lists: bool,
+}
+
+/// The identity of a resource for matching across the three sides.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceId {
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub path: String,
+}
+
+impl std::fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ns = if self.namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.namespace)
+        };
+        write!(f, "{}|{}|{ns}{}", self.group, self.kind, self.name)
+    }
+}
+
+/// `(namespace, name)` from a `# kpt-merge: ns/name` comment on `metadata`.
+pub fn merge_comment(node: &Node) -> Option<(String, String)> {
+    let (k, v) = node
+        .entries()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("metadata"))?;
+    for c in [&k.line_comment, &v.line_comment] {
+        if let Some(rest) = c.trim().strip_prefix('#')
+            && let Some(id) = rest.trim().strip_prefix("kpt-merge:")
+        {
+            let id = id.trim();
+            return Some(match id.split_once('/') {
+                Some((ns, name)) => (ns.to_string(), name.to_string()),
+                None => (String::new(), id.to_string()),
+            });
+        }
+    }
+    None
+}
+
+/// API group of an apiVersion (`apps/v1` → `apps`, `v1` → ``).
+pub fn api_group(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// The identity kpt's resource-merge matcher uses.
+pub fn resource_id(node: &Node) -> ResourceId {
+    let s = |p: &[&str]| {
+        node.get_path(p)
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (namespace, name) = merge_comment(node)
+        .unwrap_or_else(|| (s(&["metadata", "namespace"]), s(&["metadata", "name"])));
+    ResourceId {
+        group: api_group(&s(&["apiVersion"])).to_string(),
+        kind: s(&["kind"]),
+        namespace,
+        name,
+        path: resources::item_path(node).unwrap_or_default().to_string(),
+    }
+}
+
+struct Tuple {
+    id: ResourceId,
+    o: Option<Node>,
+    u: Option<Node>,
+    d: Option<Node>,
+}
+
+fn add(
+    tuples: &mut Vec<Tuple>,
+    index: &mut std::collections::HashMap<ResourceId, usize>,
+    node: Node,
+    side: usize,
+) -> Result<(), MergeError> {
+    let id = resource_id(&node);
+    let i = *index.entry(id.clone()).or_insert_with(|| {
+        tuples.push(Tuple {
+            id: id.clone(),
+            o: None,
+            u: None,
+            d: None,
+        });
+        tuples.len() - 1
+    });
+    let t = &mut tuples[i];
+    let (slot, name) = match side {
+        0 => (&mut t.o, "origin"),
+        1 => (&mut t.u, "updated"),
+        _ => (&mut t.d, "local"),
+    };
+    if slot.is_some() {
+        return Err(MergeError::Duplicate {
+            source_name: name,
+            path: id.path.clone(),
+            id: id.to_string(),
+        });
+    }
+    *slot = Some(node);
+    Ok(())
+}
+
+/// Text of a resource without the annotations that differ between sides.
+fn comparable(node: &Node) -> String {
+    let mut n = node.clone();
+    resources::strip_internal(&mut n);
+    resources::remove_annotation(&mut n, "cnrm.cloud.google.com/blueprint");
+    yaml::emit_node(&n, SeqIndent::Compact)
+}
+
+/// Merge three sets of resources (each annotated with its file path, see
+/// [`crate::package::resources::read_package`]). Returns the resources of the result,
+/// in tuple order (origin's, then new ones of updated, then local-only ones).
+pub fn merge_resources(
+    original: Vec<Node>,
+    updated: Vec<Node>,
+    local: Vec<Node>,
+    schemas: &SchemaRegistry,
+    opts: &MergeOptions,
+) -> Result<Vec<Node>, MergeError> {
+    let mut tuples = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for (side, list) in [original, updated, local].into_iter().enumerate() {
+        for n in list {
+            add(&mut tuples, &mut index, n, side)?;
+        }
+    }
+    let mut out = Vec::new();
+    for t in tuples {
+        match (t.o, t.u, t.d) {
+            (None, None, Some(d)) => out.push(d),
+            (None, Some(u), None) => out.push(u),
+            (Some(o), None, Some(d)) => {
+                if comparable(&o) != comparable(&d) {
+                    out.push(d);
+                }
+            }
+            (_, None, None) | (Some(_), Some(_), None) => {}
+            (o, Some(u), Some(d)) => {
+                let merged = merge_resource(o.as_ref(), &u, &d, schemas, opts).map_err(|e| {
+                    MergeError::Resource {
+                        id: t.id.to_string(),
+                        path: t.id.path.clone(),
+                        source: Box::new(e),
+                    }
+                })?;
+                if let Some(m) = merged {
+                    out.push(m);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Field-level 3-way merge of one resource (`dest` = local).
+pub fn merge_resource(
+    origin: Option<&Node>,
+    updated: &Node,
+    dest: &Node,
+    schemas: &SchemaRegistry,
+    opts: &MergeOptions,
+) -> Result<Option<Node>, MergeError> {
+    merge_nodes(Some(dest), origin, Some(updated), schemas, opts)
+}
+
+/// Generic 3-way merge of three YAML trees (`None` = absent).
+pub fn merge_nodes(
+    dest: Option<&Node>,
+    origin: Option<&Node>,
+    updated: Option<&Node>,
+    schemas: &SchemaRegistry,
+    opts: &MergeOptions,
+) -> Result<Option<Node>, MergeError> {
+    let root = [dest, origin, updated]
+        .into_iter()
+        .flatten()
+        .find(|n| !n.is_null())
+        .map_or(schema::Schema::None, |n| schemas.root(n));
+    let w = walk::Walker {
+        infer: opts.infer_lists,
+        null_needs_origin: opts.keep_tagged_null,
+    };
+    w.walk(dest, origin, updated, &root, &mut Vec::new())
+}
+
+/// The resource path annotation key, re-exported for callers building inputs.
+pub const PATH_ANNOTATION: &str = PATH;

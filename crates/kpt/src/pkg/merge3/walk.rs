@@ -1,0 +1,489 @@
+//! The field-level 3-way merge of one resource: kyaml's `walk.Walker` driven by the
+//! `merge3.Visitor` (as vendored by kpt 1.0.0-beta), over `dest` (local), `origin` and
+//! `updated`.
+//!
+//! Rules in short: upstream changes win, local-only edits survive, an explicit `null`
+//! in local or updated clears the field, maps merge key by key (sorted union, new keys
+//! appended), lists merge by key only when the schema says so, otherwise a list changed
+//! upstream replaces the local one wholesale. A value taken from upstream keeps the
+//! local node's style.
+
+use super::MergeError;
+use super::schema::Schema;
+use crate::yaml::{Node, NodeKind, Style};
+
+/// Walks one tuple of nodes. `infer` turns on kyaml's associative-list inference
+/// (used for the Kptfile merge only).
+pub(crate) struct Walker {
+    pub infer: bool,
+    /// kpt HEAD's "keep tagged null" rule: a `null` only clears a field when origin
+    /// had a non-null value there. Off = kyaml / kpt 1.0.0-beta behaviour.
+    pub null_needs_origin: bool,
+}
+
+/// The sources of one walk step, `None` = field missing.
+#[derive(Clone, Copy)]
+struct Src<'a> {
+    d: Option<&'a Node>,
+    o: Option<&'a Node>,
+    u: Option<&'a Node>,
+}
+
+fn missing_or_null(n: Option<&Node>) -> bool {
+    n.is_none_or(is_null_node)
+}
+
+fn is_null_node(n: &Node) -> bool {
+    n.is_null()
+}
+
+fn tagged_null(n: Option<&Node>) -> bool {
+    n.is_some_and(is_null_node)
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Kind {
+    Map,
+    Seq,
+    Scalar,
+    None,
+}
+
+fn kind_of(n: &Node) -> Kind {
+    match n.kind {
+        NodeKind::Mapping(_) => Kind::Map,
+        NodeKind::Sequence(_) => Kind::Seq,
+        NodeKind::Scalar(_) | NodeKind::Alias(_) => Kind::Scalar,
+    }
+}
+
+impl Walker {
+    fn cleared(&self, origin: Option<&Node>, x: Option<&Node>) -> bool {
+        if self.null_needs_origin {
+            !tagged_null(origin) && tagged_null(x)
+        } else {
+            tagged_null(x)
+        }
+    }
+
+    /// Merge one value; `None` means "remove the field / element".
+    pub(crate) fn walk(
+        &self,
+        d: Option<&Node>,
+        o: Option<&Node>,
+        u: Option<&Node>,
+        schema: &Schema<'_>,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Node>, MergeError> {
+        let src = Src { d, o, u };
+        let kind = [d, o, u]
+            .into_iter()
+            .flatten()
+            .find(|n| !n.is_null())
+            .map(kind_of)
+            .unwrap_or(Kind::None);
+        for n in [d, o, u].into_iter().flatten() {
+            if !n.is_null() && kind_of(n) != kind {
+                return Err(MergeError::KindMismatch {
+                    field: path.join("."),
+                });
+            }
+        }
+        match kind {
+            Kind::Map | Kind::None => self.walk_map(src, schema, path),
+            Kind::Seq => {
+                if let Some(keys) = schema.list_keys(src_nodes(src), self.infer) {
+                    self.walk_assoc(src, schema, &keys, path)
+                } else {
+                    Ok(self.visit_na_list(src))
+                }
+            }
+            Kind::Scalar => Ok(self.visit_scalar(src)),
+        }
+    }
+
+    fn walk_map(
+        &self,
+        src: Src<'_>,
+        schema: &Schema<'_>,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Node>, MergeError> {
+        // VisitMap
+        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
+            return Ok(None);
+        }
+        if src.d.is_none() && src.u.is_none() {
+            return Ok(None);
+        }
+        let mut dest = match src.d {
+            Some(d) if d.is_mapping() => d.clone(),
+            _ => Node::mapping(),
+        };
+        let dest_src = dest.clone();
+        let keys = field_names(&[Some(&dest_src), src.o, src.u]);
+        for key in keys {
+            let dk = key_node(Some(&dest_src), &key);
+            let ok = key_node(src.o, &key);
+            let uk = key_node(src.u, &key);
+            let key_res = self
+                .visit_scalar(Src {
+                    d: dk,
+                    o: ok,
+                    u: uk,
+                })
+                .filter(|n| !n.is_null());
+            let sub = schema.field(&key);
+            path.push(key.clone());
+            let val = self.walk(
+                dest_src.get(&key),
+                src.o.and_then(|n| n.get(&key)),
+                src.u.and_then(|n| n.get(&key)),
+                &sub,
+                path,
+            )?;
+            path.pop();
+            set_field(&mut dest, &key, val, key_res.as_ref());
+        }
+        Ok(Some(dest))
+    }
+
+    fn visit_scalar(&self, src: Src<'_>) -> Option<Node> {
+        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
+            return None;
+        }
+        let (um, om) = (missing_or_null(src.u), missing_or_null(src.o));
+        if um != om {
+            return src.u.cloned();
+        }
+        if um && om {
+            return src.d.cloned();
+        }
+        let (u, o) = (src.u?, src.o?);
+        if !same_scalar(u, o) || u.as_str() != o.as_str() {
+            return Some(u.clone());
+        }
+        src.d.cloned()
+    }
+
+    fn visit_na_list(&self, src: Src<'_>) -> Option<Node> {
+        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
+            return None;
+        }
+        let (um, om) = (missing_or_null(src.u), missing_or_null(src.o));
+        if um != om {
+            return src.u.cloned();
+        }
+        if um && om {
+            return src.d.cloned();
+        }
+        let (u, o) = (src.u?, src.o?);
+        if !same_tree(u, o, true) {
+            return Some(u.clone());
+        }
+        src.d.cloned()
+    }
+
+    fn walk_assoc(
+        &self,
+        src: Src<'_>,
+        schema: &Schema<'_>,
+        keys: &[String],
+        path: &mut Vec<String>,
+    ) -> Result<Option<Node>, MergeError> {
+        // visitAList
+        if missing_or_null(src.u) && !missing_or_null(src.o) {
+            return Ok(None);
+        }
+        let mut dest = match src.d {
+            Some(d) if d.is_sequence() => d.clone(),
+            _ => Node::sequence(),
+        };
+        let elem_schema = schema.elements();
+        if keys.is_empty() {
+            return Ok(self.primitive_set(&mut dest, src));
+        }
+        let dest_src = dest.clone();
+        // Key tuples in first-seen order over dest, origin, updated.
+        let mut tuples: Vec<Vec<String>> = Vec::new();
+        for s in [Some(&dest_src), src.o, src.u].into_iter().flatten() {
+            for e in s.items() {
+                let t: Vec<String> = keys
+                    .iter()
+                    .map(|k| e.get(k).and_then(Node::as_str).unwrap_or("").to_string())
+                    .collect();
+                if !tuples.contains(&t) {
+                    tuples.push(t);
+                }
+            }
+        }
+        let mut to_add: Vec<(Vec<String>, Vec<String>, Node)> = Vec::new();
+        for t in tuples {
+            let (vk, vv) = valid_keys(&t, keys);
+            let find = |s: Option<&Node>| -> Option<Node> {
+                s.and_then(|s| s.items().iter().find(|e| matches(e, &vk, &vv)).cloned())
+            };
+            let (ed, eo, eu) = (find(Some(&dest_src)), find(src.o), find(src.u));
+            path.push(format!("[{}]", vv.join(",")));
+            let val = self.walk(ed.as_ref(), eo.as_ref(), eu.as_ref(), &elem_schema, path)?;
+            path.pop();
+            let Some(mut val) = val.filter(|v| !v.is_null() && !is_empty_map(v)) else {
+                element_set(&mut dest, &vk, &vv, None);
+                continue;
+            };
+            for (k, v) in vk.iter().zip(&vv) {
+                if val.get(k).is_none() {
+                    val.set(k, Node::plain(v.clone()));
+                }
+            }
+            match to_add.iter_mut().find(|(k, v, _)| *k == vk && *v == vv) {
+                Some(slot) => slot.2 = val,
+                None => to_add.push((vk, vv, val)),
+            }
+        }
+        for (vk, vv, val) in to_add {
+            element_set(&mut dest, &vk, &vv, Some(val));
+        }
+        Ok(Some(dest))
+    }
+
+    /// Associative list of scalars (e.g. `finalizers`): a set merge by value.
+    fn primitive_set(&self, dest: &mut Node, src: Src<'_>) -> Option<Node> {
+        let dest_src = dest.clone();
+        let mut values: Vec<String> = Vec::new();
+        for s in [Some(&dest_src), src.o, src.u].into_iter().flatten() {
+            for e in s.items() {
+                if let Some(v) = e.as_str()
+                    && !values.iter().any(|x| x == v)
+                {
+                    values.push(v.to_string());
+                }
+            }
+        }
+        for v in values {
+            let find = |s: Option<&Node>| -> Option<Node> {
+                s.and_then(|s| s.items().iter().find(|e| e.as_str() == Some(&v)).cloned())
+            };
+            let (ed, eo, eu) = (find(Some(&dest_src)), find(src.o), find(src.u));
+            let res = self.visit_scalar(Src {
+                d: ed.as_ref(),
+                o: eo.as_ref(),
+                u: eu.as_ref(),
+            });
+            let items = dest.items_mut().expect("dest is a sequence");
+            match res {
+                None => items.retain(|e| e.as_str() != Some(&v)),
+                Some(n) => {
+                    if !items.iter().any(|e| e.as_str() == Some(&v)) {
+                        items.push(n);
+                    }
+                }
+            }
+        }
+        if dest.items().is_empty() {
+            return None;
+        }
+        Some(dest.clone())
+    }
+}
+
+fn src_nodes(src: Src<'_>) -> [Option<&Node>; 3] {
+    [src.d, src.o, src.u]
+}
+
+fn is_empty_map(n: &Node) -> bool {
+    n.is_mapping() && n.entries().is_empty()
+}
+
+fn valid_keys(values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut vk = Vec::new();
+    let mut vv = Vec::new();
+    for (k, v) in keys.iter().zip(values) {
+        if !v.is_empty() {
+            vk.push(k.clone());
+            vv.push(v.clone());
+        }
+    }
+    if vk.is_empty() {
+        return (keys.to_vec(), values.to_vec());
+    }
+    (vk, vv)
+}
+
+fn matches(e: &Node, keys: &[String], values: &[String]) -> bool {
+    e.is_mapping()
+        && keys
+            .iter()
+            .zip(values)
+            .all(|(k, v)| e.get(k).and_then(Node::as_str) == Some(v.as_str()))
+}
+
+/// kyaml `ElementSetter`: drop null/empty elements, replace matching elements by
+/// `element` (or delete them when `None`), append when nothing matched.
+fn element_set(dest: &mut Node, keys: &[String], values: &[String], element: Option<Node>) {
+    let Some(items) = dest.items_mut() else {
+        return;
+    };
+    let mut out = Vec::with_capacity(items.len() + 1);
+    let mut found = false;
+    for e in items.drain(..) {
+        if e.is_null() || is_empty_map(&e) {
+            continue;
+        }
+        if !e.is_mapping() {
+            out.push(e);
+            continue;
+        }
+        if !matches(&e, keys, values) {
+            out.push(e);
+            continue;
+        }
+        found = true;
+        if let Some(el) = &element {
+            out.push(el.clone());
+        }
+    }
+    if let Some(el) = element
+        && !found
+    {
+        out.push(el);
+    }
+    *items = out;
+}
+
+fn field_names(sources: &[Option<&Node>]) -> Vec<String> {
+    let mut keys: Vec<String> = sources
+        .iter()
+        .flatten()
+        .flat_map(|n| n.entries().iter().filter_map(|(k, _)| k.as_str()))
+        .map(str::to_string)
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+fn key_node<'a>(n: Option<&'a Node>, key: &str) -> Option<&'a Node> {
+    n?.entries()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(k, _)| k)
+}
+
+/// kyaml `FieldSetter` as the walker uses it: a missing or null value clears the
+/// field; an existing field gets the new value with the old node's style; a new
+/// field is appended with the comments the key merge produced.
+fn set_field(dest: &mut Node, key: &str, val: Option<Node>, key_res: Option<&Node>) {
+    let Some(entries) = dest.entries_mut() else {
+        return;
+    };
+    let pos = entries.iter().position(|(k, _)| k.as_str() == Some(key));
+    let Some(mut val) = val.filter(|v| !v.is_null()) else {
+        if let Some(i) = pos {
+            entries.remove(i);
+        }
+        return;
+    };
+    match pos {
+        Some(i) => {
+            let (k, v) = &mut entries[i];
+            if let Some(r) = key_res {
+                k.head_comment = r.head_comment.clone();
+                k.line_comment = r.line_comment.clone();
+                k.foot_comment = r.foot_comment.clone();
+            }
+            if *v != val {
+                apply_style(&mut val, v.style);
+            }
+            *v = val;
+        }
+        None => {
+            let mut k = Node::tagged_scalar(key, "!!str");
+            if let Some(r) = key_res {
+                k.head_comment = r.head_comment.clone();
+                k.line_comment = r.line_comment.clone();
+                k.foot_comment = r.foot_comment.clone();
+            }
+            entries.push((k, val));
+        }
+    }
+}
+
+/// Give `val` the style of the node it replaces (Go copies the style bits; a plain
+/// local style becomes "let the emitter choose" with the value's own tag).
+fn apply_style(val: &mut Node, style: Style) {
+    match (&val.kind, style) {
+        (NodeKind::Scalar(_), Style::Plain | Style::Any) => {
+            if val.tag.is_none() {
+                val.tag = Some(val.resolved_tag().to_string());
+            }
+            val.style = Style::Any;
+        }
+        (NodeKind::Scalar(_), s) => {
+            if val.tag.is_none() || val.resolved_tag() == "!!str" {
+                val.tag = None;
+                val.style = s;
+            }
+        }
+        (_, Style::Flow) => val.style = Style::Flow,
+        (_, _) => {
+            if val.style == Style::Flow {
+                val.style = Style::Any;
+            }
+        }
+    }
+}
+
+/// Same scalar presentation (what kyaml's `String()` comparison sees).
+fn same_scalar(a: &Node, b: &Node) -> bool {
+    a.resolved_tag() == b.resolved_tag()
+        && quote_class(a.style) == quote_class(b.style)
+        && a.head_comment == b.head_comment
+        && a.line_comment == b.line_comment
+        && a.foot_comment == b.foot_comment
+}
+
+fn quote_class(s: Style) -> u8 {
+    match s {
+        Style::Any | Style::Plain | Style::Flow => 0,
+        Style::SingleQuoted => 1,
+        Style::DoubleQuoted => 2,
+        Style::Literal => 3,
+        Style::Folded => 4,
+    }
+}
+
+/// Structural equality for the "did upstream change this list" test: values, tags,
+/// scalar quoting and comments; the top node's own style is ignored.
+fn same_tree(a: &Node, b: &Node, top: bool) -> bool {
+    if !top && !same_scalar_meta(a, b) {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (NodeKind::Scalar(x), NodeKind::Scalar(y)) => {
+            x == y && a.resolved_tag() == b.resolved_tag()
+        }
+        (NodeKind::Alias(x), NodeKind::Alias(y)) => x == y,
+        (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_tree(p, q, false))
+        }
+        (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|((k1, v1), (k2, v2))| {
+                    same_tree(k1, k2, false) && same_tree(v1, v2, false)
+                })
+        }
+        _ => false,
+    }
+}
+
+fn same_scalar_meta(a: &Node, b: &Node) -> bool {
+    let style_ok = if a.is_scalar() {
+        quote_class(a.style) == quote_class(b.style)
+    } else {
+        (a.style == Style::Flow) == (b.style == Style::Flow)
+    };
+    style_ok
+        && a.head_comment == b.head_comment
+        && a.line_comment == b.line_comment
+        && a.foot_comment == b.foot_comment
+}

@@ -1,0 +1,115 @@
+//! `kpt pkg update` on a directory: fetch origin and updated from git, run the pure
+//! update for the package and each remote sub-package, advance `upstreamLock`, and
+//! write the changes. On any error nothing is written.
+
+use std::path::Path;
+
+use super::{
+    Strategy, UpdateError, UpdateOptions, read_kptfile, remote_subpackages, update_package,
+};
+use crate::kptfile::KPTFILE;
+use crate::package::{PackageFiles, fs, join};
+use crate::pkg::get::{lock, subtree};
+use crate::pkg::git;
+
+fn fetch_err(e: git::FetchError) -> UpdateError {
+    UpdateError::Fetch(e.to_string())
+}
+
+/// Update the package tree `local` (rooted at a package with `upstream.git`), in
+/// memory. `new_ref`/`strategy` override the Kptfile's.
+pub fn update_tree(
+    local: &PackageFiles,
+    new_ref: Option<&str>,
+    strategy: Option<Strategy>,
+) -> Result<PackageFiles, UpdateError> {
+    let Some(mut k) = read_kptfile(local, KPTFILE)? else {
+        return Err(UpdateError::Fetch("no Kptfile in the package".into()));
+    };
+    let Some(up) = k.upstream.as_mut() else {
+        return Err(UpdateError::Fetch(
+            "package must have an upstream reference (upstream.git) to be updated".into(),
+        ));
+    };
+    let Some(g) = up.git.as_mut() else {
+        return Err(UpdateError::Fetch(
+            "package upstream is not a git upstream".into(),
+        ));
+    };
+    if let Some(r) = new_ref {
+        g.git_ref = r.to_string();
+    }
+    if let Some(s) = strategy {
+        up.update_strategy = s.as_str().to_string();
+    }
+    let strat: Strategy = up.update_strategy.parse()?;
+    let g = g.clone();
+    let updated = git::fetch(&g.repo, &g.directory, &g.git_ref).map_err(fetch_err)?;
+    let original = match k.upstream_lock.as_ref().and_then(|l| l.git.as_ref()) {
+        Some(l) if !l.commit.is_empty() => {
+            git::fetch(&l.repo, &l.directory, &l.commit)
+                .map_err(fetch_err)?
+                .files
+        }
+        _ => PackageFiles::new(),
+    };
+    let mut input = local.clone();
+    input.insert(KPTFILE, k.to_yaml().into_bytes());
+    let opts = UpdateOptions {
+        add_identities: false,
+        ..UpdateOptions::default()
+    };
+    let mut out = update_package(&original, &updated.files, &input, strat, &opts)?;
+    if let Some(mut merged) = read_kptfile(&out, KPTFILE)? {
+        merged.upstream = k.upstream.clone();
+        merged.upstream_lock = Some(lock(&g.repo, &g.directory, &updated));
+        out.insert(KPTFILE, merged.to_yaml().into_bytes());
+    }
+    for sub in remote_subpackages(&out) {
+        let tree = subtree(&out, &sub);
+        let new = update_tree(&tree, None, None)?;
+        let gone: Vec<String> = out
+            .paths()
+            .filter(|p| p.starts_with(&format!("{sub}/")))
+            .map(str::to_string)
+            .collect();
+        for p in gone {
+            out.remove(&p);
+        }
+        for (p, b) in new.as_map() {
+            out.insert(join(&sub, p), b.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// `kpt pkg update DIR[@REF] [--strategy S]`.
+pub fn update_dir(
+    dir: &Path,
+    new_ref: Option<&str>,
+    strategy: Option<Strategy>,
+) -> Result<(), UpdateError> {
+    let io = |e: std::io::Error| UpdateError::Io {
+        path: dir.display().to_string(),
+        source: e,
+    };
+    let (local, _) = fs::read_dir(dir).map_err(io)?;
+    let mut out = update_tree(&local, new_ref, strategy)?;
+    crate::pkg::ids::add_identities(&mut out);
+    fs::write_changes(dir, &local, &out).map_err(io)?;
+    remove_empty_dirs(dir);
+    Ok(())
+}
+
+fn remove_empty_dirs(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git" {
+            remove_empty_dirs(&p);
+            let _ = std::fs::remove_dir(&p);
+        }
+    }
+}
