@@ -88,7 +88,53 @@ fn render_error(e: &::starlark::Error) -> String {
                 None => msg,
             }
         }
-        other => other.to_string(),
+        ErrorKind::Scope(m) => {
+            let msg = go_runtime_message(&m.to_string());
+            match e.span() {
+                Some(span) if msg.starts_with("undefined: ") => {
+                    let pos = span.resolve_span().begin;
+                    format!(
+                        "{}:{}:{}: {msg}",
+                        span.file.filename(),
+                        pos.line + 1,
+                        pos.column + 1
+                    )
+                }
+                _ => msg,
+            }
+        }
+        other => go_runtime_message(&other.to_string()),
+    }
+}
+
+/// go.starlark.net's wording of the runtime errors scripts hit most (the
+/// message lands in the function's error result); others keep the Rust
+/// wording.
+fn go_runtime_message(msg: &str) -> String {
+    let quoted = |s: &str| -> Vec<String> {
+        s.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let q = quoted(msg);
+    if msg.starts_with("Key `") && msg.ends_with("` was not found") && q.len() == 1 {
+        format!("key {} not in dict", q[0])
+    } else if msg.starts_with("Variable `") && msg.ends_with("` not found") && q.len() == 1 {
+        format!("undefined: {}", q[0])
+    } else if msg.starts_with("Object of type `")
+        && msg.contains("` has no attribute `")
+        && q.len() == 2
+    {
+        format!("{} has no .{} field or method", q[0], q[1])
+    } else if msg.starts_with("Operation `")
+        && msg.contains("` not supported for types `")
+        && q.len() == 3
+    {
+        format!("unknown binary op: {} {} {}", q[1], q[0], q[2])
+    } else {
+        msg.to_string()
     }
 }
 

@@ -197,3 +197,21 @@ print("done")
         "{out}"
     );
 }
+
+#[test]
+fn runtime_errors_use_the_go_wording() {
+    let err = |src: &str| star(DEPLOY, src).2.unwrap_or_default();
+    assert_eq!(
+        err("x = ctx.resource_list[\"items\"][0][\"nope\"]\n"),
+        r#"key "nope" not in dict"#
+    );
+    assert_eq!(err("x = 1 + \"a\"\n"), "unknown binary op: int + string");
+    assert_eq!(
+        err("x = undefined_name\n"),
+        "test-fn:1:5: undefined: undefined_name"
+    );
+    assert_eq!(
+        err("def f():\n  return None.x\nf()\n"),
+        "NoneType has no .x field or method"
+    );
+}
