@@ -17,6 +17,7 @@ use kpt::yaml::{self, Node, NodeKind, Style};
 use regex::Regex;
 
 use crate::FnError;
+use crate::common::config::data_map;
 use walk::{Visitor, accept, file_path, go_quote};
 
 /// The comment prefix that marks a setter.
@@ -49,7 +50,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         .function_config
         .as_ref()
         .map(|fc| {
-            data_pairs(fc)
+            data_map(fc)
                 .into_iter()
                 .map(|(name, value)| Setter { name, value })
                 .collect()
@@ -88,22 +89,6 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         });
     }
     Ok(())
-}
-
-/// kyaml `GetDataMap`: string values of `data`, null as "".
-pub(crate) fn data_pairs(config: &Node) -> Vec<(String, String)> {
-    config
-        .get("data")
-        .map(|d| {
-            d.entries()
-                .iter()
-                .filter_map(|(k, v)| {
-                    let value = if v.is_null() { "" } else { v.as_str()? };
-                    Some((k.as_str()?.to_string(), value.to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The pattern of a `# kpt-set: ` line comment, "" when there is none.

@@ -18,8 +18,8 @@ use kpt::yaml::{self, Node, NodeKind, SeqIndent, Style};
 use regex::Regex;
 
 use crate::FnError;
-use crate::apply_setters::data_pairs;
 use crate::apply_setters::walk::{Visitor, accept, file_path, go_quote, line_comment};
+use crate::common::config::data_map;
 use path::{is_abs_path, path_match};
 
 const BY_VALUE: &str = "by-value";
@@ -101,7 +101,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
 /// Reads the ConfigMap data, rejecting unknown keys.
 fn decode(config: Option<&Node>) -> Result<SearchReplace, String> {
     let mut sr = SearchReplace::default();
-    for (k, v) in config.map(data_pairs).unwrap_or_default() {
+    for (k, v) in config.map(data_map).unwrap_or_default() {
         let field = match k.as_str() {
             BY_VALUE => &mut sr.by_value,
             BY_VALUE_REGEX => &mut sr.by_value_regex,
