@@ -10,9 +10,10 @@
 //! field; "no matches for input setter(s)" when nothing was tagged. Errors
 //! are reported as `failed to apply setters: ...`.
 
+mod sanitize;
 pub(crate) mod walk;
 
-use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem};
+use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem, Severity};
 use kpt::yaml::{self, Node, NodeKind, Style};
 use regex::Regex;
 
@@ -33,14 +34,20 @@ struct Setter {
 /// One changed field.
 struct Change {
     file_path: String,
+    /// The resource, for the result's `resourceRef`.
+    resource: Node,
     field_path: String,
+    current: String,
     value: String,
+    /// The pattern that was applied (its setter names decide redaction).
+    pattern: String,
 }
 
 struct ApplySetters {
     setters: Vec<Setter>,
     changes: Vec<Change>,
     file_path: String,
+    resource: Node,
     placeholder: Regex,
 }
 
@@ -60,11 +67,13 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         setters,
         changes: Vec::new(),
         file_path: String::new(),
+        resource: Node::mapping(),
         placeholder: Regex::new(r"\$\{([^}]*)\}")
             .map_err(|e| FnError::Failed(format!("internal regex: {e}")))?,
     };
     for item in list.items.iter_mut() {
         s.file_path = file_path(item);
+        s.resource = resource_header(item);
         accept(&mut s, item, "")
             .map_err(|e| FnError::Failed(format!("failed to apply setters: {e}")))?;
     }
@@ -75,20 +84,47 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         });
     }
     for c in s.changes {
-        list.results.push(ResultItem {
-            message: format!("set field value to {}", go_quote(&c.value)),
+        let names: Vec<&str> = s
+            .placeholder
+            .find_iter(&c.pattern)
+            .map(|m| clean(m.as_str()))
+            .collect();
+        let proposed = sanitize::sanitize(&c.value, &c.field_path, &names);
+        let current = sanitize::sanitize(&c.current, &c.field_path, &names);
+        let item = ResultItem {
+            message: format!("set field value to {}", go_quote(&proposed)),
+            severity: Some(Severity::Info),
             field: Some(FieldRef {
                 path: c.field_path,
-                ..Default::default()
+                current_value: (!current.is_empty()).then_some(current),
+                proposed_value: (!proposed.is_empty()).then_some(proposed),
             }),
             file: (!c.file_path.is_empty()).then_some(FileRef {
                 path: c.file_path,
                 index: 0,
             }),
             ..Default::default()
-        });
+        };
+        list.results.push(item.about(&c.resource));
     }
     Ok(())
+}
+
+/// The KRM header of an item (what a result's `resourceRef` needs), so
+/// changes need not hold a copy of the whole resource.
+fn resource_header(item: &Node) -> Node {
+    let mut h = Node::mapping();
+    for k in ["apiVersion", "kind"] {
+        if let Some(v) = item.get(k) {
+            h.set(k, v.clone());
+        }
+    }
+    for k in ["name", "namespace"] {
+        if let Some(v) = item.get_path(&["metadata", k]) {
+            h.ensure_mapping(&["metadata"]).set(k, v.clone());
+        }
+    }
+    h
 }
 
 /// The pattern of a `# kpt-set: ` line comment, "" when there is none.
@@ -219,8 +255,12 @@ impl Visitor for ApplySetters {
             }
             self.changes.push(Change {
                 file_path: self.file_path.clone(),
+                resource: self.resource.clone(),
                 field_path,
+                // yaml.v3 `Value` of a sequence node is empty.
+                current: String::new(),
                 value: sv,
+                pattern: pattern.clone(),
             });
         }
         Ok(())
@@ -249,8 +289,11 @@ impl Visitor for ApplySetters {
         set_untagged(node, &out);
         self.changes.push(Change {
             file_path: self.file_path.clone(),
+            resource: self.resource.clone(),
             field_path: path.trim_start_matches('.').to_string(),
+            current,
             value: out,
+            pattern,
         });
         Ok(())
     }

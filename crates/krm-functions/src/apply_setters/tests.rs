@@ -145,3 +145,38 @@ fn apply(
 ) -> (String, Vec<kpt::resource_list::ResultItem>, Option<String>) {
     run(super::run, input, Some(config))
 }
+
+#[test]
+fn results_carry_values_and_redact_secrets() {
+    let input = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: ns\ndata:\n  user: bob # kpt-set: ${user}\n  password: x # kpt-set: ${password}\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  user: alice\n  password: hunter2\n";
+    let (out, results, err) = apply(input, config);
+    assert_eq!(err, None);
+    assert!(
+        out.contains("  password: hunter2 # kpt-set: ${password}\n"),
+        "{out}"
+    );
+    assert_eq!(
+        messages(&results),
+        vec![
+            r#"set field value to "alice""#,
+            r#"set field value to "<redacted>""#
+        ]
+    );
+    let field = results[0].field.clone().expect("field");
+    assert_eq!(field.path, "data.user");
+    assert_eq!(field.current_value.as_deref(), Some("bob"));
+    assert_eq!(field.proposed_value.as_deref(), Some("alice"));
+    let rr = results[0].resource_ref.clone().expect("resourceRef");
+    assert_eq!(
+        (rr.kind.as_str(), rr.name.as_str(), rr.namespace.as_str()),
+        ("Secret", "s", "ns")
+    );
+    assert_eq!(
+        results[1]
+            .field
+            .as_ref()
+            .and_then(|f| f.current_value.as_deref()),
+        Some("<redacted>")
+    );
+}
