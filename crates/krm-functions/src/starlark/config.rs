@@ -45,7 +45,17 @@ pub(crate) fn program(fc: Option<&Node>) -> Result<Program, String> {
         if let Some(p) = fc.get("params")
             && !(p.is_mapping() || p.is_null())
         {
-            return Err("json: cannot unmarshal params into Go struct field StarlarkRun.params of type map[string]interface {}".into());
+            // encoding/json's wording for a non-object `params`.
+            let json_type = match p.to_value() {
+                serde_json::Value::Array(_) => "array",
+                serde_json::Value::Bool(_) => "bool",
+                serde_json::Value::Number(_) => "number",
+                _ => "string",
+            };
+            return Err(format!(
+                "json: cannot unmarshal {json_type} into Go struct field \
+                 StarlarkRun.params of type map[string]interface {{}}"
+            ));
         }
         text(fc, &["source"]).to_string()
     } else {

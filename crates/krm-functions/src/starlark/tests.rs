@@ -164,6 +164,19 @@ fn errors_use_the_go_wording() {
         Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\n"),
     );
     assert_eq!(err.as_deref(), Some("`source` must not be empty"));
+    let (_, _, err) = run(
+        super::run,
+        DEPLOY,
+        Some(
+            "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nparams: [1]\nsource: x = 1\n",
+        ),
+    );
+    assert_eq!(
+        err.as_deref(),
+        Some(
+            "json: cannot unmarshal array into Go struct field StarlarkRun.params of type map[string]interface {}"
+        )
+    );
 }
 
 #[test]
