@@ -1,16 +1,23 @@
 //! The `load()`able libraries: the subset of the Go function's library set
 //! (qri-io/starlib + `krmfn`) the native runtime provides —
-//! `encoding/json.star`, `encoding/yaml.star` and `krmfn.star`. Any other
+//! `encoding/json.star`, `encoding/yaml.star`, `encoding/base64.star` and
+//! `krmfn.star`. Any other
 //! module fails the load with a message naming what is supported.
 
 use ::starlark::environment::{FrozenModule, GlobalsBuilder};
 use ::starlark::eval::FileLoader;
 use ::starlark::starlark_module;
 use ::starlark::values::{Heap, Value};
+use base64::Engine;
 use kpt::yaml::{self, Node, SeqIndent};
 
 /// Modules this runtime can load.
-const SUPPORTED: [&str; 3] = ["encoding/json.star", "encoding/yaml.star", "krmfn.star"];
+const SUPPORTED: [&str; 4] = [
+    "encoding/json.star",
+    "encoding/yaml.star",
+    "encoding/base64.star",
+    "krmfn.star",
+];
 
 /// An error raised by a library function.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +37,9 @@ impl FileLoader for Loader {
         let globals = match path {
             "encoding/json.star" => GlobalsBuilder::new().with_namespace("json", json_members),
             "encoding/yaml.star" => GlobalsBuilder::new().with_namespace("yaml", yaml_members),
+            "encoding/base64.star" => {
+                GlobalsBuilder::new().with_namespace("base64", base64_members)
+            }
             "krmfn.star" => GlobalsBuilder::new().with_namespace("krmfn", krmfn_members),
             _ => {
                 return Err(::starlark::Error::new_native(ModuleError(format!(
@@ -123,6 +133,37 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
     ) -> ::starlark::Result<Value<'v>> {
         let node: Node = yaml::parse_one(x).map_err(|e| fail(e.message))?;
         Ok(heap.alloc(node.to_value()))
+    }
+}
+
+/// starlib `encoding/base64`: `encode`, `decode` with the encodings
+/// `standard`, `standard_raw`, `url` and `url_raw`.
+#[starlark_module]
+fn base64_members(builder: &mut GlobalsBuilder) {
+    fn encode(
+        #[starlark(require = pos)] data: &str,
+        #[starlark(default = "standard")] encoding: &str,
+    ) -> ::starlark::Result<String> {
+        Ok(base64_engine(encoding)?.encode(data))
+    }
+
+    fn decode(
+        #[starlark(require = pos)] data: &str,
+        #[starlark(default = "standard")] encoding: &str,
+    ) -> ::starlark::Result<String> {
+        let bytes = base64_engine(encoding)?.decode(data).map_err(fail)?;
+        String::from_utf8(bytes).map_err(fail)
+    }
+}
+
+fn base64_engine(encoding: &str) -> ::starlark::Result<base64::engine::GeneralPurpose> {
+    use base64::engine::general_purpose as gp;
+    match encoding {
+        "standard" => Ok(gp::STANDARD),
+        "standard_raw" => Ok(gp::STANDARD_NO_PAD),
+        "url" => Ok(gp::URL_SAFE),
+        "url_raw" => Ok(gp::URL_SAFE_NO_PAD),
+        other => Err(fail(format!("unsupported encoding format: {other}"))),
     }
 }
 

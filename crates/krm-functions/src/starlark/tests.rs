@@ -184,6 +184,7 @@ fn reassignment_and_libraries() {
     let src = r#"load('krmfn.star', 'krmfn')
 load('encoding/yaml.star', 'yaml')
 load('encoding/json.star', 'json')
+load('encoding/base64.star', 'base64')
 n = 1
 n = n + 1
 for r in ctx.resource_list["items"]:
@@ -192,13 +193,17 @@ for r in ctx.resource_list["items"]:
     r["data"]["y"] = yaml.dumps({"b": 1, "a": [True]})
     r["data"]["j"] = json.encode(yaml.loads("x: [1, 2]\nb: null"))
     r["data"]["i"] = json.indent('{"a":[1]}', indent="  ")
+    r["data"]["b"] = base64.encode("hi") + base64.decode("aGk=", encoding="standard")
 print("done")
 "#;
     let (out, _, err) = star(DEPLOY, src);
     assert_eq!(err, None);
     // New keys come after the existing ones, sorted; `n` and `y` are quoted
     // as yaml.v3 quotes YAML 1.1 booleans.
-    assert!(out.contains("  k: 'v' # kept\n  i: |-\n"), "{out}");
+    assert!(
+        out.contains("  k: 'v' # kept\n  b: aGk=hi\n  i: |-\n"),
+        "{out}"
+    );
     assert!(out.contains("  \"n\": \"2\"\n"), "{out}");
     assert!(
         out.contains("  \"y\": |\n    a:\n    - true\n    b: 1\n"),
