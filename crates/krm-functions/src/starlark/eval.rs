@@ -11,10 +11,15 @@ use ::starlark::values::dict::DictRef;
 use ::starlark::values::structs::AllocStruct;
 use ::starlark::{ErrorKind, PrintHandler};
 use serde_json::Value;
+use std::time::{Duration, Instant};
 
 use super::config::Program;
 use super::merge::sort_keys;
 use super::modules::Loader;
+
+/// How long a script may run: a native function runs inside the server, so
+/// a runaway loop must not hang it (kpt gives exec functions 5 minutes).
+const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// `print` writes to stderr, as the Go function's default thread does.
 struct Stderr;
@@ -30,6 +35,16 @@ impl PrintHandler for Stderr {
 /// the resource list as the script left it (object keys sorted, as Go's
 /// marshalling does).
 pub(crate) fn execute(program: &Program, resource_list: &Value) -> Result<Value, String> {
+    execute_with_limit(program, resource_list, TIME_LIMIT)
+}
+
+/// [`execute`] with an explicit time limit.
+pub(crate) fn execute_with_limit(
+    program: &Program,
+    resource_list: &Value,
+    limit: Duration,
+) -> Result<Value, String> {
+    let deadline = Instant::now() + limit;
     let dialect = Dialect {
         enable_top_level_stmt: true,
         ..Dialect::Extended
@@ -56,8 +71,17 @@ pub(crate) fn execute(program: &Program, resource_list: &Value) -> Result<Value,
             let mut eval = Evaluator::new(&module);
             eval.set_loader(&loader);
             eval.set_print_handler(&Stderr);
-            eval.eval_module(ast, &globals)
-                .map_err(|e| render_error(&e))?;
+            eval.set_check_cancelled(Box::new(move || Instant::now() > deadline));
+            eval.eval_module(ast, &globals).map_err(|e| {
+                if Instant::now() > deadline {
+                    format!(
+                        "starlark program exceeded the time limit of {}s",
+                        limit.as_secs()
+                    )
+                } else {
+                    render_error(&e)
+                }
+            })?;
         }
         let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
         let items = dict

@@ -233,3 +233,18 @@ fn runtime_errors_use_the_go_wording() {
         "NoneType has no .x field or method"
     );
 }
+
+#[test]
+fn runaway_scripts_are_stopped() {
+    let program = super::config::Program {
+        name: "loop".into(),
+        source: "def f():\n  for i in range(2000000000):\n    for j in range(2000000000):\n      pass\nf()\n".into(),
+    };
+    let err = super::eval::execute_with_limit(
+        &program,
+        &serde_json::json!({"items": []}),
+        std::time::Duration::from_millis(200),
+    )
+    .expect_err("stopped");
+    assert_eq!(err, "starlark program exceeded the time limit of 0s");
+}
