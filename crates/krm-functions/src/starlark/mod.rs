@@ -10,8 +10,10 @@
 //! Unlike the Go function, items the script did not change keep their
 //! original nodes and changed ones are patched into them ([`merge`]), which
 //! yields what kpt's comment healing would restore anyway. Only the
-//! `encoding/json`, `encoding/yaml` and `krmfn` libraries can be loaded;
-//! `ctx.open_api` and `ctx.environment` are empty.
+//! `encoding/json`, `encoding/yaml`, `encoding/base64` and `krmfn` libraries
+//! can be loaded; `ctx.open_api` and `ctx.environment` are empty; `while`
+//! loops (which go.starlark.net allows here) are not part of the Rust
+//! dialect; a script is stopped after 5 minutes.
 
 mod config;
 mod eval;
