@@ -46,6 +46,11 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "fn-render/missing-fn-image",
         "expects docker's registry error text",
     ),
+    (
+        "fn-render/modify-path-annotation",
+        "deliberately different (COMPATIBILITY.md): kpt re-emits the untouched starlark config \
+         after comment healing and drops a blank line; we keep untouched documents byte for byte",
+    ),
 ];
 
 /// Cases that do not pass yet (work in progress, tracked in the open issue). The test
@@ -53,28 +58,12 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 const NOT_YET: &[&str] = &[
     "fn-render/basicpipeline-out-of-place",
     "fn-render/basicpipeline-symlink",
-    "fn-render/fnconfig-cannot-refer-subpkgs",
-    "fn-render/fnconfig-missing-name",
-    "fn-render/fnconfig-multiple-config-one-file",
-    "fn-render/fnconfig-not-relative",
-    "fn-render/generator",
     "fn-render/generator-absolute-path",
-    "fn-render/invalid-inline-fnconfig",
-    "fn-render/invalid-kptfile",
-    "fn-render/krmignore",
-    "fn-render/modify-path-annotation",
-    "fn-render/no-fnconfig",
     "fn-render/out-of-place-dir",
     "fn-render/out-of-place-fnchain-stdout",
     "fn-render/out-of-place-fnchain-stdout-results",
     "fn-render/out-of-place-fnchain-unwrap",
     "fn-render/out-of-place-unwrap",
-    "fn-render/path-index-ancestor",
-    "fn-render/path-index-duplicate",
-    "fn-render/path-index-outofpackage",
-    "fn-render/save-on-render-failure",
-    "fn-render/short-image-path",
-    "fn-render/validator-mutates-resources",
     "examples/search-replace-create-setters",
     "examples/set-image-digest",
     "examples/set-namespace-kpt-package-context",
@@ -168,6 +157,7 @@ struct Expect {
     image: Option<String>,
     fn_config: Option<String>,
     args: Vec<(String, String)>,
+    stderr_strip_lines: Vec<String>,
 }
 
 fn read_expect(case: &Path) -> Expect {
@@ -189,6 +179,12 @@ fn read_expect(case: &Path) -> Expect {
         .get("fnConfig")
         .and_then(|x| x.as_str())
         .map(str::to_string);
+    if let Some(lines) = v.get("stdErrStripLines").and_then(|x| x.as_array()) {
+        e.stderr_strip_lines = lines
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+    }
     if let Some(args) = v.get("args").and_then(|x| x.as_object()) {
         for (k, val) in args {
             let s = match val {
@@ -274,7 +270,13 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         c
     } else {
         let mut c = Command::new(bin);
-        c.args(["fn", "render", actual.to_str().expect("utf8")]);
+        c.args([
+            "fn",
+            "render",
+            actual.to_str().expect("utf8"),
+            "--results-dir",
+            "results",
+        ]);
         if expect.allow_exec {
             c.arg("--allow-exec");
         }
@@ -287,7 +289,12 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         std::env::var("PATH").unwrap_or_default()
     );
     let out = cmd.env("PATH", path).output().map_err(|e| e.to_string())?;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Upstream's harness normalisation: drop the listed lines from stderr.
+    let stderr: String = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !expect.stderr_strip_lines.iter().any(|s| s == l))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let code = out.status.code().unwrap_or(-1);
     let mut problems = Vec::new();
@@ -318,7 +325,7 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
             if is_kptfile && !want_has_status {
                 let text = String::from_utf8_lossy(content).into_owned();
                 if let Some(pos) = text.find("\nstatus:\n") {
-                    *content = text[..pos + 1].as_bytes().to_vec();
+                    *content = text.as_bytes()[..pos + 1].to_vec();
                 }
             }
         }
@@ -383,6 +390,11 @@ fn run_group(group: &str, rel: &str) {
             continue;
         }
         let key = format!("{group}/{name}");
+        if !case.join(".expected").is_dir() {
+            eprintln!("SKIP {key}: no .expected directory (not a test case upstream)");
+            skipped += 1;
+            continue;
+        }
         if let Some((_, why)) = UNSUPPORTED.iter().find(|(k, _)| *k == key) {
             eprintln!("SKIP {key}: {why}");
             skipped += 1;
@@ -392,7 +404,12 @@ fn run_group(group: &str, rel: &str) {
         match (run_case(&bin, shim.path(), group, &case), not_yet) {
             (Ok(()), false) => passed += 1,
             (Ok(()), true) => now_passing.push(key),
-            (Err(_), true) => known += 1,
+            (Err(e), true) => {
+                if only.is_some() {
+                    eprintln!("NOT YET {key}:\n{e}\n");
+                }
+                known += 1
+            }
             (Err(e), false) => failed.push((key, e)),
         }
     }

@@ -54,6 +54,9 @@ pub enum RenderError {
     /// A pipeline step failed or could not run.
     #[error("pkg.render: pkg {pkg}:\n\tpipeline.run: {message}")]
     Pipeline { pkg: String, message: String },
+    /// A function config file is unusable (checked before anything runs).
+    #[error("{0}")]
+    Config(String),
     /// A package without a pipeline holds something that is not KRM.
     #[error("pkg.render: pkg {pkg}: {message}")]
     Package { pkg: String, message: String },
@@ -235,7 +238,10 @@ impl Ctx<'_> {
             let items = finalize_paths(items);
             let _ = write_all(&mut out_files, items, &self.sources, false);
         }
-        if self.opts.write_status {
+        // Errors found while validating Kptfiles and configs stop render before it
+        // starts: kpt records no status for them.
+        let before_start = matches!(err, RenderError::Kptfile { .. } | RenderError::Config(_));
+        if self.opts.write_status && !before_start {
             status::write(&mut out_files, root_kf, &self, Some(&err));
         }
         self.finish(out_files, Some(err))

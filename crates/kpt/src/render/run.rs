@@ -143,7 +143,12 @@ impl Ctx<'_> {
             .filter(|n| pkg_of(n) == pkg_key(pkg) && res::item_path(n) == Some(want.as_str()))
             .collect();
         match found.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => {
+                check_krm(one).map_err(|m| {
+                    RenderError::Config(m.rsplit(": ").next().unwrap_or_default().to_string())
+                })?;
+                Ok((*one).clone())
+            }
             [] => {
                 let fn_name = match &f.name {
                     n if !n.is_empty() => n.clone(),
@@ -154,26 +159,24 @@ impl Ctx<'_> {
                 } else {
                     "validator"
                 };
-                Err(RenderError::Kptfile {
-                    path: res::PATH.into(),
-                    source: KptfileError::Invalid {
-                        field: format!("pipeline.{list}[{i}].configPath"),
-                        value: f.config_path.clone(),
-                        reason: format!(
-                            "functionConfig resource for {kind} {fn_name:?} is missing from path {:?}, this also occurs if {:?} is part of a subpackage",
-                            f.config_path, f.config_path
-                        ),
-                    },
+                let invalid = KptfileError::Invalid {
+                    field: format!("pipeline.{list}[{i}].configPath"),
+                    value: f.config_path.clone(),
+                    reason: format!(
+                        "functionConfig resource for {kind} {fn_name:?} is missing from path {:?}, this also occurs if {:?} is part of a subpackage",
+                        f.config_path, f.config_path
+                    ),
+                };
+                Err(RenderError::Package {
+                    pkg: pkg_label(pkg),
+                    message: format!("{invalid}\n"),
                 })
             }
-            many => Err(RenderError::Pipeline {
-                pkg: pkg_label(pkg),
-                message: format!(
-                    "functionConfig {:?} must not contain more than one config, got {}",
-                    f.config_path,
-                    many.len()
-                ),
-            }),
+            many => Err(RenderError::Config(format!(
+                "functionConfig {:?} must not contain more than one config, got {}",
+                f.config_path,
+                many.len()
+            ))),
         }
     }
 
@@ -327,6 +330,8 @@ impl Ctx<'_> {
         }
         for item in &out_items {
             if let Err(message) = check_krm(item) {
+                step.execution_error = message.clone();
+                step.exit_code = 1;
                 return Err(fail(self, step, message));
             }
         }
@@ -387,14 +392,16 @@ impl Ctx<'_> {
         for item in &mut merged {
             if annotation(item, res::PACKAGE_PATH).is_none() {
                 set_annotation(item, res::PACKAGE_PATH, pkg_key(pkg));
-                if res::item_path(item).is_none() && !config_dir.is_empty() {
-                    let p = format!("{config_dir}/{}", res::default_path(item));
+                if res::item_path(item).is_none() {
+                    let p = crate::package::join(&config_dir, &res::default_path(item));
                     set_annotation(item, res::PATH, &p);
                     set_annotation(item, res::LEGACY_PATH, &p);
                 }
             }
         }
         if let Err(message) = check_invariants(&merged) {
+            step.execution_error = message.clone();
+            step.exit_code = 1;
             return Err(fail(self, step, message));
         }
         self.mutation_steps.push(step);

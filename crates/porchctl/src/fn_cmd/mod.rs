@@ -15,16 +15,16 @@ use kpt::runtime::exec::ExecRuntime;
 #[derive(Debug, Subcommand)]
 pub enum FnCommand {
     /// Render a package: run its Kptfile pipelines (sub-packages first) in place.
-    Render(render::RenderArgs),
+    Render(Box<render::RenderArgs>),
     /// Run one function over a directory's resources.
-    Eval(eval::EvalArgs),
+    Eval(Box<eval::EvalArgs>),
 }
 
 /// Run a `fn` subcommand.
 pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        FnCommand::Render(a) => render::run(a),
-        FnCommand::Eval(a) => eval::run(a),
+        FnCommand::Render(a) => render::run(*a),
+        FnCommand::Eval(a) => eval::run(*a),
     }
 }
 

@@ -66,7 +66,11 @@ pub fn run(a: RenderArgs) -> anyhow::Result<ExitCode> {
     match &out.error {
         None => Ok(ExitCode::SUCCESS),
         Some(e) => {
-            eprintln!("Error: {}", e.console_message());
+            let msg = e.console_message();
+            // kpt already printed the failing step; it does not repeat it.
+            if msg != "already handled error" {
+                eprintln!("Error: {msg}");
+            }
             Ok(ExitCode::FAILURE)
         }
     }

@@ -271,7 +271,8 @@ impl Cursor {
             };
             let (kl, kc) = (self.line, self.col);
             let Some(mut key) = self.scan_key()? else {
-                return self.err("did not find expected key");
+                // libyaml's wording for a plain scalar where a key was expected.
+                return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
             };
             if let Some(k) = key.as_str().filter(|_| key.is_scalar())
                 && let Some((_, l)) = lines.iter().find(|(s, _)| s == k)
