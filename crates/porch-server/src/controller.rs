@@ -27,6 +27,9 @@ pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn Rep
         ..Default::default()
     };
     let mut tasks: HashMap<(String, String), JoinHandle<()>> = HashMap::new();
+    // Repositories opened by this process: after a restart every one is opened again, even
+    // when its status already reflects its generation.
+    let mut opened: std::collections::HashSet<(String, String)> = Default::default();
     loop {
         let stream = repos
             .backend
@@ -72,13 +75,15 @@ pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn Rep
                 if let Some(t) = tasks.remove(&key) {
                     t.abort();
                 }
+                opened.remove(&key);
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
                 continue;
             }
-            if up_to_date(&obj) {
+            if opened.contains(&key) && up_to_date(&obj) {
                 continue;
             }
+            opened.insert(key.clone());
             if let Some(t) = tasks.remove(&key) {
                 t.abort();
             }

@@ -10,6 +10,7 @@
 
 mod cli;
 mod controller;
+mod git_opener;
 mod kubeconfig;
 mod opener;
 mod pki;

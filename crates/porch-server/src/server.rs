@@ -11,7 +11,8 @@ use porch_core::store::MetadataStore;
 use porch_store::{RedbStore, StoreOptions};
 
 use crate::cli::Args;
-use crate::opener::{ReachabilityOpener, RepositoryOpener};
+use crate::git_opener::GitOpener;
+use crate::opener::RepositoryOpener;
 use crate::{controller, kubeconfig, pki, resources};
 
 fn hosts_for(addr: &SocketAddr) -> Vec<String> {
@@ -124,7 +125,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
     {
         let secrets = registry.find("", "v1", "secrets").cloned();
-        let opener: Arc<dyn RepositoryOpener> = Arc::new(ReachabilityOpener);
+        let opener: Arc<dyn RepositoryOpener> = Arc::new(GitOpener::new(&args.data_dir));
         tokio::spawn(controller::run(repos, secrets, opener));
     }
 

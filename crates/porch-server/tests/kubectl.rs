@@ -175,6 +175,16 @@ fn repository_lifecycle_with_kubectl() {
         out.trim(),
         "repository.config.porch.kpt.dev \"blueprints\" deleted"
     );
+    // Its sync stops: the controller closes the registration.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !s.log().contains("closed repository") {
+        assert!(
+            Instant::now() < deadline,
+            "repository never closed: {}",
+            s.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = s.kubectl(&["get", "repository", "blueprints"]);
     assert!(!out.status.success());
     assert_eq!(
@@ -393,4 +403,33 @@ fn get_watch_streams_changes() {
     let rows: Vec<&String> = seen.iter().filter(|l| l.starts_with("watched")).collect();
     assert!(rows.len() >= 2, "{seen:?}");
     assert!(rows.iter().any(|r| r.contains("False")), "{seen:?}");
+}
+
+#[test]
+fn server_side_apply_and_explain() {
+    let s = Server::start();
+    let file = s.write_file("ssa.yaml", &repo_yaml("ssa", "https://127.0.0.1:1/s.git"));
+    let f = file.to_str().expect("utf8");
+    assert_eq!(
+        s.kubectl_ok(&["apply", "--server-side", "-f", f]).trim(),
+        "repository.config.porch.kpt.dev/ssa serverside-applied"
+    );
+    let changed = repo_yaml("ssa", "https://127.0.0.1:1/s.git")
+        .replace("description: test repo", "description: via ssa");
+    let file = s.write_file("ssa2.yaml", &changed);
+    s.kubectl_ok(&["apply", "--server-side", "-f", file.to_str().expect("utf8")]);
+    assert_eq!(
+        s.kubectl_ok(&["get", "repo", "ssa", "-o", "jsonpath={.spec.description}"]),
+        "via ssa"
+    );
+    let explain = s.kubectl_ok(&["explain", "repositories.spec.git"]);
+    assert!(
+        explain.contains("KIND:       Repository") && explain.contains("branch"),
+        "{explain}"
+    );
+    let wide = s.kubectl_ok(&["get", "repositories", "-o", "wide"]);
+    assert!(
+        wide.lines().next().is_some_and(|h| h.contains("BRANCH")),
+        "{wide}"
+    );
 }

@@ -14,7 +14,6 @@ pub(super) fn kind() -> ResourceKind {
         "repositories",
     );
     k.short_names = vec!["repo".into()];
-    k.categories = vec!["porch-config".into(), "all".into()];
     k.schema = porch_api::crd_schema::<porch_api::Repository>();
     k.status_subresource = true;
     k.columns = vec![

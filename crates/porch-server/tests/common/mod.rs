@@ -222,10 +222,34 @@ pub fn repo_yaml(name: &str, url: &str) -> String {
     )
 }
 
-/// Makes a directory that looks like a bare git repository (enough for the reachability check).
+/// Makes a real bare git repository with one commit on `main`; returns its `file://` URL.
 pub fn fake_bare_repo(dir: &Path, name: &str) -> String {
-    let p = dir.join(name);
-    std::fs::create_dir_all(&p).expect("mkdir");
-    std::fs::write(p.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
-    format!("file://{}", p.display())
+    let work = dir.join(format!("{name}.work"));
+    let bare = dir.join(name);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let w = work.to_str().expect("utf8 path");
+    git(&["init", "-q", "-b", "main", w]);
+    git(&["-C", w, "commit", "-q", "--allow-empty", "-m", "init"]);
+    git(&[
+        "clone",
+        "-q",
+        "--bare",
+        w,
+        bare.to_str().expect("utf8 path"),
+    ]);
+    format!("file://{}", bare.display())
 }

@@ -1,0 +1,99 @@
+//! The `RepositoryOpener` backed by porch-git: registers the repository on a shared mirror
+//! pool, syncs it once (the Ready condition reports the outcome) and keeps it synced on its
+//! schedule until the Repository is deleted or changed.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use porch_core::names::RepositoryName;
+use porch_core::repository::Repository as _;
+use porch_git::{GitAuth, GitOptions, GitRepository, MirrorPool, RepoSpec, SyncLoop};
+
+use crate::opener::{Credentials, Opened, RepositoryOpener, RepositoryTarget};
+
+type Key = (String, String);
+
+/// Opens git repositories through porch-git.
+pub struct GitOpener {
+    pool: MirrorPool,
+    options: GitOptions,
+    open: Mutex<HashMap<Key, (Arc<GitRepository>, SyncLoop)>>,
+}
+
+impl GitOpener {
+    /// Mirrors live under `<data_dir>/git`.
+    pub fn new(data_dir: &Path) -> Self {
+        Self {
+            pool: MirrorPool::new(data_dir),
+            options: GitOptions::new(data_dir),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn spec(target: &RepositoryTarget) -> Result<RepoSpec, String> {
+        let git = target.spec.git.as_ref().ok_or("spec.git is missing")?;
+        let name = RepositoryName::new(&target.name).map_err(|e| e.to_string())?;
+        let mut spec = RepoSpec::new(name, git.repo.clone());
+        if let Some(b) = git.branch.as_ref().filter(|b| !b.is_empty()) {
+            spec.branch = b.clone();
+        }
+        spec.directory = git.directory.clone().unwrap_or_default();
+        spec.create_branch = git.create_branch.unwrap_or(false);
+        spec.sync_schedule = target
+            .spec
+            .sync
+            .as_ref()
+            .and_then(|s| s.schedule.clone())
+            .filter(|s| !s.is_empty());
+        spec.auth = match &target.credentials {
+            None => GitAuth::None,
+            Some(Credentials::Basic { username, password }) => GitAuth::Basic {
+                username: username.clone(),
+                password: password.clone(),
+            },
+            Some(Credentials::Bearer(token)) => GitAuth::Bearer {
+                token: token.clone(),
+            },
+        };
+        Ok(spec)
+    }
+}
+
+#[async_trait::async_trait]
+impl RepositoryOpener for GitOpener {
+    async fn open(&self, target: &RepositoryTarget) -> Result<Opened, String> {
+        if target.spec.type_.as_deref() == Some("oci") {
+            return Err("OCI repositories are not supported by this server".into());
+        }
+        let key = (target.namespace.clone(), target.name.clone());
+        // A changed spec replaces the previous registration (and stops its sync loop).
+        if let Ok(mut open) = self.open.lock() {
+            open.remove(&key);
+        }
+        let repo = GitRepository::open(&self.pool, &self.options, Self::spec(target)?)
+            .map_err(|e| e.to_string())?;
+        repo.sync().await.map_err(|e| e.to_string())?;
+        let status = repo.status();
+        let sync = porch_git::spawn_sync_loop(
+            repo.clone(),
+            self.options.default_sync_period,
+            Arc::new(|_, _| {}),
+        )
+        .map_err(|e| e.to_string())?;
+        if let Ok(mut open) = self.open.lock() {
+            open.insert(key, (repo, sync));
+        }
+        Ok(Opened {
+            git_commit_hash: status.branch_commit,
+            package_count: i64::try_from(status.package_count).ok(),
+        })
+    }
+
+    async fn close(&self, namespace: &str, name: &str) {
+        if let Ok(mut open) = self.open.lock() {
+            // Dropping the SyncLoop aborts it.
+            open.remove(&(namespace.to_string(), name.to_string()));
+        }
+    }
+}
