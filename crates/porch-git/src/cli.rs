@@ -5,6 +5,7 @@
 //! from exactly the values we expect, or none does. Fetch uses the CLI too so both share one
 //! credential path. Credentials go through the child's environment, never its arguments.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -50,23 +51,70 @@ const CONFLICT_MARKERS: [&str; 7] = [
     "atomic transaction failed",
 ];
 
-/// Fetches all branches (to `refs/remotes/origin/*`) and tags, pruning deleted refs.
-pub fn fetch(git_dir: &Path, remote: &Remote) -> Result<(), GitError> {
-    let args = vec![
-        "fetch".to_owned(),
-        "--prune".into(),
-        "--no-tags".into(),
-        "--quiet".into(),
-        "--no-write-fetch-head".into(),
-        remote.url.clone(),
-        "+refs/heads/*:refs/remotes/origin/*".into(),
-        "+refs/tags/*:refs/tags/*".into(),
-    ];
-    let out = run(git_dir, remote, &args)?;
-    if out.success {
-        return Ok(());
+/// The remote's branches and tags (`git ls-remote --refs`): ref name → object id.
+pub fn ls_remote(git_dir: &Path, remote: &Remote) -> Result<HashMap<String, git2::Oid>, GitError> {
+    let args = vec!["ls-remote".to_owned(), "--refs".into(), remote.url.clone()];
+    let out = run(Some(git_dir), remote, &args)?;
+    if !out.success {
+        return Err(classify_failure(remote, &args, &out));
     }
-    Err(classify_failure(remote, &args, &out))
+    let mut refs = HashMap::new();
+    for line in out.stdout.lines() {
+        let Some((oid, name)) = line.split_once('\t') else {
+            continue;
+        };
+        if !(name.starts_with("refs/heads/") || name.starts_with("refs/tags/")) {
+            continue;
+        }
+        if let Ok(oid) = git2::Oid::from_str(oid) {
+            refs.insert(name.to_owned(), oid);
+        }
+    }
+    Ok(refs)
+}
+
+/// Fetches exactly `refs` (same names locally), forcing updates.
+pub fn fetch_refs(git_dir: &Path, remote: &Remote, refs: &[&str]) -> Result<(), GitError> {
+    // Keep command lines bounded; a fetch of many refs is split.
+    for chunk in refs.chunks(2000) {
+        let mut args: Vec<String> = [
+            "fetch",
+            "--no-tags",
+            "--quiet",
+            "--no-write-fetch-head",
+            "--no-show-forced-updates",
+            "--no-auto-maintenance",
+            "--no-auto-gc",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        args.push(remote.url.clone());
+        args.extend(chunk.iter().map(|r| format!("+{r}:{r}")));
+        let out = run(Some(git_dir), remote, &args)?;
+        if !out.success {
+            return Err(classify_failure(remote, &args, &out));
+        }
+    }
+    Ok(())
+}
+
+/// First sync: `git clone --mirror` into `dest` (a fresh directory). Much faster than a
+/// fetch into an empty repository, which writes one loose ref file per ref.
+pub fn clone_mirror(dest: &Path, remote: &Remote) -> Result<(), GitError> {
+    let args = vec![
+        "clone".to_owned(),
+        "--mirror".into(),
+        "--quiet".into(),
+        "--no-hardlinks".into(),
+        remote.url.clone(),
+        dest.display().to_string(),
+    ];
+    let out = run(None, remote, &args)?;
+    if !out.success {
+        return Err(classify_failure(remote, &args, &out));
+    }
+    Ok(())
 }
 
 /// Pushes `updates` atomically with a lease on every ref.
@@ -91,7 +139,7 @@ pub fn push(git_dir: &Path, remote: &Remote, updates: &[RefUpdate]) -> Result<()
             None => args.push(format!(":{}", u.remote_ref)),
         }
     }
-    let out = run(git_dir, remote, &args)?;
+    let out = run(Some(git_dir), remote, &args)?;
     if out.success {
         return Ok(());
     }
@@ -163,9 +211,12 @@ fn redact(args: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn run(git_dir: &Path, remote: &Remote, args: &[String]) -> Result<Output, GitError> {
+fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Output, GitError> {
     let mut cmd = Command::new("git");
-    cmd.arg("--git-dir").arg(git_dir).args(args);
+    if let Some(d) = git_dir {
+        cmd.arg("--git-dir").arg(d);
+    }
+    cmd.args(args);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -134,7 +134,12 @@ pub struct MirrorPool {
 
 impl MirrorPool {
     /// Mirrors go to `<data_dir>/git/`.
+    ///
+    /// Also turns off libgit2's process-wide object cache: discovery memoizes what it needs
+    /// by object id, and libgit2's cache (up to 256 MiB) otherwise dominates listing memory
+    /// (measured: 1,000 packages × 5 revisions, +103 MiB with it, +65 MiB without, same speed).
     pub fn new(data_dir: &Path) -> Self {
+        git2::opts::enable_caching(false);
         MirrorPool {
             root: data_dir.join("git"),
             mirrors: Mutex::new(HashMap::new()),

@@ -49,9 +49,16 @@ fn publish_once(
 ) -> Result<Entry, GitError> {
     let ws = req.workspace.as_str();
     let revision = next_revision(snap, req);
+    let t = std::time::Instant::now();
     let head = worker::branch_head(&state.repo, &ctx.scope.branch);
     let (tag, updates) = build_commits(state, ctx, req, snap, head, revision)?;
+    let built = t.elapsed();
     worker::push_and_apply(state, ctx, &updates)?;
+    tracing::debug!(
+        build_ms = built.as_millis() as u64,
+        push_ms = (t.elapsed() - built).as_millis() as u64,
+        "publish pushed"
+    );
     tracing::info!(package = %req.package, workspace = ws, revision = revision.get(), "published");
 
     worker::refresh(state, ctx)?;

@@ -1,9 +1,11 @@
 //! Porch's ref layout (spec §11.1): names in the remote and in the local mirror.
 //!
-//! Remote branches `refs/heads/X` are mirrored as `refs/remotes/origin/X`, tags as `refs/tags/X`.
+//! The local mirror uses the remote's own names (`git clone --mirror` layout): branches
+//! `refs/heads/X`, tags `refs/tags/X`. (Go Porch keeps branches under `refs/remotes/origin/`;
+//! the mirror is private, and the mirror layout lets the first sync be a fast clone.)
 
 /// Local prefix of mirrored remote branches.
-pub const LOCAL_BRANCHES: &str = "refs/remotes/origin/";
+pub const LOCAL_BRANCHES: &str = "refs/heads/";
 /// Tag prefix (same locally and remotely).
 pub const TAGS: &str = "refs/tags/";
 /// Remote branch prefix.
@@ -145,14 +147,11 @@ mod tests {
     fn ref_names() {
         assert_eq!(RefName::tag("a/b", 3).local(), "refs/tags/a/b/v3");
         assert_eq!(RefName::draft("a", "ws").remote(), "refs/heads/drafts/a/ws");
+        assert_eq!(RefName::draft("a", "ws").local(), "refs/heads/drafts/a/ws");
         assert_eq!(
-            RefName::draft("a", "ws").local(),
-            "refs/remotes/origin/drafts/a/ws"
-        );
-        assert_eq!(
-            RefName::from_local("refs/remotes/origin/main"),
+            RefName::from_local("refs/heads/main"),
             Some(RefName::Branch("main".into()))
         );
-        assert_eq!(RefName::from_local("refs/remotes/origin/HEAD"), None);
+        assert_eq!(RefName::from_local("refs/remotes/origin/main"), None);
     }
 }

@@ -42,9 +42,74 @@ pub(crate) fn signature(a: &Author) -> Result<Signature<'static>, GitError> {
 
 /// Fetches, creates the registered branch if asked to, and re-discovers.
 pub(crate) fn sync(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeReport, GitError> {
-    cli::fetch(&state.path, &ctx.remote)?;
+    let t = std::time::Instant::now();
+    fetch(state, &ctx.remote)?;
+    let fetched = t.elapsed();
     ensure_branch(state, ctx)?;
-    refresh(state, ctx)
+    let report = refresh(state, ctx)?;
+    tracing::debug!(
+        fetch_ms = fetched.as_millis() as u64,
+        total_ms = t.elapsed().as_millis() as u64,
+        "synced"
+    );
+    Ok(report)
+}
+
+/// Brings the mirror's branches and tags to the remote's values.
+///
+/// The first time (no refs yet) this is a `git clone --mirror` swapped into place. After
+/// that, `git ls-remote` tells what moved and only those refs are fetched; refs gone from
+/// the remote are deleted locally. A sync with no change costs one round trip.
+pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitError> {
+    let local = local_refs(&state.repo)?;
+    if local.is_empty() {
+        let fresh = state.path.with_extension("clone");
+        let old = state.path.with_extension("old");
+        for leftover in [&fresh, &old] {
+            if leftover.exists() {
+                std::fs::remove_dir_all(leftover)?;
+            }
+        }
+        cli::clone_mirror(&fresh, remote)?;
+        std::fs::rename(&state.path, &old)?;
+        std::fs::rename(&fresh, &state.path)?;
+        std::fs::remove_dir_all(&old)?;
+        state.repo = Repository::open_bare(&state.path)?;
+        return Ok(());
+    }
+    let advertised = cli::ls_remote(&state.path, remote)?;
+    let changed: Vec<&str> = advertised
+        .iter()
+        .filter(|(name, oid)| local.get(name.as_str()) != Some(*oid))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !changed.is_empty() {
+        tracing::debug!(count = changed.len(), "fetching moved refs");
+        cli::fetch_refs(&state.path, remote, &changed)?;
+    }
+    for name in local
+        .keys()
+        .filter(|n| !advertised.contains_key(n.as_str()))
+    {
+        if let Ok(mut r) = state.repo.find_reference(name) {
+            r.delete()?;
+        }
+    }
+    Ok(())
+}
+
+/// Local branches and tags with their raw targets.
+fn local_refs(repo: &Repository) -> Result<std::collections::HashMap<String, Oid>, GitError> {
+    let mut out = std::collections::HashMap::new();
+    for r in repo.references()? {
+        let r = r?;
+        if let (Ok(name), Some(oid)) = (r.name(), r.target())
+            && (name.starts_with("refs/heads/") || name.starts_with("refs/tags/"))
+        {
+            out.insert(name.to_owned(), oid);
+        }
+    }
+    Ok(out)
 }
 
 /// Re-discovers from the mirror's current refs (no network).
@@ -80,7 +145,7 @@ pub(crate) fn snapshot(
         .unwrap_or_default())
 }
 
-/// Local mirror value of a branch (`refs/remotes/origin/<b>`).
+/// Local mirror value of a branch (`refs/heads/<b>`).
 pub(crate) fn branch_head(repo: &Repository, branch: &str) -> Option<Oid> {
     repo.refname_to_id(&format!("{LOCAL_BRANCHES}{branch}"))
         .ok()
