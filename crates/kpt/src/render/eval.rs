@@ -80,12 +80,62 @@ pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions
         Ok(mut out) => {
             out.extend(held_back);
             let out = finalize_paths(out);
+            let rendered = out.clone();
             let mut out_files = files.clone();
             match write_all(&mut out_files, out, &ctx.sources, true) {
-                Ok(()) => ctx.finish(out_files, None),
+                Ok(()) => {
+                    let mut o = ctx.finish(out_files, None);
+                    o.items = rendered;
+                    o
+                }
                 Err(e) => ctx.finish(files.clone(), Some(RenderError::Resources(e))),
             }
         }
         Err(e) => ctx.finish(files.clone(), Some(e)),
+    }
+}
+
+/// Evaluate one function over items that came as a ResourceList (`fn eval -`).
+/// The output items are in `RenderOutput::items`; no files are involved.
+pub fn eval_items(
+    items: Vec<Node>,
+    render: &RenderOptions<'_>,
+    opts: &EvalOptions,
+) -> RenderOutput {
+    let empty = PackageFiles::new();
+    let mut ctx = Ctx {
+        opts: render,
+        files: &empty,
+        sources: Sources::default(),
+        mutation_steps: Vec::new(),
+        validation_steps: Vec::new(),
+        log: Vec::new(),
+        packages: 0,
+        functions: 0,
+        last_good: None,
+        config_override: opts.function_config.clone(),
+        eval_mode: true,
+    };
+    let mut f = Function::default();
+    match &opts.function {
+        FunctionRef::Image(i) => f.image = i.clone(),
+        FunctionRef::Exec(e) => f.exec = e.clone(),
+    }
+    if !opts.selector.is_empty() {
+        f.selectors.push(opts.selector.clone());
+    }
+    if !opts.exclusion.is_empty() {
+        f.exclusions.push(opts.exclusion.clone());
+    }
+    match ctx.run_step_pub(&f, items) {
+        Ok(mut out) => {
+            for item in &mut out {
+                resources::remove_annotation(item, resources::PACKAGE_PATH);
+            }
+            let mut o = ctx.finish(PackageFiles::new(), None);
+            o.items = out;
+            o
+        }
+        Err(e) => ctx.finish(PackageFiles::new(), Some(e)),
     }
 }

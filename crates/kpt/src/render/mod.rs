@@ -18,7 +18,7 @@ mod status;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-pub use eval::{EvalOptions, eval};
+pub use eval::{EvalOptions, eval, eval_items};
 pub use heal::heal;
 
 use crate::kptfile::{KPTFILE, Kptfile, KptfileError, SAVE_ON_RENDER_FAILURE, StepResult};
@@ -90,6 +90,9 @@ pub struct RenderOutput {
     pub error: Option<RenderError>,
     /// Console lines (kpt prints these on stderr).
     pub log: Vec<String>,
+    /// The rendered items (paths root-relative, reader annotations still on) for
+    /// out-of-place output; empty on failure.
+    pub items: Vec<Node>,
 }
 
 impl RenderOutput {
@@ -157,6 +160,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
     match result {
         Ok(items) => {
             let items = finalize_paths(items);
+            let rendered = items.clone();
             match write_all(&mut out_files, items, &ctx.sources, true) {
                 Ok(()) => {
                     let summary = format!(
@@ -169,7 +173,9 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
                     if opts.write_status && ran {
                         status::write(&mut out_files, &root_kf, &ctx, None);
                     }
-                    ctx.finish(out_files, None)
+                    let mut out = ctx.finish(out_files, None);
+                    out.items = rendered;
+                    out
                 }
                 Err(e) => {
                     let err = RenderError::Resources(e);
@@ -226,6 +232,7 @@ impl Ctx<'_> {
             packages: self.packages,
             error,
             log: self.log,
+            items: Vec::new(),
         }
     }
 
@@ -284,6 +291,14 @@ impl Ctx<'_> {
         }
         let kf = self.read_kptfile(pkg)?;
         let mut input = resources::read_package(self.files, pkg, &mut self.sources)?;
+        // kpt's render lists a package's Kptfile after its other resources.
+        if let Some(pos) = input
+            .iter()
+            .position(|n| resources::item_path(n) == Some(KPTFILE))
+        {
+            let kf_item = input.remove(pos);
+            input.push(kf_item);
+        }
         for sub in self.files.direct_subpackages(pkg) {
             let out = self.hydrate(&sub, visiting)?;
             input.extend(out);

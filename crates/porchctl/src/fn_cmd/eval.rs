@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use kpt::kptfile::Selector;
 use kpt::package::fs;
-use kpt::render::{EvalOptions, RenderOptions, eval};
+use kpt::render::{EvalOptions, RenderOptions, eval, eval_items};
 use kpt::runtime::{FunctionRef, RunOptions};
 use kpt::yaml::{Node, parse_one};
 
@@ -57,6 +57,10 @@ pub struct EvalArgs {
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
     pub fn_timeout: u64,
+    /// Output: `stdout` (ResourceList), `unwrap` (plain YAML) or a directory; default in
+    /// place (stdout when the input is `-`).
+    #[arg(short = 'o', long)]
+    pub output: Option<String>,
     /// `key=value` pairs for a ConfigMap function config (after `--`).
     #[arg(last = true)]
     pub fn_args: Vec<String>,
@@ -90,8 +94,18 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
             "must specify --image or --exec\nhint: porchctl fn eval DIR --image set-namespace -- namespace=prod"
         ),
     };
-    let (before, _) =
-        fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?;
+    let from_stdin = a.dir.as_os_str() == "-";
+    let output = super::output::Output::parse(a.output.as_deref(), from_stdin);
+    let stdin_list = if from_stdin {
+        Some(super::output::read_stdin()?)
+    } else {
+        None
+    };
+    let (before, _) = if from_stdin {
+        (kpt::package::PackageFiles::new(), Vec::new())
+    } else {
+        fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?
+    };
     let mut config = config_from_args(&a.fn_args)?;
     let mut config_in_package = None;
     if let Some(path) = &a.fn_config {
@@ -102,8 +116,9 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("reading function config {}", path.display()))?;
         let node = parse_one(&text).with_context(|| format!("{}", path.display()))?;
         config = Some(node);
-        let dir = std::fs::canonicalize(&a.dir)?;
-        if let Ok(abs) = std::fs::canonicalize(path)
+        if !from_stdin
+            && let Ok(dir) = std::fs::canonicalize(&a.dir)
+            && let Ok(abs) = std::fs::canonicalize(path)
             && let Ok(rel) = abs.strip_prefix(&dir)
         {
             config_in_package = Some(rel.to_string_lossy().replace('\\', "/"));
@@ -130,21 +145,37 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
             timeout: std::time::Duration::from_secs(a.fn_timeout),
             working_dir: None,
         },
-        root_name: super::dir_name(&a.dir),
+        root_name: if from_stdin {
+            "-".to_string()
+        } else {
+            super::dir_name(&a.dir)
+        },
         write_status: false,
     };
-    let eopts = EvalOptions {
+    let mut eopts = EvalOptions {
         function,
         function_config: config,
         config_in_package,
         selector,
         exclusion,
     };
-    let out = eval(&before, &ropts, &eopts);
+    let out = match stdin_list {
+        Some(list) => {
+            if eopts.function_config.is_none() {
+                eopts.function_config = list.function_config.clone();
+            }
+            eval_items(list.items, &ropts, &eopts)
+        }
+        None => eval(&before, &ropts, &eopts),
+    };
     for line in &out.log {
         eprintln!("{line}");
     }
-    fs::write_changes(&a.dir, &before, &out.files)?;
+    if output == super::output::Output::InPlace {
+        fs::write_changes(&a.dir, &before, &out.files)?;
+    } else if out.error.is_none() {
+        super::output::write(&output, out.items.clone())?;
+    }
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
     }

@@ -1,6 +1,7 @@
 //! `porchctl fn render` and `porchctl fn eval`, with kpt's flags and output.
 
 mod eval;
+mod output;
 mod render;
 
 use std::path::{Path, PathBuf};

@@ -9,6 +9,8 @@ use kpt::package::fs;
 use kpt::render::{RenderOptions, render};
 use kpt::runtime::RunOptions;
 
+use super::output::Output;
+
 /// Arguments of `fn render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -30,14 +32,25 @@ pub struct RenderArgs {
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
     pub fn_timeout: u64,
+    /// Output: `stdout` (ResourceList), `unwrap` (plain YAML) or a directory; default in place.
+    #[arg(short = 'o', long)]
+    pub output: Option<String>,
 }
 
-pub fn run(a: RenderArgs) -> anyhow::Result<ExitCode> {
-    let (before, symlinks) =
-        fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
-    for s in symlinks {
-        eprintln!("[WARN] ignoring symlink {s:?}: symlinks within the package are ignored");
+pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
+    if let Ok(target) = std::fs::read_link(&a.dir) {
+        eprintln!(
+            "[WARN] resolved symlink {:?} to {:?}, please note that the symlinks within the package are ignored",
+            a.dir.display().to_string(),
+            target.display().to_string()
+        );
+        a.dir = std::fs::canonicalize(&a.dir)
+            .with_context(|| format!("resolving symlink {}", a.dir.display()))?;
     }
+    let output = Output::parse(a.output.as_deref(), false);
+    // Symlinks inside the package are not followed (as kpt).
+    let (before, _symlinks) =
+        fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
     let runtime = super::runtimes(a.allow_exec);
     let opts = RenderOptions {
         runtime: &runtime,
@@ -46,14 +59,21 @@ pub fn run(a: RenderArgs) -> anyhow::Result<ExitCode> {
             working_dir: None,
         },
         root_name: super::dir_name(&a.dir),
-        write_status: true,
+        write_status: output == Output::InPlace,
     };
     let out = render(&before, &opts);
     for line in &out.log {
-        eprintln!("{line}");
+        // Out of place, kpt keeps the progress lines but not the summary.
+        if output == Output::InPlace || !line.starts_with("Successfully") {
+            eprintln!("{line}");
+        }
     }
-    fs::write_changes(&a.dir, &before, &out.files)
-        .with_context(|| format!("writing package {}", a.dir.display()))?;
+    if output == Output::InPlace {
+        fs::write_changes(&a.dir, &before, &out.files)
+            .with_context(|| format!("writing package {}", a.dir.display()))?;
+    } else if out.error.is_none() {
+        super::output::write(&output, out.items.clone())?;
+    }
     if let Some(dir) = &a.results_dir {
         let mut steps = out.mutation_steps.clone();
         steps.extend(out.validation_steps.iter().cloned());

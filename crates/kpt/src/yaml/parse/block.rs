@@ -413,6 +413,14 @@ pub fn set_first_head(n: &mut Node, head: String) {
             join(&mut h, &k.head_comment);
             k.head_comment = h;
         }
+        // A comment before the first `- ` belongs to the first item (kyaml keeps it
+        // with that item, e.g. a document header inside a ResourceList).
+        NodeKind::Sequence(items) if style != Style::Flow && !items.is_empty() => {
+            let first = &mut items[0];
+            let mut h = head;
+            join(&mut h, &first.head_comment);
+            first.head_comment = h;
+        }
         _ => {
             let mut h = head;
             join(&mut h, &n.head_comment);
