@@ -54,6 +54,9 @@ pub struct EvalArgs {
     /// Write a FunctionResultList to this directory.
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
+    /// Accepted for kpt compatibility (no container images are pulled).
+    #[arg(long, default_value = "IfNotPresent")]
+    pub image_pull_policy: String,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
     pub fn_timeout: u64,

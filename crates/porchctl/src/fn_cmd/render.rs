@@ -42,7 +42,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "[WARN] resolved symlink {:?} to {:?}, please note that the symlinks within the package are ignored",
             a.dir.display().to_string(),
-            target.display().to_string()
+            clean_target(&target.display().to_string())
         );
         a.dir = std::fs::canonicalize(&a.dir)
             .with_context(|| format!("resolving symlink {}", a.dir.display()))?;
@@ -93,5 +93,15 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// kpt prints a symlink target cleaned (`./` is `.`).
+fn clean_target(t: &str) -> String {
+    let trimmed = t.trim_end_matches('/');
+    if trimmed.is_empty() {
+        if t.is_empty() { ".".into() } else { "/".into() }
+    } else {
+        trimmed.to_string()
     }
 }
