@@ -56,7 +56,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 /// Cases that do not pass yet (work in progress, tracked in the open issue). The test
 /// reports any of them that starts passing, so the list can only shrink.
 const NOT_YET: &[&str] = &[
-    "fn-render/generator-absolute-path",
     "examples/set-namespace-kpt-package-context",
 ];
 

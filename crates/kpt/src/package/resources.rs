@@ -247,10 +247,10 @@ pub fn default_path(node: &Node) -> String {
 }
 
 /// Normalise a slash path, rejecting anything that escapes the package.
+///
+/// A leading `/` means the package root (kpt writes `/a/b.yaml` to `a/b.yaml` inside the
+/// package); `..` may never climb out of it.
 pub fn clean_path(p: &str) -> Result<String, ResourceError> {
-    if p.starts_with('/') {
-        return Err(ResourceError::OutsidePackage(p.to_string()));
-    }
     let mut parts: Vec<&str> = Vec::new();
     for seg in p.split('/') {
         match seg {
