@@ -77,7 +77,13 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         state.repo = Repository::open_bare(&state.path)?;
         return Ok(());
     }
+    let t = std::time::Instant::now();
     let advertised = cli::ls_remote(&state.path, remote)?;
+    tracing::debug!(
+        ms = t.elapsed().as_millis() as u64,
+        refs = advertised.len(),
+        "ls-remote"
+    );
     let changed: Vec<&str> = advertised
         .iter()
         .filter(|(name, oid)| local.get(name.as_str()) != Some(*oid))
@@ -85,7 +91,9 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         .collect();
     if !changed.is_empty() {
         tracing::debug!(count = changed.len(), "fetching moved refs");
+        let t = std::time::Instant::now();
         cli::fetch_refs(&state.path, remote, &changed)?;
+        tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
     }
     for name in local
         .keys()

@@ -6,3 +6,4 @@ mod concurrency;
 mod conformance;
 mod faults;
 mod roundtrip;
+mod sync;
