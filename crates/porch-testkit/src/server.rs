@@ -77,6 +77,11 @@ impl GitServer {
         Ok(server)
     }
 
+    /// Like [`GitServer::start`], but requires `Authorization: Bearer <token>`.
+    pub fn start_bearer(root: impl Into<PathBuf>, token: &str) -> Result<Self, TestkitError> {
+        Self::start(root, Some(("", token)))
+    }
+
     /// `http://127.0.0.1:<port>/<repo>`.
     pub fn url_for(&self, repo: &str) -> String {
         format!("http://{}/{}", self.addr, repo.trim_start_matches('/'))
@@ -173,19 +178,28 @@ fn handle(stream: TcpStream, shared: &Shared) -> Result<(), TestkitError> {
         return Ok(());
     }
     if let Some((user, pass)) = &shared.auth {
-        let expected = format!("{user}:{pass}");
-        let given = req
-            .header("authorization")
-            .and_then(|a| {
-                a.strip_prefix("Basic ")
-                    .or_else(|| a.strip_prefix("basic "))
-            })
-            .and_then(http::base64_decode);
-        if given.as_deref() != Some(expected.as_bytes()) {
+        let header = req.header("authorization").unwrap_or("");
+        let ok = if user.is_empty() {
+            // Bearer-token mode (see `start_bearer`).
+            header.strip_prefix("Bearer ") == Some(pass.as_str())
+        } else {
+            let expected = format!("{user}:{pass}");
+            header
+                .strip_prefix("Basic ")
+                .or_else(|| header.strip_prefix("basic "))
+                .and_then(http::base64_decode)
+                .is_some_and(|g| g == expected.as_bytes())
+        };
+        if !ok {
+            let challenge = if user.is_empty() {
+                "WWW-Authenticate: Bearer realm=\"git\""
+            } else {
+                "WWW-Authenticate: Basic realm=\"git\""
+            };
             http::respond(
                 &mut writer,
                 "401 Unauthorized",
-                &["WWW-Authenticate: Basic realm=\"git\""],
+                &[challenge],
                 "unauthorized\n",
             )?;
             return Ok(());

@@ -251,3 +251,75 @@ async fn file_url_remote_works_too() -> anyhow::Result<()> {
     assert!(repo.mirror_path().join("HEAD").is_file());
     Ok(())
 }
+
+#[tokio::test]
+async fn registrations_of_one_url_share_a_mirror() -> anyhow::Result<()> {
+    let remote = Remote::new()?;
+    let url = remote.empty_repo("shared.git")?;
+    let data = remote.data_dir("a");
+    let opts = porch_git::GitOptions::new(&data);
+    let pool = porch_git::MirrorPool::new(&data);
+    let mut s1 = spec("team-a", &url);
+    s1.directory = "a".into();
+    let mut s2 = spec("team-b", &url);
+    s2.directory = "b".into();
+    let a = porch_git::GitRepository::open(&pool, &opts, s1)?;
+    let b = porch_git::GitRepository::open(&pool, &opts, s2)?;
+    assert_eq!(a.mirror_path(), b.mirror_path());
+    a.publish(publish_req("app", "ws")).await?;
+    b.sync().await?;
+    let la: Vec<String> = list(&a)
+        .await?
+        .iter()
+        .map(|m| m.key.name().to_string())
+        .collect();
+    let lb: Vec<String> = list(&b)
+        .await?
+        .iter()
+        .map(|m| m.key.name().to_string())
+        .collect();
+    assert_eq!(la, vec!["team-a.app.main", "team-a.app.ws"]);
+    assert!(lb.is_empty(), "team-b's directory has no packages: {lb:?}");
+    let refs: Vec<String> = repos::list_refs(&remote.repo_dir("shared.git"))?
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
+    assert_eq!(refs, vec!["refs/heads/main", "refs/tags/a/app/v1"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn bearer_token_and_wrong_credentials() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let srv = tmp.path().join("srv");
+    let repo = repos::init_bare(&srv.join("tok.git"), "main")?;
+    repos::commit_files(
+        &repo,
+        "main",
+        &repos::files(&[("README.md", "x\n")]),
+        "init",
+    )?;
+    let server = porch_testkit::GitServer::start_bearer(&srv, "s3cr3t")?;
+    let url = server.url_for("tok.git");
+    let mut s = spec("tok", &url);
+    s.auth = porch_git::GitAuth::Bearer {
+        token: "s3cr3t".into(),
+    };
+    let (_p, ok) = open(&tmp.path().join("a"), s.clone())?;
+    assert_eq!(
+        ok.publish(publish_req("pkg", "ws")).await?.key.revision,
+        Revision::from_raw(1)
+    );
+    s.auth = porch_git::GitAuth::Bearer {
+        token: "wrong".into(),
+    };
+    let (_q, bad) = open(&tmp.path().join("b"), s)?;
+    let err = bad.sync().await.expect_err("wrong token");
+    assert_eq!(err.kind(), porch_core::ErrorKind::Unavailable, "{err}");
+    assert!(!bad.status().ready);
+    assert!(
+        !format!("{err}").contains("wrong"),
+        "credentials must not leak into errors"
+    );
+    Ok(())
+}
