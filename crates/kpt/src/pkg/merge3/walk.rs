@@ -159,7 +159,14 @@ impl Walker {
             return src.d.cloned();
         }
         let (u, o) = (src.u?, src.o?);
-        if !same_scalar(u, o) || u.as_str() != o.as_str() {
+        // kyaml compares the serialized nodes (value and comments; quoting is
+        // normalised): an upstream change applies when local is missing or unchanged;
+        // a changed value upstream also wins over a local change.
+        let d_unchanged = src.d.is_none_or(|d| scalar_str_eq(d, o));
+        if d_unchanged && !scalar_str_eq(o, u) {
+            return Some(u.clone());
+        }
+        if u.as_str() != o.as_str() {
             return Some(u.clone());
         }
         src.d.cloned()
@@ -433,10 +440,9 @@ fn apply_style(val: &mut Node, style: Style) {
     }
 }
 
-/// Same scalar presentation (what kyaml's `String()` comparison sees).
-fn same_scalar(a: &Node, b: &Node) -> bool {
-    a.resolved_tag() == b.resolved_tag()
-        && quote_class(a.style) == quote_class(b.style)
+/// kyaml `getStrValues` equality for scalars: value and comments.
+fn scalar_str_eq(a: &Node, b: &Node) -> bool {
+    a.as_str() == b.as_str()
         && a.head_comment == b.head_comment
         && a.line_comment == b.line_comment
         && a.foot_comment == b.foot_comment

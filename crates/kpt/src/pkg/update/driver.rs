@@ -10,7 +10,7 @@ use super::{
 use crate::kptfile::KPTFILE;
 use crate::package::{PackageFiles, fs, join};
 use crate::pkg::get::{lock, subtree};
-use crate::pkg::git;
+use crate::pkg::{git, ids};
 
 fn fetch_err(e: git::FetchError) -> UpdateError {
     UpdateError::Fetch(e.to_string())
@@ -44,8 +44,8 @@ pub fn update_tree(
     }
     let strat: Strategy = up.update_strategy.parse()?;
     let g = g.clone();
-    let updated = git::fetch(&g.repo, &g.directory, &g.git_ref).map_err(fetch_err)?;
-    let original = match k.upstream_lock.as_ref().and_then(|l| l.git.as_ref()) {
+    let mut updated = git::fetch(&g.repo, &g.directory, &g.git_ref).map_err(fetch_err)?;
+    let mut original = match k.upstream_lock.as_ref().and_then(|l| l.git.as_ref()) {
         Some(l) if !l.commit.is_empty() => {
             git::fetch(&l.repo, &l.directory, &l.commit)
                 .map_err(fetch_err)?
@@ -53,8 +53,14 @@ pub fn update_tree(
         }
         _ => PackageFiles::new(),
     };
+    // kpt fetches both through `get`, which adds the identity markers; without them
+    // every fetched resource would look locally modified.
+    ids::add_identities(&mut updated.files);
+    ids::add_identities(&mut original);
     let mut input = local.clone();
     input.insert(KPTFILE, k.to_yaml().into_bytes());
+    // kpt adds the identity markers to local resources before merging.
+    ids::add_identities(&mut input);
     let opts = UpdateOptions {
         add_identities: false,
         ..UpdateOptions::default()

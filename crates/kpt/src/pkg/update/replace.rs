@@ -41,8 +41,14 @@ fn replace_all(
     updated: &PackageFiles,
     local: &PackageFiles,
 ) -> Result<PackageFiles, UpdateError> {
+    let _ = original;
     let remote = remote_subpackages(local);
-    let kf = merged_root_kptfile(original, updated, local)?;
+    // kpt 1.0.0-beta keeps the local root Kptfile as is (only upstream and
+    // upstreamLock are advanced by the driver); a missing one comes from updated.
+    let kf = match read_kptfile(local, KPTFILE)? {
+        Some(l) => Some((Some(l.clone()), l)),
+        None => read_kptfile(updated, KPTFILE)?.map(|u| (None, u)),
+    };
     let mut out = PackageFiles::new();
     for (p, b) in local.as_map() {
         if under_any(p, &remote) {
@@ -102,6 +108,10 @@ fn local_changes(
             continue;
         }
         let base = p.rsplit('/').next().unwrap_or(p);
+        // kpt's package diff only looks at the Kptfile and resource files.
+        if super::nonkrm::is_non_krm(p) {
+            continue;
+        }
         let (o, l) = (original.get(p), local.get(p));
         let differs = if base == KPTFILE {
             let norm = |b: Option<&[u8]>| -> Result<Kptfile, UpdateError> {

@@ -1,0 +1,214 @@
+//! Package init/get/update through the library: copy-merge semantics, the
+//! non-KRM file rules, and bad input (unreachable repository, missing ref or
+//! directory, local changes under fast-forward) with the local package untouched.
+
+use std::path::Path;
+use std::process::Command;
+
+use kpt::package::PackageFiles;
+use kpt::package::fs::read_dir;
+use kpt::pkg::Strategy;
+use kpt::pkg::get::{GetOptions, get};
+use kpt::pkg::init::{InitOptions, init};
+use kpt::pkg::update::driver::update_dir;
+use kpt::pkg::update::{UpdateError, UpdateOptions, update_package};
+
+fn files(list: &[(&str, &str)]) -> PackageFiles {
+    let mut f = PackageFiles::new();
+    for (p, c) in list {
+        f.insert(*p, c.as_bytes().to_vec());
+    }
+    f
+}
+
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n";
+
+fn cm(name: &str, v: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: {v}\n")
+}
+
+#[test]
+fn copy_merge_copies_upstream_and_deletes_what_upstream_deleted() {
+    let o = files(&[
+        ("Kptfile", KPTFILE),
+        ("a.yaml", &cm("a", "1")),
+        ("gone.yaml", &cm("g", "1")),
+    ]);
+    let u = files(&[
+        ("Kptfile", KPTFILE),
+        ("a.yaml", &cm("a", "2")),
+        ("new.txt", "n\n"),
+    ]);
+    let l = files(&[
+        ("Kptfile", KPTFILE),
+        ("a.yaml", &cm("a", "local")),
+        ("gone.yaml", &cm("g", "1")),
+        ("mine.yaml", &cm("m", "1")),
+    ]);
+    let out =
+        update_package(&o, &u, &l, Strategy::CopyMerge, &UpdateOptions::default()).expect("update");
+    let paths: Vec<&str> = out.paths().collect();
+    assert_eq!(paths, ["Kptfile", "a.yaml", "mine.yaml", "new.txt"]);
+    assert_eq!(out.get_text("a.yaml"), Some(cm("a", "2").as_str()));
+}
+
+#[test]
+fn resource_merge_keeps_local_non_krm_edits_and_takes_upstream_ones() {
+    let o = files(&[
+        ("Kptfile", KPTFILE),
+        ("README.md", "o\n"),
+        ("x.sh", "x\n"),
+        ("old.txt", "o\n"),
+    ]);
+    let u = files(&[("Kptfile", KPTFILE), ("README.md", "u\n"), ("x.sh", "x2\n")]);
+    let l = files(&[
+        ("Kptfile", KPTFILE),
+        ("README.md", "mine\n"),
+        ("x.sh", "x\n"),
+        ("old.txt", "o\n"),
+    ]);
+    let out = update_package(
+        &o,
+        &u,
+        &l,
+        Strategy::ResourceMerge,
+        &UpdateOptions::default(),
+    )
+    .expect("update");
+    assert_eq!(out.get_text("README.md"), Some("mine\n"));
+    assert_eq!(out.get_text("x.sh"), Some("x2\n"));
+    assert!(out.get("old.txt").is_none());
+}
+
+#[test]
+fn fast_forward_refuses_local_changes() {
+    let o = files(&[("Kptfile", KPTFILE), ("a.yaml", &cm("a", "1"))]);
+    let u = files(&[("Kptfile", KPTFILE), ("a.yaml", &cm("a", "2"))]);
+    let l = files(&[("Kptfile", KPTFILE), ("a.yaml", &cm("a", "local"))]);
+    let err = update_package(&o, &u, &l, Strategy::FastForward, &UpdateOptions::default())
+        .expect_err("must refuse");
+    assert!(
+        matches!(&err, UpdateError::LocalChanges(f) if f == &["a.yaml".to_string()]),
+        "{err}"
+    );
+    assert!(err.to_string().contains("a.yaml"));
+    let ok = update_package(&o, &u, &o, Strategy::FastForward, &UpdateOptions::default())
+        .expect("clean ff");
+    assert_eq!(ok.get_text("a.yaml"), Some(cm("a", "2").as_str()));
+}
+
+#[test]
+fn subpackage_added_in_both_is_an_error() {
+    let o = files(&[("Kptfile", KPTFILE)]);
+    let u = files(&[("Kptfile", KPTFILE), ("s/Kptfile", KPTFILE)]);
+    let l = files(&[("Kptfile", KPTFILE), ("s/Kptfile", KPTFILE)]);
+    let err = update_package(
+        &o,
+        &u,
+        &l,
+        Strategy::ResourceMerge,
+        &UpdateOptions::default(),
+    )
+    .expect_err("conflict");
+    assert!(err.to_string().contains("added in both"), "{err}");
+}
+
+#[test]
+fn init_writes_kpt_files() {
+    let opts = InitOptions {
+        name: "demo".into(),
+        description: "d".into(),
+        keywords: vec!["a".into(), "b".into()],
+        site: "https://x.io".into(),
+    };
+    let out = init(&PackageFiles::new(), "", &opts);
+    assert_eq!(
+        out.get_text("Kptfile"),
+        Some(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: demo\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ninfo:\n  site: https://x.io\n  description: d\n  keywords:\n  - a\n  - b\n"
+        )
+    );
+    assert!(
+        out.get_text("README.md")
+            .is_some_and(|r| r.starts_with("# demo\n"))
+    );
+    assert!(
+        out.get_text("package-context.yaml")
+            .is_some_and(|r| r.contains("name: example"))
+    );
+    // existing files are kept
+    let again = init(&out, "", &opts);
+    assert!(again.is_empty());
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+#[test]
+fn get_and_update_errors_name_repo_ref_and_directory() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let up = tmp.path().join("up");
+    std::fs::create_dir_all(up.join("pkg")).expect("mkdir");
+    std::fs::write(up.join("pkg/Kptfile"), KPTFILE).expect("write");
+    std::fs::write(up.join("pkg/a.yaml"), cm("a", "1")).expect("write");
+    git(&up, &["init", "-q", "-b", "main"]);
+    git(&up, &["add", "-A"]);
+    git(&up, &["commit", "-qm", "v1"]);
+    git(&up, &["tag", "pkg/v1"]);
+    let url = format!("file://{}", up.display());
+    let opts = |dir: &str, r: &str| GetOptions {
+        repo: url.clone(),
+        directory: dir.into(),
+        git_ref: r.into(),
+        name: "local".into(),
+        strategy: Strategy::ResourceMerge,
+    };
+
+    // directory-prefixed tag lookup
+    let local = tmp.path().join("local");
+    get(&local, &opts("/pkg", "v1")).expect("get");
+    let kf = std::fs::read_to_string(local.join("Kptfile")).expect("kptfile");
+    assert!(kf.contains("ref: pkg/v1"), "{kf}");
+    assert!(kf.contains("commit: "), "{kf}");
+    let a = std::fs::read_to_string(local.join("a.yaml")).expect("a");
+    assert!(a.contains("metadata: # kpt-merge: /a"), "{a}");
+
+    let err = get(&tmp.path().join("x"), &opts("/pkg", "nope")).expect_err("bad ref");
+    assert!(
+        err.to_string().contains("\"nope\"") && err.to_string().contains(&url),
+        "{err}"
+    );
+    let err = get(&tmp.path().join("y"), &opts("/missing", "main")).expect_err("bad dir");
+    assert!(err.to_string().contains("/missing"), "{err}");
+    let err = get(
+        &tmp.path().join("z"),
+        &GetOptions {
+            repo: format!("file://{}/does-not-exist", tmp.path().display()),
+            ..opts("/pkg", "main")
+        },
+    )
+    .expect_err("unreachable");
+    assert!(err.to_string().contains("does-not-exist"), "{err}");
+    assert!(!tmp.path().join("x").exists() && !tmp.path().join("z").exists());
+
+    // a failed update leaves the package untouched
+    std::fs::write(local.join("a.yaml"), cm("a", "mine")).expect("edit");
+    let before = read_dir(&local).expect("read").0;
+    let err = update_dir(&local, Some("nope"), None).expect_err("bad ref");
+    assert!(err.to_string().contains("nope"), "{err}");
+    let err =
+        update_dir(&local, Some("main"), Some(Strategy::FastForward)).expect_err("local changes");
+    assert!(err.to_string().contains("a.yaml"), "{err}");
+    assert_eq!(read_dir(&local).expect("read").0, before);
+}

@@ -1,0 +1,146 @@
+//! `porchctl pkg init|get|update`: kpt's package commands on local directories,
+//! backed by `kpt::pkg`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use kpt::package::{PackageFiles, fs};
+use kpt::pkg::Strategy;
+use kpt::pkg::get::{GetOptions, get, parse_package_arg};
+use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
+use kpt::pkg::update::driver::update_dir;
+
+/// `porchctl pkg ...`
+#[derive(Debug, Subcommand)]
+pub enum PkgCommand {
+    /// Initialize an empty package in a directory.
+    Init(InitArgs),
+    /// Fetch a package from a git repository.
+    Get(GetArgs),
+    /// Update a local package to a new upstream version.
+    Update(UpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Package directory (created if missing).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Short description of the package.
+    #[arg(long, default_value = DEFAULT_DESCRIPTION)]
+    description: String,
+    /// Comma-separated keywords.
+    #[arg(long, value_delimiter = ',')]
+    keywords: Vec<String>,
+    /// Link to the package's site.
+    #[arg(long, default_value = "")]
+    site: String,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// REPO_URI[.git]/PKG_PATH[@VERSION]
+    package: String,
+    /// Local destination (default: the package directory's base name).
+    dest: Option<PathBuf>,
+    /// Update strategy recorded in the Kptfile.
+    #[arg(long, default_value = "resource-merge")]
+    strategy: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// LOCAL_PKG_DIR[@VERSION]
+    #[arg(default_value = ".")]
+    package: String,
+    /// resource-merge, fast-forward, force-delete-replace or copy-merge.
+    #[arg(long)]
+    strategy: Option<String>,
+}
+
+/// Run a `pkg` subcommand.
+pub fn run(cmd: PkgCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        PkgCommand::Init(a) => run_init(a),
+        PkgCommand::Get(a) => run_get(a),
+        PkgCommand::Update(a) => run_update(a),
+    }
+}
+
+fn base_name(p: &Path) -> String {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    abs.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn run_init(a: InitArgs) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
+    let (existing, _) = fs::read_dir(&a.dir)?;
+    let opts = InitOptions {
+        name: base_name(&a.dir),
+        description: a.description,
+        keywords: a.keywords.into_iter().filter(|k| !k.is_empty()).collect(),
+        site: a.site,
+    };
+    let files = init(&existing, "", &opts);
+    for p in files.paths() {
+        eprintln!("writing {}", a.dir.join(p).display());
+    }
+    let mut after = existing.clone();
+    for (p, b) in files.into_map() {
+        after.insert(p, b);
+    }
+    fs::write_changes(&a.dir, &existing, &after)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
+    let (repo, directory, git_ref) = parse_package_arg(&a.package).with_context(|| {
+        format!(
+            "cannot parse {:?}: expected REPO_URI.git/PKG_PATH[@VERSION]\nhint: put '.git' after the repository URL",
+            a.package
+        )
+    })?;
+    let strategy: Strategy = a.strategy.parse()?;
+    let dest = match a.dest {
+        Some(d) => d,
+        None => PathBuf::from(
+            directory
+                .trim_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| repo.rsplit('/').next().unwrap_or("package")),
+        ),
+    };
+    let opts = GetOptions {
+        repo,
+        directory,
+        git_ref,
+        name: base_name(&dest),
+        strategy,
+    };
+    eprintln!("Package {:?}:", base_name(&dest));
+    let files: PackageFiles = get(&dest, &opts)?;
+    eprintln!("\nFetched {} file(s).", files.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
+    let (dir, new_ref) = match a.package.rsplit_once('@') {
+        Some((d, r)) => (PathBuf::from(d), Some(r.to_string())),
+        None => (PathBuf::from(&a.package), None),
+    };
+    let strategy = a
+        .strategy
+        .as_deref()
+        .map(str::parse::<Strategy>)
+        .transpose()?;
+    eprintln!("Package {:?}:", base_name(&dir));
+    update_dir(&dir, new_ref.as_deref(), strategy)?;
+    eprintln!("\nUpdated 1 package(s).");
+    Ok(ExitCode::SUCCESS)
+}
