@@ -85,6 +85,9 @@ pub fn fetch_refs(git_dir: &Path, remote: &Remote, refs: &[&str]) -> Result<(), 
             "--no-show-forced-updates",
             "--no-auto-maintenance",
             "--no-auto-gc",
+            // Offer only branch tips as haves: with thousands of tags the default
+            // negotiation dominates the cost of fetching one new revision.
+            "--negotiation-tip=refs/heads/*",
         ]
         .iter()
         .map(|s| (*s).to_owned())

@@ -393,29 +393,50 @@ fn latest_package_commits(
     head: Oid,
     previous: Option<(Oid, &HashMap<String, Oid>)>,
 ) -> Result<HashMap<String, Oid>, GitError> {
+    if let Some((old, map)) = previous {
+        let new = walk_time_order(repo, head, Some(old))?;
+        // A fast-forward (the usual case) only adds commits on top of the old head; then
+        // only those need reading. After a rewrite, walk everything again.
+        let fast_forward = new.iter().any(|c| {
+            repo.find_commit(*c)
+                .map(|c| c.parent_ids().any(|p| p == old))
+                .unwrap_or(false)
+        });
+        if fast_forward {
+            let mut base = map.clone();
+            base.extend(newest_per_package(repo, caches, &new)?);
+            return Ok(base);
+        }
+    }
+    let all = walk_time_order(repo, head, None)?;
+    newest_per_package(repo, caches, &all)
+}
+
+fn walk_time_order(repo: &Repository, head: Oid, hide: Option<Oid>) -> Result<Vec<Oid>, GitError> {
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TIME)?;
     walk.push(head)?;
-    let mut base = HashMap::new();
-    if let Some((old, map)) = previous
-        && repo.graph_descendant_of(head, old).unwrap_or(false)
-    {
-        walk.hide(old)?;
-        base = map.clone();
+    if let Some(h) = hide {
+        walk.hide(h)?;
     }
+    Ok(walk.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// First (newest) commit annotated for each package path, in the given order.
+fn newest_per_package(
+    repo: &Repository,
+    caches: &mut Caches,
+    commits: &[Oid],
+) -> Result<HashMap<String, Oid>, GitError> {
     let mut found: HashMap<String, Oid> = HashMap::new();
-    for oid in walk {
-        let oid = oid?;
-        for a in caches.commit(repo, oid)?.annotations.iter() {
+    for oid in commits {
+        for a in caches.commit(repo, *oid)?.annotations.iter() {
             if !a.package_path.is_empty() && !found.contains_key(&a.package_path) {
-                found.insert(a.package_path.clone(), oid);
+                found.insert(a.package_path.clone(), *oid);
             }
         }
     }
-    for (k, v) in found {
-        base.insert(k, v);
-    }
-    Ok(base)
+    Ok(found)
 }
 
 fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {

@@ -21,6 +21,7 @@ mod annotation;
 mod cli;
 mod discovery;
 mod error;
+mod fetch;
 mod kptfile;
 mod mirror;
 mod objects;

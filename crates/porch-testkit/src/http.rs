@@ -108,34 +108,43 @@ pub(crate) fn read_body<R: Read, W: Write>(
     Ok(())
 }
 
-/// Copies a CGI response (headers, blank line, body) to the client as HTTP/1.1.
-pub(crate) fn forward_cgi<R: Read, W: Write>(cgi_out: R, client: &mut W) -> io::Result<()> {
-    let mut reader = BufReader::new(cgi_out);
+/// Copies a complete CGI response (headers, blank line, body) to the client as HTTP/1.1,
+/// with a Content-Length (libgit2's HTTP client does not accept close-delimited bodies).
+pub(crate) fn forward_cgi<W: Write>(cgi_out: &[u8], client: &mut W) -> io::Result<()> {
+    let split = cgi_out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| (p, p + 4))
+        .or_else(|| {
+            cgi_out
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|p| (p, p + 2))
+        })
+        .unwrap_or((cgi_out.len(), cgi_out.len()));
+    let (head, body) = (&cgi_out[..split.0], &cgi_out[split.1..]);
     let mut status = "200 OK".to_owned();
     let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 {
-            break;
-        }
-        let h = h.trim_end_matches(['\r', '\n']);
-        if h.is_empty() {
-            break;
-        }
+    for h in String::from_utf8_lossy(head).lines() {
+        let h = h.trim_end_matches('\r');
         match h.split_once(':') {
             Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_owned(),
+            Some((k, _)) if k.eq_ignore_ascii_case("content-length") => {}
             Some(_) => headers.push(h.to_owned()),
             None => {}
         }
     }
-    let mut head = format!("HTTP/1.1 {status}\r\nConnection: close\r\n");
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for h in headers {
-        head.push_str(&h);
-        head.push_str("\r\n");
+        out.push_str(&h);
+        out.push_str("\r\n");
     }
-    head.push_str("\r\n");
-    client.write_all(head.as_bytes())?;
-    io::copy(&mut reader, client)?;
+    out.push_str("\r\n");
+    client.write_all(out.as_bytes())?;
+    client.write_all(body)?;
     client.flush()
 }
 

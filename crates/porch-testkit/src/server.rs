@@ -216,7 +216,7 @@ fn handle(stream: TcpStream, shared: &Shared) -> Result<(), TestkitError> {
         writer.shutdown(Shutdown::Both)?;
         return Ok(());
     }
-    http::forward_cgi(&output[..], &mut writer)?;
+    http::forward_cgi(&output, &mut writer)?;
     let _ = writer.shutdown(Shutdown::Both);
     Ok(())
 }
