@@ -1,0 +1,237 @@
+//! Creating a Draft with exactly one task (spec §9.1–9.4). Everything is computed in memory
+//! and written to the store in one compare-and-swap at the end, so a failed create leaves
+//! nothing behind.
+
+use porch_core::lifecycle::Lifecycle;
+use porch_core::names::{PackagePath, PackageRevisionName, RepositoryName, WorkspaceName};
+use porch_core::repository::PackageFiles;
+use porch_core::revision::{InitTask, Locator, Task, Timestamp};
+use porch_core::store::StoreError;
+use tracing::Instrument;
+
+use crate::drafts::{DraftMeta, StoredDraft};
+use crate::engine::{Engine, not_found};
+use crate::error::{EngineError, Result};
+use crate::index::RepoId;
+use crate::model::{CreateRequest, LATEST_REVISION_LABEL, PackageRevision};
+use crate::render::render;
+use crate::tasks;
+
+impl Engine {
+    /// Creates a Draft from `req` (validation, uniqueness, task, render, store).
+    pub async fn create(&self, req: CreateRequest) -> Result<PackageRevision> {
+        let repository = RepositoryName::new(&req.repository)?;
+        let id: RepoId = (req.namespace.clone(), repository);
+        let (_, queue) = self.handle(&id)?;
+        let span = tracing::info_span!(
+            "create",
+            revision = %format!("{}.{}.{}", req.repository, req.package.replace('/', "."), req.workspace)
+        );
+        let this = self.clone();
+        queue
+            .run(async move { this.create_now(id, req).await }.instrument(span))
+            .await?
+    }
+
+    async fn create_now(&self, id: RepoId, req: CreateRequest) -> Result<PackageRevision> {
+        if req.tasks.len() > 1 {
+            return Err(EngineError::Invalid(
+                "task list must not contain more than one task".into(),
+            ));
+        }
+        if req.labels.contains_key(LATEST_REVISION_LABEL) {
+            return Err(EngineError::Invalid(format!(
+                "metadata.labels[{LATEST_REVISION_LABEL}]: label is managed by porch and cannot be set by users"
+            )));
+        }
+        let package = PackagePath::new(&req.package)?;
+        let workspace = WorkspaceName::new(&req.workspace)?;
+        let name = PackageRevisionName::compose_validated(&id.1, &package, &workspace)?;
+        let task = req.tasks.first().cloned().unwrap_or_else(|| {
+            Task::init(InitTask {
+                description: format!("{package} description"),
+                ..InitTask::default()
+            })
+        });
+        self.check_unique(&id, &package, &workspace, &task.task_type)?;
+
+        let (files, upstream_lock) = match task.task_type.as_str() {
+            "init" => (
+                tasks::init_files(&package, &task.init.clone().unwrap_or_default()),
+                None,
+            ),
+            "clone" => self.clone_source(&req.namespace, &package, &task).await?,
+            "edit" => self.edit_source(&id, &package, &task).await?,
+            "upgrade" => {
+                return Err(EngineError::Invalid(
+                    "the upgrade task is not supported yet".into(),
+                ));
+            }
+            other => {
+                return Err(EngineError::Invalid(format!(
+                    "task type {other:?} cannot create a package revision; use one of init, clone, edit, upgrade"
+                )));
+            }
+        };
+
+        let rendered = render(
+            self.inner.runtime.clone(),
+            files,
+            package.package().to_owned(),
+        )
+        .await?;
+        if !rendered.status.error.is_empty() {
+            return Err(EngineError::Render {
+                message: rendered.status.error.clone(),
+                pushed: false,
+                status: Box::new(rendered.status),
+            });
+        }
+
+        let meta = DraftMeta {
+            namespace: req.namespace.clone(),
+            repository: id.1.clone(),
+            package,
+            workspace,
+            lifecycle: Lifecycle::Draft,
+            tasks: vec![task],
+            labels: req.labels,
+            annotations: req.annotations,
+            upstream_lock,
+            created: now(),
+            resource_version: 0,
+        };
+        let meta = self
+            .inner
+            .drafts
+            .put(StoredDraft::new(meta, &rendered.files), None)
+            .await
+            .map_err(|e| match e {
+                EngineError::Store(StoreError::AlreadyExists(_)) => EngineError::AlreadyExists(
+                    format!("packagerevisions.porch.kpt.dev \"{name}\" already exists"),
+                ),
+                other => other,
+            })?;
+        tracing::info!("draft created");
+        self.mutate(&id, |ix| {
+            ix.drafts.insert(name.as_str().to_owned(), meta);
+        });
+        self.get(&id.0, name.as_str())
+    }
+
+    /// Workspace uniqueness, package existence and nesting, on full paths (fixes quirk §20.6).
+    fn check_unique(
+        &self,
+        id: &RepoId,
+        package: &PackagePath,
+        workspace: &WorkspaceName,
+        task_type: &str,
+    ) -> Result<()> {
+        let (ns, repo) = id;
+        self.with_index(id, |ix| {
+            let taken = ix
+                .views(ns)
+                .values()
+                .any(|pr| pr.key.package == *package && pr.key.workspace == *workspace);
+            if taken {
+                return Err(EngineError::AlreadyExists(format!(
+                    "package revision workspaceNames must be unique; package revision with name {package} in repo {repo} with workspaceName {workspace} already exists"
+                )));
+            }
+            if task_type != "init" && task_type != "clone" {
+                return Ok(());
+            }
+            for existing in ix.git_packages() {
+                if existing == package {
+                    return Err(EngineError::AlreadyExists(if task_type == "clone" {
+                        format!(
+                            "`clone` cannot create a new revision for package \"{package}\" that already exists in repo \"{repo}\"; make subsequent revisions using `copy`"
+                        )
+                    } else {
+                        format!("package \"{package}\" already exists in repository \"{repo}\"")
+                    }));
+                }
+                let (a, b) = (existing.as_str(), package.as_str());
+                if b.starts_with(&format!("{a}/")) || a.starts_with(&format!("{b}/")) {
+                    return Err(EngineError::Invalid(format!(
+                        "package path \"{b}\" conflicts with existing package \"{a}\": packages cannot be nested"
+                    )));
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
+    }
+
+    async fn clone_source(
+        &self,
+        namespace: &str,
+        package: &PackagePath,
+        task: &Task,
+    ) -> Result<(PackageFiles, Option<Locator>)> {
+        let upstream = task
+            .clone
+            .as_ref()
+            .map(|c| &c.upstream)
+            .ok_or_else(|| EngineError::Invalid("clone task has no clone parameters".into()))?;
+        let Some(source_name) = upstream.upstream_ref.as_ref().map(|r| r.name.as_str()) else {
+            return Err(EngineError::Invalid(
+                "clone from a raw git or oci location is not supported yet; clone a registered package revision (upstreamRef.name)".into(),
+            ));
+        };
+        let source = self.get(namespace, source_name)?;
+        if source.key.revision == porch_core::names::Revision::PLACEHOLDER {
+            return Err(EngineError::Invalid(format!(
+                "upstream revision may not be the placeholder package revision {}/{}",
+                source.key.repository, source_name
+            )));
+        }
+        let files = self.files_of(&source).await?;
+        let files = tasks::clone_files(files, package, source.self_lock.as_ref())?;
+        Ok((files, source.self_lock))
+    }
+
+    async fn edit_source(
+        &self,
+        id: &RepoId,
+        package: &PackagePath,
+        task: &Task,
+    ) -> Result<(PackageFiles, Option<Locator>)> {
+        let source_name = task
+            .edit
+            .as_ref()
+            .map(|e| e.source.name.clone())
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| EngineError::Invalid("edit task requires sourceRef.name".into()))?;
+        let source = self
+            .get(&id.0, &source_name)
+            .map_err(|_| not_found(&source_name))?;
+        if source.key.repository != id.1 || source.key.package != *package {
+            return Err(EngineError::Invalid(format!(
+                "source revision must be from same package {}/{}",
+                id.1, package
+            )));
+        }
+        if source.key.revision == porch_core::names::Revision::PLACEHOLDER {
+            return Err(EngineError::Invalid(format!(
+                "source revision may not be the placeholder package revision {}/{}",
+                id.1, source_name
+            )));
+        }
+        if !source.lifecycle.is_published() {
+            return Err(EngineError::Invalid(
+                "source revision must be published".into(),
+            ));
+        }
+        let files = self.files_of(&source).await?;
+        Ok((files, source.upstream_lock))
+    }
+}
+
+pub(crate) fn now() -> Timestamp {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    Timestamp(i64::try_from(secs).unwrap_or(i64::MAX))
+}

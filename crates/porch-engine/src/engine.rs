@@ -1,0 +1,315 @@
+//! The [`Engine`] handle: registered repositories, the index, reads, syncs and the event bus.
+//! Write operations live in `create.rs`, `resources.rs` and `lifecycle.rs`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use kpt::runtime::FunctionRuntime;
+use porch_core::names::{PackageRevisionName, RepositoryName};
+use porch_core::repository::{
+    ChangeReport, ListFilter, PackageFiles, Repository, RepositoryStatus,
+};
+use porch_core::store::MetadataStore;
+use tokio::sync::broadcast;
+use tracing::Instrument;
+
+use crate::drafts::DraftStore;
+use crate::error::{EngineError, Result};
+use crate::index::{self, RepoId, RepoIndex};
+use crate::model::{EngineEvent, ListOptions, Origin, PackageRevision};
+use crate::queue::SerialQueue;
+
+/// How many events a slow subscriber may lag behind before it sees `Lagged` (and must relist).
+const EVENT_BUFFER: usize = 1024;
+
+/// One registered repository.
+struct RepoState {
+    repo: Arc<dyn Repository>,
+    queue: SerialQueue,
+    index: RepoIndex,
+}
+
+pub(crate) struct Inner {
+    repos: RwLock<HashMap<RepoId, RepoState>>,
+    pub(crate) drafts: DraftStore,
+    pub(crate) runtime: Arc<dyn FunctionRuntime>,
+    events: broadcast::Sender<EngineEvent>,
+}
+
+/// The package orchestration engine. Cheap to clone (a shared handle).
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine keeping drafts in `store` and rendering with `runtime`.
+    pub fn new(store: Arc<dyn MetadataStore>, runtime: Arc<dyn FunctionRuntime>) -> Self {
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        Engine {
+            inner: Arc::new(Inner {
+                repos: RwLock::new(HashMap::new()),
+                drafts: DraftStore::new(store),
+                runtime,
+                events,
+            }),
+        }
+    }
+
+    /// Every change from now on: subscribe first, then list, to miss nothing.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Registers a repository of `namespace`: loads its drafts from the store and syncs it.
+    /// A failing sync does not fail the registration (the repository shows as not ready and
+    /// lists what it has); it is returned by [`Engine::repository_status`].
+    /// Must be called inside a tokio runtime.
+    pub async fn register(&self, namespace: &str, repo: Arc<dyn Repository>) -> Result<()> {
+        let id: RepoId = (namespace.to_owned(), repo.name().clone());
+        let drafts = self.inner.drafts.list(namespace, &id.1).await?;
+        {
+            let mut repos = self.write_repos();
+            if repos.contains_key(&id) {
+                return Err(EngineError::AlreadyExists(format!(
+                    "repository {}/{} is already registered",
+                    id.0, id.1
+                )));
+            }
+            repos.insert(
+                id.clone(),
+                RepoState {
+                    repo,
+                    queue: SerialQueue::spawn(),
+                    index: RepoIndex::default(),
+                },
+            );
+        }
+        self.mutate(&id, |ix| {
+            for d in drafts {
+                ix.drafts.insert(d.key().name().as_str().to_owned(), d);
+            }
+        });
+        if let Err(e) = self.sync(namespace, &id.1).await {
+            tracing::warn!(repository = %id.1, "initial sync failed: {e}");
+        }
+        Ok(())
+    }
+
+    /// Forgets a repository; its revisions are reported DELETED. Stored drafts stay.
+    pub fn unregister(&self, namespace: &str, name: &RepositoryName) {
+        let removed = self
+            .write_repos()
+            .remove(&(namespace.to_owned(), name.clone()));
+        if let Some(state) = removed {
+            for (_, revision) in state.index.views(namespace) {
+                let _ = self.inner.events.send(EngineEvent {
+                    event_type: porch_core::store::EventType::Deleted,
+                    revision,
+                });
+            }
+        }
+    }
+
+    /// Fetches the repository and applies what changed (serialized with its writes).
+    pub async fn sync(&self, namespace: &str, name: &RepositoryName) -> Result<()> {
+        let id: RepoId = (namespace.to_owned(), name.clone());
+        let (repo, queue) = self.handle(&id)?;
+        let this = self.clone();
+        let span = tracing::info_span!("sync", repository = %name, namespace);
+        queue
+            .run(
+                async move {
+                    let loaded = this.with_index(&id, |ix| ix.loaded).unwrap_or(false);
+                    let result = match repo.sync().await {
+                        Ok(report) if loaded => Ok(Some(report)),
+                        Ok(_) => repo.list(ListFilter::default()).await.map(|all| {
+                            this.mutate(&id, |ix| ix.replace_git(all));
+                            None
+                        }),
+                        Err(e) => Err(e),
+                    };
+                    match result {
+                        Ok(Some(report)) => {
+                            this.apply_change_report(&id.0, &id.1, report);
+                            Ok(())
+                        }
+                        Ok(None) => Ok(()),
+                        Err(e) => {
+                            let msg = e.to_string();
+                            this.mutate(&id, |ix| ix.error = Some(msg));
+                            Err(EngineError::repo(&id.1, e))
+                        }
+                    }
+                }
+                .instrument(span),
+            )
+            .await?
+    }
+
+    /// Applies a change report obtained elsewhere (e.g. a `porch_git::SyncLoop` callback).
+    pub fn apply_change_report(
+        &self,
+        namespace: &str,
+        name: &RepositoryName,
+        report: ChangeReport,
+    ) {
+        if report.is_empty() {
+            return;
+        }
+        self.mutate(&(namespace.to_owned(), name.clone()), |ix| {
+            ix.apply_report(report)
+        });
+    }
+
+    /// The adapter's status plus the last sync error the engine saw.
+    pub fn repository_status(
+        &self,
+        namespace: &str,
+        name: &RepositoryName,
+    ) -> Option<RepositoryStatus> {
+        let repos = self.read_repos();
+        let state = repos.get(&(namespace.to_owned(), name.clone()))?;
+        let mut status = state.repo.status();
+        if let Some(err) = &state.index.error {
+            status.ready = false;
+            status.message = err.clone();
+        }
+        Some(status)
+    }
+
+    /// Registered repositories of `namespace` (all namespaces for `None`).
+    pub fn repositories(&self, namespace: Option<&str>) -> Vec<(String, RepositoryName)> {
+        let mut v: Vec<RepoId> = self
+            .read_repos()
+            .keys()
+            .filter(|(ns, _)| namespace.is_none_or(|n| n == ns))
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Lists from the index (never touches git); Porch's order.
+    pub fn list(&self, opts: &ListOptions) -> Vec<PackageRevision> {
+        let mut out: Vec<PackageRevision> = {
+            let repos = self.read_repos();
+            repos
+                .iter()
+                .filter(|((ns, name), _)| {
+                    opts.namespace.as_ref().is_none_or(|n| n == ns)
+                        && opts.repository.as_ref().is_none_or(|r| r == name)
+                })
+                .flat_map(|((ns, _), s)| s.index.views(ns).into_values())
+                .filter(|pr| opts.matches(pr))
+                .collect()
+        };
+        index::sort(&mut out);
+        out
+    }
+
+    /// One revision by object name.
+    pub fn get(&self, namespace: &str, name: &str) -> Result<PackageRevision> {
+        let id = Self::repo_of(namespace, name)?;
+        self.with_index(&id, |ix| ix.views(namespace).remove(name))
+            .flatten()
+            .ok_or_else(|| not_found(name))
+    }
+
+    /// A revision and its files (`packagerevisionresources`).
+    pub async fn read_resources(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(PackageRevision, PackageFiles)> {
+        let pr = self.get(namespace, name)?;
+        let files = self.files_of(&pr).await?;
+        Ok((pr, files))
+    }
+
+    pub(crate) async fn files_of(&self, pr: &PackageRevision) -> Result<PackageFiles> {
+        match pr.origin {
+            Origin::Store => {
+                let key = crate::drafts::object_key(&pr.namespace, &pr.name());
+                self.inner.drafts.get(key).await?.files()
+            }
+            Origin::Git => {
+                let (repo, _) = self.handle(&(pr.namespace.clone(), pr.key.repository.clone()))?;
+                repo.read_files(pr.key.clone())
+                    .await
+                    .map_err(|e| EngineError::repo(&pr.key.repository, e))
+            }
+        }
+    }
+
+    // ---- internals shared by the operations ----
+
+    pub(crate) fn repo_of(namespace: &str, name: &str) -> Result<RepoId> {
+        let (repo, _, _) = PackageRevisionName::from_raw(name)
+            .parse()
+            .map_err(|_| not_found(name))?;
+        Ok((namespace.to_owned(), repo))
+    }
+
+    pub(crate) fn handle(&self, id: &RepoId) -> Result<(Arc<dyn Repository>, SerialQueue)> {
+        self.read_repos()
+            .get(id)
+            .map(|s| (s.repo.clone(), s.queue.clone()))
+            .ok_or_else(|| {
+                EngineError::NotFound(format!("repositories.config.porch.kpt.dev \"{}\"", id.1))
+            })
+    }
+
+    pub(crate) fn with_index<R>(&self, id: &RepoId, f: impl FnOnce(&RepoIndex) -> R) -> Option<R> {
+        self.read_repos().get(id).map(|s| f(&s.index))
+    }
+
+    /// Changes one repository's index and emits the resulting events (in index order, since
+    /// the write lock is held while sending; sending never blocks).
+    pub(crate) fn mutate<R>(&self, id: &RepoId, f: impl FnOnce(&mut RepoIndex) -> R) -> Option<R> {
+        let mut repos = self.write_repos();
+        let state = repos.get_mut(id)?;
+        let before = state.index.views(&id.0);
+        let r = f(&mut state.index);
+        let after = state.index.views(&id.0);
+        for event in index::diff(&before, &after) {
+            // No subscribers is fine.
+            let _ = self.inner.events.send(event);
+        }
+        Some(r)
+    }
+
+    /// Every revision of `namespace`, across repositories.
+    pub(crate) fn all_in_namespace(&self, namespace: &str) -> Vec<PackageRevision> {
+        self.list(&ListOptions {
+            namespace: Some(namespace.to_owned()),
+            ..ListOptions::default()
+        })
+    }
+
+    fn read_repos(&self) -> std::sync::RwLockReadGuard<'_, HashMap<RepoId, RepoState>> {
+        // A panic while holding the lock cannot leave the map half-updated in a way that
+        // matters more than stopping every request; keep serving.
+        self.inner
+            .repos
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write_repos(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<RepoId, RepoState>> {
+        self.inner
+            .repos
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+pub(crate) fn not_found(name: &str) -> EngineError {
+    EngineError::NotFound(format!("packagerevisions.porch.kpt.dev \"{name}\""))
+}

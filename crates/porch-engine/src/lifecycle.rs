@@ -1,0 +1,292 @@
+//! Lifecycle transitions (spec §8.2–8.3) and deletion (§7.2, §8.4).
+//!
+//! Propose/reject rewrite the stored draft; approve publishes through the Repository port
+//! (which assigns `max+1` atomically) inside the repository's serial queue, so concurrent
+//! approvals of one package get consecutive numbers; propose-delete and its undo toggle the
+//! `deletionProposed/…` branch.
+
+use porch_core::lifecycle::{Endpoint, Lifecycle, Transition, transition};
+use porch_core::names::Revision;
+use porch_core::repository::{ListFilter, PublishContent, PublishRequest, Repository};
+use porch_core::revision::Author;
+use std::sync::Arc;
+use tracing::Instrument;
+
+use crate::drafts::{StoredDraft, object_key};
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::index::RepoId;
+use crate::model::{Origin, PackageRevision};
+use crate::resources::{check_version, conflict_or};
+
+impl Engine {
+    /// Moves revision `name` to lifecycle `to` through `endpoint` (main resource or approval).
+    /// `resource_version`, when given, must be the current one. `by` is the approving user.
+    pub async fn update_lifecycle(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<&str>,
+        to: Lifecycle,
+        endpoint: Endpoint,
+        by: Author,
+    ) -> Result<PackageRevision> {
+        let id = Self::repo_of(namespace, name)?;
+        let (repo, queue) = self.handle(&id)?;
+        let span = tracing::info_span!("update_lifecycle", revision = %name, namespace, to = %to);
+        let (this, name, rv) = (
+            self.clone(),
+            name.to_owned(),
+            resource_version.map(str::to_owned),
+        );
+        queue
+            .run(
+                async move {
+                    this.transition_now(&id, repo, &name, rv.as_deref(), to, endpoint, by)
+                        .await
+                }
+                .instrument(span),
+            )
+            .await?
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "internal step of update_lifecycle"
+    )]
+    async fn transition_now(
+        &self,
+        id: &RepoId,
+        repo: Arc<dyn Repository>,
+        name: &str,
+        resource_version: Option<&str>,
+        to: Lifecycle,
+        endpoint: Endpoint,
+        by: Author,
+    ) -> Result<PackageRevision> {
+        let current = self.get(&id.0, name)?;
+        if let Some(rv) = resource_version
+            && rv != current.resource_version
+        {
+            return Err(EngineError::modified(name));
+        }
+        let step = transition(current.lifecycle, to, endpoint)?;
+        match (step, current.origin) {
+            (Transition::Unchanged, _) => Ok(current),
+            (Transition::Propose | Transition::Reject, Origin::Store) => {
+                let key = object_key(&id.0, &current.name());
+                let mut stored = self.inner.drafts.get(key).await?;
+                let expected = check_version(
+                    name,
+                    &current.resource_version,
+                    &stored.meta.resource_version.to_string(),
+                )?;
+                let files = stored.files()?;
+                stored.meta.lifecycle = to;
+                let meta = self
+                    .inner
+                    .drafts
+                    .put(StoredDraft::new(stored.meta, &files), Some(expected))
+                    .await
+                    .map_err(|e| conflict_or(name, e))?;
+                tracing::info!("lifecycle changed");
+                self.mutate(id, |ix| {
+                    ix.drafts.insert(name.to_owned(), meta);
+                });
+                self.get(&id.0, name)
+            }
+            (Transition::Approve, origin) => self.approve(id, repo, &current, origin, by).await,
+            (Transition::ProposeDelete | Transition::UndoProposeDelete, Origin::Git) => {
+                let proposed = step == Transition::ProposeDelete;
+                let meta = repo
+                    .set_deletion_proposed(current.key.clone(), proposed)
+                    .await
+                    .map_err(|e| EngineError::repo(&id.1, e))?;
+                tracing::info!(proposed, "deletion proposal changed");
+                self.mutate(id, |ix| {
+                    ix.git.insert(name.to_owned(), meta);
+                });
+                self.get(&id.0, name)
+            }
+            (_, Origin::Git) => Err(EngineError::Invalid(format!(
+                "package revision {name} is a draft branch in git written by another server; changing its lifecycle is not supported yet"
+            ))),
+            (_, Origin::Store) => Err(EngineError::Internal(format!(
+                "stored draft {name} in lifecycle {} cannot take transition {step:?}",
+                current.lifecycle
+            ))),
+        }
+    }
+
+    async fn approve(
+        &self,
+        id: &RepoId,
+        repo: Arc<dyn Repository>,
+        current: &PackageRevision,
+        origin: Origin,
+        by: Author,
+    ) -> Result<PackageRevision> {
+        let name = current.name();
+        let (content, stored) = match origin {
+            Origin::Store => {
+                let stored = self.inner.drafts.get(object_key(&id.0, &name)).await?;
+                let content = PublishContent::Files {
+                    files: stored.files()?,
+                    task: stored.meta.tasks.first().cloned(),
+                };
+                (content, Some(stored))
+            }
+            Origin::Git => (PublishContent::MirroredDraft, None),
+        };
+        let published = repo
+            .publish(PublishRequest {
+                package: current.key.package.clone(),
+                workspace: current.key.workspace.clone(),
+                content,
+                published_by: by,
+            })
+            .await
+            .map_err(|e| EngineError::repo(&id.1, e))?;
+        tracing::info!(revision = %published.key.revision, "published");
+        if let Some(stored) = stored
+            && let Err(e) = self
+                .inner
+                .drafts
+                .delete(stored.meta.object_key(), stored.meta.resource_version)
+                .await
+        {
+            // The revision is published; a leftover draft record would shadow it after a
+            // restart, so say so loudly.
+            tracing::error!("published, but removing the stored draft failed: {e}");
+        }
+        self.refresh_package(id, &repo, current, Some(published))
+            .await;
+        self.get(&id.0, name.as_str())
+    }
+
+    /// Re-reads one package's git revisions (the placeholder moves on publish and delete).
+    async fn refresh_package(
+        &self,
+        id: &RepoId,
+        repo: &Arc<dyn Repository>,
+        current: &PackageRevision,
+        published: Option<porch_core::revision::PackageRevisionMeta>,
+    ) {
+        let filter = ListFilter {
+            package: Some(current.key.package.clone()),
+            ..ListFilter::default()
+        };
+        let listed = repo.list(filter).await;
+        let name = current.name();
+        self.mutate(id, |ix| {
+            if current.origin == Origin::Store {
+                ix.drafts.remove(name.as_str());
+            }
+            match listed {
+                Ok(metas) => ix.replace_package(&current.key.package, metas),
+                Err(e) => {
+                    tracing::warn!("listing after a write failed: {e}");
+                    if current.origin == Origin::Git {
+                        ix.git.remove(name.as_str());
+                    }
+                }
+            }
+            if let Some(m) = published {
+                ix.git.insert(m.key.name().as_str().to_owned(), m);
+            }
+        });
+    }
+
+    /// Deletes revision `name` (spec §7.2, §8.4); returns its last state.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<&str>,
+    ) -> Result<PackageRevision> {
+        let id = Self::repo_of(namespace, name)?;
+        let (repo, queue) = self.handle(&id)?;
+        let span = tracing::info_span!("delete", revision = %name, namespace);
+        let (this, name, rv) = (
+            self.clone(),
+            name.to_owned(),
+            resource_version.map(str::to_owned),
+        );
+        queue
+            .run(
+                async move { this.delete_now(&id, repo, &name, rv.as_deref()).await }
+                    .instrument(span),
+            )
+            .await?
+    }
+
+    async fn delete_now(
+        &self,
+        id: &RepoId,
+        repo: Arc<dyn Repository>,
+        name: &str,
+        resource_version: Option<&str>,
+    ) -> Result<PackageRevision> {
+        let current = self.get(&id.0, name)?;
+        if let Some(rv) = resource_version
+            && rv != current.resource_version
+        {
+            return Err(EngineError::modified(name));
+        }
+        if current.lifecycle == Lifecycle::Published {
+            return Err(EngineError::Forbidden(format!(
+                "packagerevisions.porch.kpt.dev \"{name}\" is forbidden: published PackageRevisions must be proposed for deletion by setting spec.lifecycle to 'DeletionProposed' prior to deletion"
+            )));
+        }
+        if let Some(downstream) = self.referenced_by(&id.0, name) {
+            return Err(EngineError::Forbidden(format!(
+                "cannot delete package revision, it is referenced as upstream by: {downstream}"
+            )));
+        }
+        match current.origin {
+            Origin::Store => {
+                let expected = current.resource_version.parse().map_err(|_| {
+                    EngineError::Internal(format!(
+                        "bad stored resourceVersion {:?}",
+                        current.resource_version
+                    ))
+                })?;
+                self.inner
+                    .drafts
+                    .delete(object_key(&id.0, &current.name()), expected)
+                    .await
+                    .map_err(|e| conflict_or(name, e))?;
+                self.mutate(id, |ix| {
+                    ix.drafts.remove(name);
+                });
+            }
+            Origin::Git => {
+                repo.delete(current.key.clone(), Some(current.resource_version.clone()))
+                    .await
+                    .map_err(|e| EngineError::repo(&id.1, e))?;
+                self.refresh_package(id, &repo, &current, None).await;
+            }
+        }
+        tracing::info!("deleted");
+        Ok(current)
+    }
+
+    /// A revision of the namespace (not a placeholder) whose clone/upgrade task names `name`.
+    fn referenced_by(&self, namespace: &str, name: &str) -> Option<String> {
+        self.all_in_namespace(namespace)
+            .into_iter()
+            .filter(|pr| pr.key.revision != Revision::PLACEHOLDER)
+            .find(|pr| {
+                pr.tasks.iter().any(|t| {
+                    t.clone
+                        .as_ref()
+                        .and_then(|c| c.upstream.upstream_ref.as_ref())
+                        .is_some_and(|r| r.name == name)
+                        || t.upgrade
+                            .as_ref()
+                            .is_some_and(|u| u.new_upstream.name == name)
+                })
+            })
+            .map(|pr| pr.name().as_str().to_owned())
+    }
+}

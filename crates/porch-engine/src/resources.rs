@@ -1,0 +1,129 @@
+//! Replacing a Draft's files (`packagerevisionresources` update, spec §10.2): render through
+//! the Kptfile pipeline, save only on success unless push-on-render-failure is set, with
+//! compare-and-swap on the resourceVersion.
+
+use porch_core::lifecycle::Lifecycle;
+use porch_core::repository::PackageFiles;
+use porch_core::store::StoreError;
+use tracing::Instrument;
+
+use crate::drafts::{StoredDraft, object_key};
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::model::{Origin, PUSH_ON_RENDER_FAILURE, ResourcesUpdate};
+use crate::render::render;
+
+impl Engine {
+    /// Replaces the files of Draft `name` (files absent from `files` are deleted), renders,
+    /// and saves. `resource_version` must be the current one, else `Conflict`.
+    /// On render failure: `Err(EngineError::Render { pushed: false, .. })` and nothing saved,
+    /// unless the revision has annotation `porch.kpt.dev/push-on-render-failure: "true"`:
+    /// then the result is saved and returned with a non-empty `render_status.error`.
+    pub async fn update_resources(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+        files: PackageFiles,
+    ) -> Result<ResourcesUpdate> {
+        let id = Self::repo_of(namespace, name)?;
+        let (_, queue) = self.handle(&id)?;
+        let span = tracing::info_span!("update_resources", revision = %name, namespace);
+        let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
+        queue
+            .run(
+                async move { this.update_resources_now(&id, &name, &rv, files).await }
+                    .instrument(span),
+            )
+            .await?
+            .map(|(revision, render_status)| ResourcesUpdate {
+                revision,
+                render_status,
+            })
+    }
+
+    async fn update_resources_now(
+        &self,
+        id: &crate::index::RepoId,
+        name: &str,
+        resource_version: &str,
+        files: PackageFiles,
+    ) -> Result<(crate::model::PackageRevision, crate::model::RenderStatus)> {
+        let current = self.get(&id.0, name)?;
+        if current.lifecycle != Lifecycle::Draft {
+            return Err(EngineError::Invalid(format!(
+                "cannot update the resources of package revision {name}: its lifecycle is {}; only Draft revisions can be modified",
+                current.lifecycle
+            )));
+        }
+        if current.origin != Origin::Store {
+            return Err(EngineError::Invalid(format!(
+                "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
+            )));
+        }
+        let expected = check_version(name, resource_version, &current.resource_version)?;
+        let stored = self
+            .inner
+            .drafts
+            .get(object_key(&id.0, &current.name()))
+            .await?;
+        let rendered = render(
+            self.inner.runtime.clone(),
+            files,
+            current.key.package.package().to_owned(),
+        )
+        .await?;
+        let failed = !rendered.status.error.is_empty();
+        let push_anyway = current
+            .annotations
+            .get(PUSH_ON_RENDER_FAILURE)
+            .is_some_and(|v| v == "true");
+        if failed && !push_anyway {
+            tracing::info!("render failed; nothing saved");
+            return Err(EngineError::Render {
+                message: rendered.status.error.clone(),
+                pushed: false,
+                status: Box::new(rendered.status),
+            });
+        }
+        let meta = self
+            .inner
+            .drafts
+            .put(
+                StoredDraft::new(stored.meta, &rendered.files),
+                Some(expected),
+            )
+            .await
+            .map_err(|e| conflict_or(name, e))?;
+        tracing::info!(render_failed = failed, "draft resources saved");
+        self.mutate(id, |ix| {
+            ix.drafts.insert(name.to_owned(), meta);
+        });
+        Ok((self.get(&id.0, name)?, rendered.status))
+    }
+}
+
+/// Parses and compares an expected store resourceVersion.
+pub(crate) fn check_version(name: &str, given: &str, current: &str) -> Result<u64> {
+    if given.is_empty() {
+        return Err(EngineError::Invalid(
+            "resourceVersion must be specified for an update".into(),
+        ));
+    }
+    if given != current {
+        return Err(EngineError::modified(name));
+    }
+    current
+        .parse()
+        .map_err(|_| EngineError::Internal(format!("bad stored resourceVersion {current:?}")))
+}
+
+/// A lost compare-and-swap in the store is Porch's "object has been modified" conflict.
+pub(crate) fn conflict_or(name: &str, e: EngineError) -> EngineError {
+    match e {
+        EngineError::Store(StoreError::Conflict { .. } | StoreError::NotFound(_)) => {
+            EngineError::modified(name)
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,8 @@
+//! Engine integration tests on real parts: porch-git on `file://` bare remotes and the redb
+//! metadata store in a temporary directory, native functions for render.
+
+mod common;
+mod create;
+mod discovery;
+mod lifecycle;
+mod resources;

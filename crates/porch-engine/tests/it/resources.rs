@@ -1,0 +1,119 @@
+//! Resource updates: render through the pipeline, optimistic concurrency, render failures.
+
+use std::collections::BTreeMap;
+
+use porch_core::ErrorKind;
+use porch_engine::{CreateRequest, EngineError, PUSH_ON_RENDER_FAILURE};
+
+use crate::common::{NS, World, init_req};
+
+const PIPELINE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1\n    configMap:\n      namespace: prod\n";
+const BROKEN: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - image: ghcr.io/kptdev/krm-functions-catalog/no-such-function:v1\n";
+const CM: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm # keep me\ndata:\n  k: v\n";
+
+fn files(kptfile: &str) -> BTreeMap<String, Vec<u8>> {
+    BTreeMap::from([
+        ("Kptfile".to_owned(), kptfile.as_bytes().to_vec()),
+        ("cm.yaml".to_owned(), CM.as_bytes().to_vec()),
+    ])
+}
+
+#[tokio::test]
+async fn update_renders_and_stale_updates_conflict() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let d = w.engine.create(init_req("r", "app", "ws")).await?;
+    let up = w
+        .engine
+        .update_resources(NS, "r.app.ws", &d.resource_version, files(PIPELINE))
+        .await?;
+    assert!(up.render_status.error.is_empty(), "{:?}", up.render_status);
+    assert_eq!(up.render_status.results.len(), 1);
+    assert_ne!(up.revision.resource_version, d.resource_version);
+    let (_, saved) = w.engine.read_resources(NS, "r.app.ws").await?;
+    let cm = String::from_utf8(saved["cm.yaml"].clone())?;
+    assert!(
+        cm.contains("namespace: prod") && cm.contains("# keep me"),
+        "{cm}"
+    );
+    assert!(
+        !saved.contains_key("README.md"),
+        "files absent from the update are deleted"
+    );
+
+    // The old resourceVersion is stale now.
+    let err = w
+        .engine
+        .update_resources(NS, "r.app.ws", &d.resource_version, files(PIPELINE))
+        .await
+        .expect_err("stale");
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert!(
+        err.to_string().contains("the object has been modified"),
+        "{err}"
+    );
+    let err = w
+        .engine
+        .update_resources(NS, "r.app.ws", "", files(PIPELINE))
+        .await
+        .expect_err("no rv");
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    Ok(())
+}
+
+#[tokio::test]
+async fn render_failure_saves_nothing_unless_asked() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let d = w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, before) = w.engine.read_resources(NS, "r.app.ws").await?;
+    let err = w
+        .engine
+        .update_resources(NS, "r.app.ws", &d.resource_version, files(BROKEN))
+        .await
+        .expect_err("render fails");
+    match &err {
+        EngineError::Render { pushed, status, .. } => {
+            assert!(!pushed);
+            assert!(!status.error.is_empty());
+        }
+        other => panic!("expected a render error, got {other:?}"),
+    }
+    assert!(err.to_string().contains("NOT pushed"), "{err}");
+    let (after_pr, after) = w.engine.read_resources(NS, "r.app.ws").await?;
+    assert_eq!(after, before);
+    assert_eq!(after_pr.resource_version, d.resource_version);
+
+    // With the annotation the failed result is kept and the status says why.
+    let mut req = init_req("r", "app", "push");
+    req.annotations
+        .insert(PUSH_ON_RENDER_FAILURE.into(), "true".into());
+    let p = w.engine.create(CreateRequest { ..req }).await?;
+    let up = w
+        .engine
+        .update_resources(NS, "r.app.push", &p.resource_version, files(BROKEN))
+        .await?;
+    assert!(!up.render_status.error.is_empty());
+    let (_, kept) = w.engine.read_resources(NS, "r.app.push").await?;
+    assert!(kept.contains_key("cm.yaml"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn only_drafts_take_resource_updates() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let name = crate::create::publish_init(&w.engine, "r", "app", "ws").await?;
+    let pr = w.engine.get(NS, &name)?;
+    let err = w
+        .engine
+        .update_resources(NS, &name, &pr.resource_version, files(PIPELINE))
+        .await
+        .expect_err("published");
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    Ok(())
+}
