@@ -529,8 +529,6 @@ impl Rest<'_> {
         name: &str,
         options: Option<&Value>,
     ) -> Result<Value, ApiError> {
-        let kind = self.kind();
-        let old = self.resource.backend.get(self.ctx, namespace, name).await?;
         let pre_rv = options
             .and_then(|o| o.pointer("/preconditions/resourceVersion"))
             .and_then(Value::as_str)
@@ -539,20 +537,42 @@ impl Rest<'_> {
                     .map_err(|_| ApiError::bad_request("invalid precondition resourceVersion"))
             })
             .transpose()?;
-        if let Some(uid) = options
+        let pre_uid = options
             .and_then(|o| o.pointer("/preconditions/uid"))
+            .and_then(Value::as_str);
+        for _ in 0..MAX_RETRIES {
+            match self.delete_once(namespace, name, pre_rv, pre_uid).await {
+                // Without a resourceVersion precondition a concurrent change is no reason to fail.
+                Err(e) if pre_rv.is_none() && is_conflict(&e) => continue,
+                other => return other,
+            }
+        }
+        Err(self.kind().conflict(name))
+    }
+
+    async fn delete_once(
+        &self,
+        namespace: &str,
+        name: &str,
+        pre_rv: Option<u64>,
+        pre_uid: Option<&str>,
+    ) -> Result<Value, ApiError> {
+        let kind = self.kind();
+        let old = self.resource.backend.get(self.ctx, namespace, name).await?;
+        let uid = old
+            .pointer("/metadata/uid")
             .and_then(Value::as_str)
-            && old.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid)
+            .unwrap_or("");
+        if let Some(want) = pre_uid
+            && want != uid
         {
             return Err(ApiError::new(
                 porch_core::ErrorKind::Conflict,
                 format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    old.pointer("/metadata/uid")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
+                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
                 ),
-            ));
+            )
+            .with_details(name, &kind.group, &kind.plural));
         }
         let old_rv = meta::resource_version(&old)
             .map_err(ApiError::internal)?

@@ -155,6 +155,8 @@ async fn main() -> anyhow::Result<()> {
         n as f64 / create.as_secs_f64()
     );
 
+    println!("rss after create: {} MiB", rss_kib(pid) / 1024);
+
     // Update throughput.
     let updates = n.min(5_000);
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -253,7 +255,9 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     });
-    let mut lat = Vec::new();
+    let mut lat: Vec<Duration> = Vec::new();
+    let mut writes: Vec<Duration> = Vec::new();
+    let mut after_ack: Vec<Duration> = Vec::new();
     for i in 0..1_000 {
         let name = format!("pv-{:05}", i % n);
         let mut obj = pv(&name, i % n);
@@ -263,6 +267,8 @@ async fn main() -> anyhow::Result<()> {
             .insert("round".into(), i.to_string());
         let t = Instant::now();
         api.replace(&name, &PostParams::default(), &obj).await?;
+        let acked = Instant::now();
+        writes.push(acked.duration_since(t));
         loop {
             let (marker, at) = rx
                 .recv()
@@ -270,6 +276,7 @@ async fn main() -> anyhow::Result<()> {
                 .ok_or_else(|| anyhow::anyhow!("watch ended"))?;
             if marker == i.to_string() {
                 lat.push(at.duration_since(t));
+                after_ack.push(at.saturating_duration_since(acked));
                 break;
             }
         }
@@ -278,6 +285,16 @@ async fn main() -> anyhow::Result<()> {
         "watch delivery (write start -> event): p50 {} p99 {}",
         ms(percentile(&mut lat, 0.5)),
         ms(percentile(&mut lat, 0.99))
+    );
+    println!(
+        "  the durable write itself (start -> ack): p50 {} p99 {}",
+        ms(percentile(&mut writes, 0.5)),
+        ms(percentile(&mut writes, 0.99))
+    );
+    println!(
+        "  event arrival after the ack: p50 {} p99 {}",
+        ms(percentile(&mut after_ack, 0.5)),
+        ms(percentile(&mut after_ack, 0.99))
     );
     println!("rss at end: {} MiB", rss_kib(pid) / 1024);
     let _ = child.kill();

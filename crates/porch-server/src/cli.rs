@@ -52,6 +52,10 @@ pub struct Args {
     #[arg(long, default_value_t = 50_000)]
     pub event_retention: u64,
 
+    /// Page cache of the store, in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub store_cache_mb: usize,
+
     /// Seconds to let open requests finish on SIGTERM before closing them.
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace_seconds: u64,

@@ -77,6 +77,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let store_path = args.data_dir.join("store.redb");
     let options = StoreOptions {
         event_retention: args.event_retention,
+        cache_size_bytes: args.store_cache_mb.saturating_mul(1024 * 1024),
         ..StoreOptions::default()
     };
     let store: Arc<dyn MetadataStore> = Arc::new(

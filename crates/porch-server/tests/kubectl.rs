@@ -155,7 +155,24 @@ fn repository_lifecycle_with_kubectl() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("spec.git.repo is immutable"), "{err}");
 
-    // replace with the current object.
+    // replace with the current object, once the controller has caught up with the spec (its
+    // status write would otherwise race the replace and rightly make it a conflict).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let g = s.kubectl_ok(&[
+            "get",
+            "repo",
+            "blueprints",
+            "-o",
+            "jsonpath={.metadata.generation}/{.status.observedGeneration}",
+        ]);
+        let (a, b) = g.split_once('/').unwrap_or(("", "x"));
+        if a == b {
+            break;
+        }
+        assert!(Instant::now() < deadline, "controller never caught up: {g}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let current = s.kubectl_ok(&["get", "repo", "blueprints", "-o", "yaml"]);
     let current = current.replace("description: changed", "description: replaced");
     let out = s.kubectl_stdin(&["replace", "-f", "-"], Some(&current));

@@ -24,6 +24,8 @@ pub struct StoreOptions {
     pub event_retention: u64,
     /// How many queued write requests one commit may carry.
     pub max_batch: usize,
+    /// Bytes of redb page cache (memory stays flat beyond this, reads go to the OS cache).
+    pub cache_size_bytes: usize,
 }
 
 impl Default for StoreOptions {
@@ -31,6 +33,7 @@ impl Default for StoreOptions {
         Self {
             event_retention: 50_000,
             max_batch: 512,
+            cache_size_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -47,7 +50,7 @@ impl RedbStore {
     /// holds Secrets.
     pub fn open(path: &Path, options: StoreOptions) -> Result<Self, StoreError> {
         create_private(path)?;
-        let db = Database::create(path).map_err(|e| {
+        let db = Database::builder().set_cache_size(options.cache_size_bytes).create(path).map_err(|e| {
             StoreError::Unavailable(format!(
                 "cannot open the store {}: {e} (is another porch-server using this data directory?)",
                 path.display()
