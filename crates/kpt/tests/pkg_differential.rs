@@ -105,7 +105,7 @@ fn upstream(rng: &mut Rng) -> (PackageFiles, PackageFiles) {
         "config.yaml",
         format!(
             "{}---\n{}",
-            configmap("cm1", &[("k1", "v1"), ("k2", "v2")]),
+            configmap("cm1", &[("k1", "v1"), ("k2", "v2"), ("flag", "y")]),
             configmap("cm2", &[("a", "b")])
         ),
     );
@@ -146,7 +146,7 @@ fn upstream(rng: &mut Rng) -> (PackageFiles, PackageFiles) {
     }
     if rng.chance(50) {
         let cm1 = match rng.pick(3) {
-            0 => configmap("cm1", &[("k1", "v1-up"), ("k2", "v2")]),
+            0 => configmap("cm1", &[("k1", "v1-up"), ("k2", "v2"), ("flag", "y")]),
             1 => configmap("cm1", &[("k1", "v1"), ("k3", "v3")]),
             _ => configmap("cm1", &[("k2", "v2"), ("k1", "v1"), ("k4", "\"yes\"")]),
         };

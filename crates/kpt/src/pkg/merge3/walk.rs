@@ -11,6 +11,7 @@
 use super::MergeError;
 use super::schema::Schema;
 use crate::yaml::{Node, NodeKind, Style};
+use crate::yaml::{resolve_plain, string_needs_quotes};
 
 /// Walks one tuple of nodes. `infer` turns on kyaml's associative-list inference
 /// (used for the Kptfile merge only).
@@ -401,6 +402,7 @@ fn set_field(dest: &mut Node, key: &str, val: Option<Node>, key_res: Option<&Nod
             if *v != val {
                 apply_style(&mut val, v.style);
             }
+            quote_yaml11(&mut val);
             *v = val;
         }
         None => {
@@ -412,6 +414,20 @@ fn set_field(dest: &mut Node, key: &str, val: Option<Node>, key_res: Option<&Nod
             }
             entries.push((k, val));
         }
+    }
+}
+
+/// kyaml's `FieldSetter` double-quotes a plain string that YAML 1.1 would read
+/// as another type (`y`, `on`, `1:20`) whenever it sets an existing field.
+fn quote_yaml11(val: &mut Node) {
+    if let NodeKind::Scalar(s) = &val.kind
+        && matches!(val.style, Style::Plain | Style::Any)
+        && val.resolved_tag() == "!!str"
+        && resolve_plain(s) == "!!str"
+        && string_needs_quotes(s)
+    {
+        val.style = Style::DoubleQuoted;
+        val.tag = None;
     }
 }
 
