@@ -10,6 +10,7 @@
 //! - **creates** drafts with one task (`init`, `clone` from a registered revision, `edit`),
 //!   validating names and (repository, package, workspace) uniqueness on full paths;
 //! - **updates resources** with render-on-write through the Kptfile pipeline;
+//! - updates **labels and annotations** of drafts and proposed revisions;
 //! - runs **lifecycle transitions** (propose, reject, approve = publish through the
 //!   `Repository` port, propose-delete and undo) and **deletes** by Porch's rules;
 //! - emits every change, including ones found by a sync, on an **event bus**
@@ -31,6 +32,7 @@ mod engine;
 mod error;
 mod index;
 mod lifecycle;
+mod metadata;
 mod model;
 mod queue;
 mod render;

@@ -117,3 +117,48 @@ async fn only_drafts_take_resource_updates() -> anyhow::Result<()> {
     assert_eq!(err.kind(), ErrorKind::Invalid);
     Ok(())
 }
+
+#[tokio::test]
+async fn labels_and_annotations_of_drafts() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let d = w.engine.create(init_req("r", "app", "ws")).await?;
+    let labels = BTreeMap::from([
+        ("team".to_owned(), "blue".to_owned()),
+        (
+            porch_engine::LATEST_REVISION_LABEL.to_owned(),
+            "true".to_owned(),
+        ),
+    ]);
+    let annotations = BTreeMap::from([(PUSH_ON_RENDER_FAILURE.to_owned(), "true".to_owned())]);
+    let u = w
+        .engine
+        .update_metadata(
+            NS,
+            "r.app.ws",
+            &d.resource_version,
+            labels.clone(),
+            annotations,
+        )
+        .await?;
+    assert_eq!(
+        u.labels,
+        BTreeMap::from([("team".to_owned(), "blue".to_owned())])
+    );
+    assert_eq!(
+        u.annotations
+            .get(PUSH_ON_RENDER_FAILURE)
+            .map(String::as_str),
+        Some("true")
+    );
+    let (_, files) = w.engine.read_resources(NS, "r.app.ws").await?;
+    assert!(files.contains_key("Kptfile"), "files are kept");
+    let err = w
+        .engine
+        .update_metadata(NS, "r.app.ws", &d.resource_version, labels, BTreeMap::new())
+        .await
+        .expect_err("stale");
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    Ok(())
+}
