@@ -19,6 +19,16 @@ use crate::index::{self, RepoId, RepoIndex};
 use crate::model::{EngineEvent, ListOptions, Origin, PackageRevision};
 use crate::queue::SerialQueue;
 
+/// Listings the index loads: with each revision's creating task (`spec.tasks`), which the
+/// adapter caches by commit.
+pub(crate) const FULL: ListFilter = ListFilter {
+    package: None,
+    workspace: None,
+    revision: None,
+    lifecycle: None,
+    with_tasks: true,
+};
+
 /// How many events a slow subscriber may lag behind before it sees `Lagged` (and must relist).
 const EVENT_BUFFER: usize = 1024;
 
@@ -128,8 +138,8 @@ impl Engine {
                 async move {
                     let loaded = this.with_index(&id, |ix| ix.loaded).unwrap_or(false);
                     let result = match repo.sync().await {
-                        Ok(report) if loaded => Ok(Some(report)),
-                        Ok(_) => repo.list(ListFilter::default()).await.map(|all| {
+                        Ok(report) if loaded => Ok(Some(with_tasks(repo.as_ref(), report).await)),
+                        Ok(_) => repo.list(FULL).await.map(|all| {
                             this.mutate(&id, |ix| ix.replace_git(all));
                             None
                         }),
@@ -308,6 +318,19 @@ impl Engine {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Fills the task history of new or changed revisions (reports come without it).
+async fn with_tasks(repo: &dyn Repository, mut report: ChangeReport) -> ChangeReport {
+    for m in report.added.iter_mut().chain(report.changed.iter_mut()) {
+        if m.tasks.is_empty() {
+            match repo.get(m.key.clone()).await {
+                Ok(full) => m.tasks = full.tasks,
+                Err(e) => tracing::debug!(revision = %m.key, "no task history: {e}"),
+            }
+        }
+    }
+    report
 }
 
 pub(crate) fn not_found(name: &str) -> EngineError {

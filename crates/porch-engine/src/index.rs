@@ -66,8 +66,15 @@ impl RepoIndex {
                 self.git.remove(name.as_str());
             }
         }
-        for m in report.added.into_iter().chain(report.changed) {
-            self.git.insert(m.key.name().as_str().to_owned(), m);
+        for mut m in report.added.into_iter().chain(report.changed) {
+            let name = m.key.name().as_str().to_owned();
+            // Reports may come without task history; the creating task of a commit never changes.
+            if m.tasks.is_empty()
+                && let Some(old) = self.git.get(&name).filter(|o| o.commit == m.commit)
+            {
+                m.tasks = old.tasks.clone();
+            }
+            self.git.insert(name, m);
         }
         self.error = None;
     }

@@ -174,7 +174,7 @@ impl Engine {
     ) {
         let filter = ListFilter {
             package: Some(current.key.package.clone()),
-            ..ListFilter::default()
+            ..crate::engine::FULL
         };
         let listed = repo.list(filter).await;
         let name = current.name();
@@ -191,8 +191,9 @@ impl Engine {
                     }
                 }
             }
+            // The listing normally has it already (with its task history).
             if let Some(m) = published {
-                ix.git.insert(m.key.name().as_str().to_owned(), m);
+                ix.git.entry(m.key.name().as_str().to_owned()).or_insert(m);
             }
         });
     }

@@ -267,3 +267,135 @@ async fn illegal_transitions_are_refused() -> anyhow::Result<()> {
     assert_eq!(w.stored_drafts()?, 0);
     Ok(())
 }
+
+#[tokio::test]
+async fn deletion_rules_upstream_references_placeholder_and_latest() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let e = &w.engine;
+    let v1 = publish_init(e, "r", "base", "one").await?;
+    assert_eq!(
+        e.get(NS, &v1)?.tasks[0].task_type,
+        "init",
+        "published revisions show their task"
+    );
+    // Publish a clone of v1: v1 is now referenced as upstream.
+    let clone = porch_engine::CreateRequest {
+        tasks: vec![porch_core::revision::Task {
+            task_type: "clone".into(),
+            clone: Some(porch_core::revision::CloneTask {
+                upstream: porch_core::revision::UpstreamPackage {
+                    upstream_ref: Some(porch_core::revision::RevisionRef { name: v1.clone() }),
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        }],
+        ..init_req("r", "down", "ws")
+    };
+    let d = e.create(clone).await?;
+    e.update_lifecycle(
+        NS,
+        d.name().as_str(),
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.update_lifecycle(
+        NS,
+        d.name().as_str(),
+        None,
+        Lifecycle::Published,
+        Endpoint::Approval,
+        alice(),
+    )
+    .await?;
+    e.update_lifecycle(
+        NS,
+        &v1,
+        None,
+        Lifecycle::DeletionProposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    let err = e.delete(NS, &v1, None).await.expect_err("referenced");
+    assert_eq!(err.kind(), ErrorKind::Forbidden);
+    assert!(
+        err.to_string()
+            .contains("referenced as upstream by: r.down.ws"),
+        "{err}"
+    );
+
+    // Latest moves down when the latest revision is deleted; the placeholder never gets it.
+    let two = e
+        .create(porch_engine::CreateRequest {
+            tasks: vec![porch_core::revision::Task {
+                task_type: "edit".into(),
+                edit: Some(porch_core::revision::EditTask {
+                    source: porch_core::revision::RevisionRef { name: v1.clone() },
+                }),
+                ..Default::default()
+            }],
+            ..init_req("r", "base", "two")
+        })
+        .await?;
+    let n2 = two.name().as_str().to_owned();
+    e.update_lifecycle(
+        NS,
+        &n2,
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    assert_eq!(
+        e.update_lifecycle(
+            NS,
+            &n2,
+            None,
+            Lifecycle::Published,
+            Endpoint::Approval,
+            alice()
+        )
+        .await?
+        .key
+        .revision
+        .get(),
+        2
+    );
+    assert!(!e.get(NS, &v1)?.latest);
+    e.update_lifecycle(
+        NS,
+        &n2,
+        None,
+        Lifecycle::DeletionProposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.delete(NS, &n2, None).await?;
+    assert!(e.get(NS, &v1)?.latest, "v1 is the latest again");
+    assert!(!e.get(NS, "r.base.main")?.latest);
+
+    // The placeholder: propose deletion, delete, and the package leaves the branch.
+    e.update_lifecycle(
+        NS,
+        "r.down.main",
+        None,
+        Lifecycle::DeletionProposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.delete(NS, "r.down.main", None).await?;
+    assert_eq!(
+        e.get(NS, "r.down.main").expect_err("gone").kind(),
+        ErrorKind::NotFound
+    );
+    Ok(())
+}
