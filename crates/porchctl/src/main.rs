@@ -5,10 +5,12 @@
 
 mod fn_cmd;
 mod pkg_cmd;
+mod remote;
+mod repo_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// porchctl: manage kpt packages locally and through porch-server.
 #[derive(Debug, Parser)]
@@ -26,6 +28,14 @@ enum Command {
     /// Initialize, get and update local packages.
     #[command(subcommand)]
     Pkg(pkg_cmd::PkgCommand),
+    /// Manage package repositories.
+    #[command(visible_alias = "repository")]
+    Repo(Box<repo_cmd::RepoArgs>),
+    /// Generate the autocompletion script for the specified shell.
+    Completion {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -33,6 +43,16 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fn(cmd) => fn_cmd::run(cmd),
         Command::Pkg(cmd) => pkg_cmd::run(cmd),
+        Command::Repo(args) => return repo_cmd::run(*args),
+        Command::Completion { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "porchctl",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,186 @@
+//! Raw JSON requests for one resource type, with upstream's wire shapes (Go clients send
+//! plain JSON bodies; `Table` is asked for with kubectl's Accept header).
+
+use http::{Method, Request};
+use serde_json::Value;
+
+use super::error::RemoteError;
+
+/// The Accept header kubectl sends when it wants a server-side Table.
+pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1,application/json";
+
+/// A namespaced resource type (`/api/v1` or `/apis/<group>/<version>`).
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceApi {
+    /// `""` for the core group.
+    pub group: &'static str,
+    pub version: &'static str,
+    /// Plural, e.g. `repositories`.
+    pub plural: &'static str,
+}
+
+/// `config.porch.kpt.dev/v1alpha1` repositories.
+pub const REPOSITORIES: ResourceApi = ResourceApi {
+    group: "config.porch.kpt.dev",
+    version: "v1alpha1",
+    plural: "repositories",
+};
+
+/// Core `v1` secrets.
+pub const SECRETS: ResourceApi = ResourceApi {
+    group: "",
+    version: "v1",
+    plural: "secrets",
+};
+
+impl ResourceApi {
+    /// The collection path in `namespace`, or across all namespaces for `None`.
+    pub fn collection(&self, namespace: Option<&str>) -> String {
+        let base = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match namespace {
+            Some(ns) => format!("{base}/namespaces/{ns}/{}", self.plural),
+            None => format!("{base}/{}", self.plural),
+        }
+    }
+
+    pub fn item(&self, namespace: &str, name: &str) -> String {
+        format!("{}/{name}", self.collection(Some(namespace)))
+    }
+
+    pub async fn get(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Value, RemoteError> {
+        send(client, Method::GET, &self.item(namespace, name), None, None).await
+    }
+
+    /// Lists (as a Table when `accept` says so).
+    pub async fn list(
+        &self,
+        client: &kube::Client,
+        namespace: Option<&str>,
+        accept: Option<&str>,
+    ) -> Result<Value, RemoteError> {
+        send(
+            client,
+            Method::GET,
+            &self.collection(namespace),
+            None,
+            accept,
+        )
+        .await
+    }
+
+    pub async fn get_as(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+        accept: Option<&str>,
+    ) -> Result<Value, RemoteError> {
+        send(
+            client,
+            Method::GET,
+            &self.item(namespace, name),
+            None,
+            accept,
+        )
+        .await
+    }
+
+    pub async fn create(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        body: &Value,
+    ) -> Result<Value, RemoteError> {
+        let path = self.collection(Some(namespace));
+        send(client, Method::POST, &path, Some(body), None).await
+    }
+
+    pub async fn replace(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+        body: &Value,
+    ) -> Result<Value, RemoteError> {
+        send(
+            client,
+            Method::PUT,
+            &self.item(namespace, name),
+            Some(body),
+            None,
+        )
+        .await
+    }
+
+    pub async fn delete(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Value, RemoteError> {
+        send(
+            client,
+            Method::DELETE,
+            &self.item(namespace, name),
+            None,
+            None,
+        )
+        .await
+    }
+}
+
+async fn send(
+    client: &kube::Client,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+    accept: Option<&str>,
+) -> Result<Value, RemoteError> {
+    let mut builder = Request::builder().method(method).uri(path);
+    if let Some(a) = accept {
+        builder = builder.header(http::header::ACCEPT, a);
+    } else {
+        builder = builder.header(http::header::ACCEPT, "application/json");
+    }
+    let bytes = match body {
+        Some(b) => {
+            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+            serde_json::to_vec(b).map_err(|e| RemoteError::Decode(e.to_string()))?
+        }
+        None => Vec::new(),
+    };
+    let req = builder
+        .body(bytes)
+        .map_err(|e| RemoteError::Usage(format!("cannot build request: {e}")))?;
+    Ok(client.request::<Value>(req).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            REPOSITORIES.item("ns", "r"),
+            "/apis/config.porch.kpt.dev/v1alpha1/namespaces/ns/repositories/r"
+        );
+        assert_eq!(
+            SECRETS.collection(Some("ns")),
+            "/api/v1/namespaces/ns/secrets"
+        );
+        assert_eq!(
+            REPOSITORIES.collection(None),
+            "/apis/config.porch.kpt.dev/v1alpha1/repositories"
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Output of remote `get` commands the way upstream porchctl prints them through kubectl's
+//! printers: server-side `Table`s, `custom-columns`, `yaml`/`json` (keys sorted, one document
+//! per object), and `name`.
+
+use serde_json::{Map, Value};
+
+use super::error::RemoteError;
+use super::jsonpath::{JsonPath, scalar_text};
+use super::tabwriter::TabWriter;
+
+/// What `-o/--output` asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputFormat {
+    /// The server's Table, priority-0 columns.
+    Table,
+    /// The server's Table, all columns.
+    Wide,
+    Yaml,
+    Json,
+    Name,
+    /// `(header, path)` pairs.
+    CustomColumns(Vec<(String, JsonPath)>),
+}
+
+impl OutputFormat {
+    /// Parses kubectl's `-o` values.
+    pub fn parse(s: &str) -> Result<Self, RemoteError> {
+        match s {
+            "" => Ok(OutputFormat::Table),
+            "wide" => Ok(OutputFormat::Wide),
+            "yaml" => Ok(OutputFormat::Yaml),
+            "json" => Ok(OutputFormat::Json),
+            "name" => Ok(OutputFormat::Name),
+            _ => match s.strip_prefix("custom-columns=") {
+                Some(spec) => parse_custom_columns(spec).map(OutputFormat::CustomColumns),
+                None => Err(RemoteError::Usage(format!(
+                    "unable to match a printer suitable for the output format {s:?}, allowed formats are: custom-columns,json,name,wide,yaml"
+                ))),
+            },
+        }
+    }
+
+    /// Whether the server should be asked for a `Table` (upstream asks unless the output is
+    /// custom-columns, yaml or json).
+    pub fn wants_table(&self) -> bool {
+        matches!(self, OutputFormat::Table | OutputFormat::Wide)
+    }
+}
+
+fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteError> {
+    if spec.is_empty() {
+        return Err(RemoteError::Usage(
+            "custom-columns format specified but no custom columns given".into(),
+        ));
+    }
+    spec.split(',')
+        .map(|part| {
+            let (header, path) = part.split_once(':').ok_or_else(|| {
+                RemoteError::Usage(format!(
+                    "unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>"
+                ))
+            })?;
+            Ok((header.to_string(), JsonPath::parse(path)?))
+        })
+        .collect()
+}
+
+/// Options for table output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableOptions {
+    pub wide: bool,
+    pub no_headers: bool,
+    pub with_namespace: bool,
+    pub show_labels: bool,
+}
+
+/// kubectl's `printTable`: headers upper-cased, nothing at all when there are no rows.
+pub fn print_table(table: &Value, opts: TableOptions) -> String {
+    let empty = Vec::new();
+    let columns = table
+        .get("columnDefinitions")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let rows = table
+        .get("rows")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<bool> = columns
+        .iter()
+        .map(|c| opts.wide || c.get("priority").and_then(Value::as_i64).unwrap_or(0) == 0)
+        .collect();
+    let mut w = TabWriter::new();
+    if !opts.no_headers {
+        let mut headers: Vec<String> = Vec::new();
+        if opts.with_namespace {
+            headers.push("NAMESPACE".into());
+        }
+        for (c, show) in columns.iter().zip(&shown) {
+            if *show {
+                let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
+                headers.push(name.to_uppercase());
+            }
+        }
+        if opts.show_labels {
+            headers.push("LABELS".into());
+        }
+        w.write(&headers.join("\t"));
+        w.write("\n");
+    }
+    for row in rows {
+        let mut cells: Vec<String> = Vec::new();
+        let meta = row.pointer("/object/metadata");
+        if opts.with_namespace {
+            cells.push(
+                meta.and_then(|m| m.get("namespace"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        }
+        let row_cells = row.get("cells").and_then(Value::as_array).unwrap_or(&empty);
+        for (cell, show) in row_cells.iter().zip(&shown) {
+            if *show {
+                cells.push(cell_text(cell));
+            }
+        }
+        if opts.show_labels {
+            cells.push(labels_text(meta.and_then(|m| m.get("labels"))));
+        }
+        w.write(&cells.join("\t"));
+        w.write("\n");
+    }
+    w.finish()
+}
+
+fn cell_text(cell: &Value) -> String {
+    match cell {
+        Value::Null => String::new(),
+        // kubectl cuts a cell at the first line break and marks the cut.
+        Value::String(s) => match s.find(['\n', '\r', '\x0c']) {
+            Some(i) => format!("{}...", &s[..i]),
+            None => s.clone(),
+        },
+        other => scalar_text(other),
+    }
+}
+
+fn labels_text(labels: Option<&Value>) -> String {
+    let Some(Value::Object(m)) = labels else {
+        return "<none>".into();
+    };
+    if m.is_empty() {
+        return "<none>".into();
+    }
+    let mut pairs: Vec<String> = m
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    pairs.sort();
+    pairs.join(",")
+}
+
+/// kubectl's custom-columns printer: `<none>` for a missing value, several values joined by
+/// commas.
+pub fn print_custom_columns(
+    objects: &[Value],
+    columns: &[(String, JsonPath)],
+    no_headers: bool,
+) -> String {
+    let mut w = TabWriter::new();
+    if !no_headers {
+        let headers: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
+        w.write(&headers.join("\t"));
+        w.write("\n");
+    }
+    for obj in objects {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|(_, path)| {
+                let found = path.find(obj);
+                if found.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    found
+                        .into_iter()
+                        .map(scalar_text)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }
+            })
+            .collect();
+        w.write(&cells.join("\t"));
+        w.write("\n");
+    }
+    w.finish()
+}
+
+/// Objects as YAML documents with sorted keys, `---` between them (kubectl's YAMLPrinter).
+pub fn print_yaml(objects: &[Value]) -> Result<String, RemoteError> {
+    let mut out = String::new();
+    for (i, obj) in objects.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&super::yaml::to_yaml(obj));
+    }
+    Ok(out)
+}
+
+/// Objects as JSON documents the way Go's `json.MarshalIndent(obj, "", "    ")` writes them:
+/// sorted keys, four-space indent, HTML characters escaped.
+pub fn print_json(objects: &[Value]) -> Result<String, RemoteError> {
+    use serde::Serialize as _;
+    let mut out = String::new();
+    for obj in objects {
+        let mut buf = Vec::new();
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+        sorted(obj)
+            .serialize(&mut ser)
+            .map_err(|e| RemoteError::Decode(format!("cannot encode JSON: {e}")))?;
+        let text = String::from_utf8_lossy(&buf);
+        // Outside strings JSON has none of these characters, so replacing them everywhere
+        // only touches string contents, as Go's encoder does.
+        let text = text
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029");
+        out.push_str(&text);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `<resource>.<group>/<name>` per object (kubectl's NamePrinter).
+pub fn print_names(objects: &[Value], resource: &str) -> String {
+    let mut out = String::new();
+    for obj in objects {
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        out.push_str(&format!("{resource}/{name}\n"));
+    }
+    out
+}
+
+/// A copy of `v` with every object's keys in lexical order (Go encodes maps that way).
+pub fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = Map::new();
+            for k in keys {
+                out.insert(k.clone(), sorted(&m[k]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn repo() -> Value {
+        json!({"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+               "metadata": {"name": "test-blueprints", "namespace": "ns"},
+               "spec": {"type": "git", "content": "Package", "description": "Test Blueprints",
+                        "git": {"repo": "http://h/x.git", "branch": "main", "directory": "/"}},
+               "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    }
+
+    #[test]
+    fn custom_columns_as_upstream_golden() {
+        let OutputFormat::CustomColumns(cols) = OutputFormat::parse(
+            "custom-columns=NAME:.metadata.name,DESC:.spec.description,READY:.status.conditions[?(@.type=='Ready')].status,SYNC:.spec.sync.schedule",
+        )
+        .expect("parses") else {
+            panic!("custom columns expected");
+        };
+        assert_eq!(
+            print_custom_columns(&[repo()], &cols, false),
+            "NAME              DESC              READY   SYNC\ntest-blueprints   Test Blueprints   True    <none>\n"
+        );
+    }
+
+    #[test]
+    fn table_hides_priority_columns_and_empty_tables() {
+        let table = json!({"kind": "Table", "columnDefinitions": [
+                {"name": "Name", "priority": 0}, {"name": "Deployment", "priority": 0},
+                {"name": "Branch", "priority": 1}],
+            "rows": [{"cells": ["r", false, "main"], "object": {"metadata": {"namespace": "ns"}}}]});
+        assert_eq!(
+            print_table(&table, TableOptions::default()),
+            "NAME   DEPLOYMENT\nr      false\n"
+        );
+        assert_eq!(
+            print_table(
+                &table,
+                TableOptions {
+                    wide: true,
+                    with_namespace: true,
+                    ..Default::default()
+                }
+            ),
+            "NAMESPACE   NAME   DEPLOYMENT   BRANCH\nns          r      false        main\n"
+        );
+        let empty = json!({"columnDefinitions": [{"name": "Name"}], "rows": []});
+        assert_eq!(print_table(&empty, TableOptions::default()), "");
+    }
+
+    #[test]
+    fn json_like_go() {
+        let out = print_json(&[json!({"b": "<x>", "a": 1})]).expect("encodes");
+        assert_eq!(out, "{\n    \"a\": 1,\n    \"b\": \"\\u003cx\\u003e\"\n}\n");
+    }
+
+    #[test]
+    fn yaml_sorted_and_separated() {
+        let out = print_yaml(&[json!({"b": 1, "a": 2}), json!({"c": 3})]).expect("encodes");
+        assert_eq!(out, "a: 2\nb: 1\n---\nc: 3\n");
+    }
+
+    #[test]
+    fn unknown_output_format() {
+        assert!(OutputFormat::parse("xml").is_err());
+    }
+}

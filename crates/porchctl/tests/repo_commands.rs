@@ -1,0 +1,501 @@
+//! `porchctl repo ...` end to end: the real porch-server binary, a real smart-HTTP git server
+//! with basic auth (porch-testkit), porchctl as a subprocess, and kube-rs to check what landed
+//! on the server. Also replays the upstream `repo-register` CLI golden when the conformance
+//! data is present.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, PostParams};
+use porch_api::Repository;
+use porch_testkit::GitServer;
+use porch_testkit::repos;
+
+const USER: &str = "nephio";
+const PASS: &str = "secret";
+
+/// The porch-server binary: `$PORCH_SERVER_BIN`, else the one cargo built next to porchctl.
+/// When missing (e.g. `cargo test -p porchctl` on a fresh tree) it is built once into a
+/// separate target directory, so the build does not wait on the lock this test run holds.
+fn porch_server_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("PORCH_SERVER_BIN") {
+        return PathBuf::from(p);
+    }
+    let porchctl = Path::new(env!("CARGO_BIN_EXE_porchctl"));
+    let beside = porchctl.with_file_name("porch-server");
+    if beside.exists() {
+        return beside;
+    }
+    static BUILD: Once = Once::new();
+    let target = porchctl
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("porchctl-it");
+    BUILD.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "porch-server", "--target-dir"])
+            .arg(&target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build -p porch-server");
+        assert!(status.success(), "cargo build -p porch-server failed");
+    });
+    target.join("debug").join("porch-server")
+}
+
+/// A running porch-server on a temporary data directory; killed on drop.
+struct Server {
+    dir: tempfile::TempDir,
+    child: Child,
+}
+
+impl Server {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let log = std::fs::File::create(dir.path().join("server.log")).expect("log");
+        let mut child = Command::new(porch_server_bin())
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn porch-server");
+        let kc = data.join("kubeconfig");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !kc.exists() {
+            if let Ok(Some(st)) = child.try_wait() {
+                panic!("porch-server exited: {st}");
+            }
+            assert!(Instant::now() < deadline, "porch-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The kubeconfig is written before the listener may accept; give it a moment.
+        std::thread::sleep(Duration::from_millis(100));
+        Server { dir, child }
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("data").join("kubeconfig")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .expect("config");
+        kube::Client::try_from(cfg).expect("client")
+    }
+
+    /// porchctl with this server's kubeconfig and a private HOME.
+    fn porchctl(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_porchctl"))
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run porchctl")
+    }
+
+    fn porchctl_ok(&self, args: &[&str]) -> String {
+        let out = self.porchctl(args);
+        assert!(
+            out.status.success(),
+            "porchctl {args:?} failed: {}\nserver log:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "stderr of {args:?}"
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A git server with basic auth serving `test-blueprints.git` (one commit on `main`).
+fn git_server(root: &Path) -> GitServer {
+    let repo = repos::init_bare(&root.join("nephio/test-blueprints.git"), "main").expect("init");
+    repos::commit_files(
+        &repo,
+        "main",
+        &repos::files(&[("README.md", "hi\n")]),
+        "init",
+    )
+    .expect("commit");
+    GitServer::start(root, Some((USER, PASS))).expect("git server")
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) {
+    let ns: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace");
+}
+
+fn ready_status(r: &Repository) -> Option<String> {
+    r.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.status.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_get_sync_unregister_with_basic_auth() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_server(&tmp.path().join("srv"));
+    let url = git.url_for("nephio/test-blueprints.git");
+    let s = Server::start();
+    let client = s.client().await;
+    create_namespace(&client, "repo-register").await;
+
+    let out = s.porchctl_ok(&[
+        "repo",
+        "register",
+        "--repo-basic-password=secret",
+        "--repo-basic-username=nephio",
+        &url,
+        "--namespace=repo-register",
+        "--description",
+        "Test Blueprints",
+        "--wait",
+        "--timeout=60s",
+    ]);
+    assert_eq!(out, "", "register is silent");
+
+    // The Secret upstream creates, and the Repository that references it.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "repo-register");
+    let secret = secrets.get("test-blueprints-auth").await.expect("secret");
+    assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/basic-auth"));
+    let data = secret.data.expect("data");
+    assert_eq!(data["username"].0, b"nephio");
+    assert_eq!(data["password"].0, b"secret");
+
+    let repos: Api<Repository> = Api::namespaced(client.clone(), "repo-register");
+    let repo = repos.get("test-blueprints").await.expect("repository");
+    assert_eq!(repo.spec.type_.as_deref(), Some("git"));
+    assert_eq!(repo.spec.description.as_deref(), Some("Test Blueprints"));
+    let g = repo.spec.git.as_ref().expect("git spec");
+    assert_eq!(g.repo, url);
+    assert_eq!(g.branch.as_deref(), Some("main"));
+    assert_eq!(g.directory.as_deref(), Some("/"));
+    assert_eq!(
+        g.secret_ref.as_ref().map(|r| r.name.as_str()),
+        Some("test-blueprints-auth")
+    );
+    assert_eq!(
+        ready_status(&repo).as_deref(),
+        Some("True"),
+        "{:?}",
+        repo.status
+    );
+
+    // The custom-columns views of the upstream golden.
+    let out = s.porchctl_ok(&[
+        "repo",
+        "get",
+        "-n",
+        "repo-register",
+        "--output=custom-columns=NAME:.metadata.name,TYPE:.spec.type,CONTENT:.spec.content,READY:.status.conditions[?(@.type=='Ready')].status,BRANCH:.spec.git.branch",
+    ]);
+    assert_eq!(
+        out,
+        "NAME              TYPE   CONTENT   READY   BRANCH\ntest-blueprints   git    Package   True    main\n"
+    );
+
+    // The default view is the server's Table.
+    let out = s.porchctl_ok(&["repo", "get", "-n", "repo-register"]);
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "TYPE",
+            "CONTENT",
+            "SYNC",
+            "SCHEDULE",
+            "DEPLOYMENT",
+            "READY",
+            "ADDRESS",
+            "AGE"
+        ]
+    );
+    let row: Vec<&str> = lines.next().expect("row").split_whitespace().collect();
+    assert_eq!(&row[..4], ["test-blueprints", "git", "Package", "True"]);
+    assert_eq!(row[4], url);
+
+    let out = s.porchctl_ok(&["repo", "ls", "-n", "repo-register", "-o", "name"]);
+    assert_eq!(out, "repository.config.porch.kpt.dev/test-blueprints\n");
+    let out = s.porchctl_ok(&[
+        "repo",
+        "get",
+        "test-blueprints",
+        "-n",
+        "repo-register",
+        "-o",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json output");
+    assert_eq!(
+        v["spec"]["git"]["secretRef"]["name"],
+        "test-blueprints-auth"
+    );
+    assert!(
+        out.starts_with("{\n    \"apiVersion\""),
+        "Go's 4-space indent, sorted: {out}"
+    );
+    let out = s.porchctl_ok(&["repo", "get", "-n", "repo-register", "-o", "yaml"]);
+    assert!(
+        out.starts_with("apiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\n"),
+        "{out}"
+    );
+
+    // sync: a run-once time at least a minute ahead.
+    let out = s.porchctl_ok(&["repo", "sync", "test-blueprints", "-n", "repo-register"]);
+    assert!(
+        out.starts_with("Scheduled one-time sync for \"test-blueprints\" at "),
+        "{out}"
+    );
+    let repo = repos.get("test-blueprints").await.expect("repository");
+    let at = repo
+        .spec
+        .sync
+        .and_then(|s| s.run_once_at)
+        .expect("runOnceAt set");
+    assert_eq!(out.trim_end().rsplit(' ').next(), Some(at.as_str()));
+
+    // unregister removes the Repository and its Secret.
+    let out = s.porchctl_ok(&[
+        "repo",
+        "unregister",
+        "test-blueprints",
+        "-n",
+        "repo-register",
+    ]);
+    assert_eq!(out, "");
+    assert!(
+        repos
+            .get_opt("test-blueprints")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        secrets
+            .get_opt("test-blueprints-auth")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert_eq!(s.porchctl_ok(&["repo", "get", "-n", "repo-register"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_use_upstream_texts() {
+    let s = Server::start();
+    let out = s.porchctl(&["repo", "get", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error: repositories.config.porch.kpt.dev \"nope\" not found \n"
+    );
+
+    let out = s.porchctl(&["repo", "unreg", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error: repositories.config.porch.kpt.dev \"nope\" not found \n"
+    );
+
+    // Registering twice: the Repository create fails with the server's AlreadyExists text.
+    s.porchctl_ok(&["repo", "reg", "http://127.0.0.1:9/x/dup.git"]);
+    let out = s.porchctl(&["repo", "reg", "http://127.0.0.1:9/x/dup.git"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Error: ") && err.contains("already exists"),
+        "{err}"
+    );
+
+    let out = s.porchctl(&["repo", "sync"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error: repository name(s) required unless --all is set \n"
+    );
+
+    // No kubeconfig at all: a configuration error plus a hint.
+    let home = tempfile::tempdir().expect("home");
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["repo", "get"])
+        .env_remove("KUBECONFIG")
+        .env("HOME", home.path())
+        .output()
+        .expect("run porchctl");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Error: invalid configuration: no configuration has been provided"),
+        "{err}"
+    );
+    assert!(err.contains("\nhint: "), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_and_token_flags_override_the_kubeconfig() {
+    let s = Server::start();
+    let kc = std::fs::read_to_string(s.kubeconfig()).expect("kubeconfig");
+    let server = kc
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("server line")
+        .trim_matches('"')
+        .to_string();
+    // A wrong token is refused by the server.
+    let out = s.porchctl(&["repo", "get", "--token", "wrong"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hint: the token was refused"), "{err}");
+    // An unreachable --server is a transport error with a hint.
+    let out = s.porchctl(&["repo", "get", "--server", "https://127.0.0.1:9"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hint: is porch-server running"), "{err}");
+    // The right server given explicitly works.
+    assert_eq!(s.porchctl_ok(&["repo", "get", "-s", &server]), "");
+}
+
+#[test]
+fn completion_scripts() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+            .args(["completion", shell])
+            .output()
+            .expect("run porchctl");
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("porchctl") && text.contains("unregister"),
+            "{shell}"
+        );
+    }
+}
+
+/// Collapses runs of spaces (the harness's `ignoreWhitespace`).
+fn collapse(s: &str) -> String {
+    s.lines()
+        .map(|l| {
+            l.split(' ')
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The harness's stdout normalisation: first line kept, the rest sorted.
+fn normalise(s: &str) -> String {
+    let mut lines: Vec<&str> = s.lines().collect();
+    if lines.len() > 1 {
+        lines[1..].sort_unstable();
+    }
+    lines.join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_golden_repo_register() {
+    let Some(dir) = porch_testkit::conformance::dir() else {
+        return;
+    };
+    let config = dir.join("porch/cli-goldens/repo-register/config.yaml");
+    let Ok(text) = std::fs::read_to_string(&config) else {
+        eprintln!("skipped: {} not found", config.display());
+        return;
+    };
+    let doc: serde_json::Value = serde_yaml::from_str(&text).expect("golden yaml");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_server(&tmp.path().join("srv"));
+    let base = git.url_for("");
+    let base = base.trim_end_matches('/');
+    let upstream = "http://gitea.gitea.svc.cluster.local:3000";
+    let s = Server::start();
+    let client = s.client().await;
+    create_namespace(&client, "repo-register").await;
+    let commands = doc["commands"].as_array().expect("commands");
+    for c in commands {
+        let args: Vec<String> = c["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .map(|a| a.as_str().expect("arg").replace(upstream, base))
+            .collect();
+        if args[0] != "porchctl" {
+            continue; // `sleep`: nothing to wait for here.
+        }
+        let argv: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+        let out = s.porchctl(&argv);
+        let want_code = c["exitCode"].as_i64().unwrap_or(0);
+        assert_eq!(
+            i64::from(out.status.code().expect("exit code")),
+            want_code,
+            "{argv:?}"
+        );
+        let want_out = c["stdout"].as_str().unwrap_or("").replace(upstream, base);
+        let got_out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (mut want_out, mut got_out) = (normalise(&want_out), normalise(&got_out));
+        if c["ignoreWhitespace"].as_bool() == Some(true) {
+            want_out = collapse(&want_out);
+            got_out = collapse(&got_out);
+        }
+        assert_eq!(got_out, want_out, "stdout of {argv:?}");
+        let want_err = c["stderr"].as_str().unwrap_or("");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            want_err,
+            "stderr of {argv:?}"
+        );
+        if argv.contains(&"register") {
+            let name = argv
+                .iter()
+                .find_map(|a| a.strip_prefix("--name="))
+                .expect("--name");
+            let repos: Api<Repository> = Api::namespaced(client.clone(), "repo-register");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let r = repos.get(name).await.expect("registered");
+                if ready_status(&r).as_deref() == Some("True") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "never Ready: {:?}", r.status);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
