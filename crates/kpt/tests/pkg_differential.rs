@@ -429,3 +429,78 @@ fn differential_force_delete_replace() {
 
 // copy-merge is not in kpt 1.0.0-beta.56 (it came from Porch later); it is covered
 // by the pure tests in `pkg_update.rs`.
+
+/// A package whose upstream holds a remote sub-package (own `upstream`, another
+/// repository): `get` fetches it, and `update` carries the parent's new sub-package
+/// ref into it and updates it from its own repository.
+#[test]
+fn differential_remote_subpackage() {
+    if !Path::new(KPT).exists() {
+        eprintln!(
+            "skipped: {KPT} not found; install kpt 1.0.0-beta.56 to run the differential test"
+        );
+        return;
+    }
+    let root = temp_root("remote-sub");
+    let dep = root.join("dep");
+    let up = root.join("up");
+    let dep_url = format!("file://{}", dep.display());
+    let commit_tree = |repo: &Path, files: &PackageFiles, tag: &str| {
+        if !repo.join(".git").exists() {
+            std::fs::create_dir_all(repo).expect("mkdir");
+            git(repo, &["init", "-q", "-b", "main"]);
+        }
+        write_tree(&repo.join("pkg"), files);
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", tag, "--allow-empty"]);
+        git(repo, &["tag", tag]);
+    };
+    let dep_kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: dep\ninfo:\n  description: dep\n";
+    for (tag, v) in [("v1", "\"1\""), ("v2", "\"2\"")] {
+        let mut f = PackageFiles::new();
+        f.insert("Kptfile", dep_kptfile);
+        f.insert("cm.yaml", configmap("depcm", &[("a", v)]));
+        commit_tree(&dep, &f, tag);
+    }
+    for (tag, extra) in [("v1", false), ("v2", true)] {
+        let mut f = PackageFiles::new();
+        f.insert(
+            "Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: top\n",
+        );
+        f.insert(
+            "remote/Kptfile",
+            format!(
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: remote\nupstream:\n  type: git\n  git:\n    repo: {dep_url}\n    directory: /pkg\n    ref: {tag}\n  updateStrategy: resource-merge\n"
+            ),
+        );
+        if extra {
+            f.insert("top.yaml", configmap("top", &[("t", "1")]));
+        }
+        commit_tree(&up, &f, tag);
+    }
+    let url = format!("file://{}.git/pkg@v1", up.display());
+    let (kroot, rroot) = (root.join("k"), root.join("r"));
+    std::fs::create_dir_all(&kroot).expect("mkdir");
+    std::fs::create_dir_all(&rroot).expect("mkdir");
+    run_kpt(&kroot, &["pkg", "get", &url, "local"]).expect("kpt get");
+    let opts = GetOptions {
+        repo: format!("file://{}", up.display()),
+        directory: "/pkg".into(),
+        git_ref: "v1".into(),
+        name: "local".into(),
+        strategy: Strategy::ResourceMerge,
+    };
+    get(&rroot.join("local"), &opts).expect("get");
+    let read = |d: &Path| read_dir(&d.join("local")).expect("read").0;
+    compare(&read(&kroot), &read(&rroot)).expect("same after get");
+    run_kpt(&kroot, &["pkg", "update", "local@v2"]).expect("kpt update");
+    update_dir(&rroot.join("local"), Some("v2"), None).expect("update");
+    let got = read(&rroot);
+    compare(&read(&kroot), &got).expect("same after update");
+    assert!(
+        got.get_text("remote/cm.yaml")
+            .is_some_and(|t| t.contains("a: \"2\""))
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

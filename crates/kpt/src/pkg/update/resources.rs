@@ -28,6 +28,16 @@ pub(super) fn resource_merge(
     dirs.sort();
     dirs.dedup();
     let mut out = local.clone();
+    // Remote sub-packages are updated on their own, but their Kptfile is merged
+    // here first so a new upstream ref from the parent's upstream reaches them.
+    for r in &remote {
+        let kf = join(r, KPTFILE);
+        if let (Some(lk), Some(uk)) = (read_kptfile(local, &kf)?, read_kptfile(updated, &kf)?) {
+            let ok = read_kptfile(original, &kf)?;
+            let merged = super::kptfile::merge_kptfiles(&lk, &uk, ok.as_ref(), true, &kf)?;
+            write_kptfile(&mut out, &kf, Some(&lk), &merged);
+        }
+    }
     for p in dirs {
         let kf = join(&p, KPTFILE);
         let root = p.is_empty();
