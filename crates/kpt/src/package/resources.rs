@@ -332,7 +332,14 @@ pub fn write_items(
             docs.push(doc);
         }
         if !unchanged {
-            files.insert(path, yaml::emit_stream(&docs).into_bytes());
+            let text = yaml::emit_stream(&docs);
+            // A rewritten file never starts with `---` (kyaml's ByteWriter), even when its
+            // first document was deleted and the next one kept its own text, marker included.
+            let text = match text.strip_prefix("---\n") {
+                Some(rest) => rest.to_string(),
+                None => text,
+            };
+            files.insert(path, text.into_bytes());
         }
     }
     Ok(written)

@@ -1,0 +1,330 @@
+//! `porchctl fn render` on fixtures this test writes itself (no upstream data needed):
+//! depth-first order, selectors/exclude, validators that cannot mutate,
+//! save-on-render-failure, comments and key order through native and exec functions,
+//! untouched files kept byte for byte, emptied files removed, non-KRM files left alone,
+//! and the results directory. Exec functions are plain `sh`/`sed`, so this runs on any
+//! Unix clone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Write `files` under `<tmp>/pkg`.
+fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("pkg");
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+        if rel.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+    (tmp, dir)
+}
+
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).expect("read_dir") {
+            let e = e.expect("entry");
+            if e.file_type().expect("file type").is_dir() {
+                walk(base, &e.path(), out);
+            } else {
+                let rel = e.path().strip_prefix(base).expect("prefix").to_owned();
+                let text = String::from_utf8(std::fs::read(e.path()).expect("read")).expect("utf8");
+                out.insert(rel.to_string_lossy().into_owned(), text);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn render(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["fn", "render"])
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("porchctl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The Kptfile text without a trailing `status:` block.
+fn without_status(kptfile: &str) -> &str {
+    match kptfile.find("\nstatus:\n") {
+        Some(i) => &kptfile[..=i],
+        None => kptfile,
+    }
+}
+
+const SET_LABELS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
+const SET_NS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1";
+
+fn kptfile(name: &str, pipeline: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
+}
+
+fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n")
+}
+
+#[test]
+fn subpackages_render_depth_first_before_their_parent() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let log = tmp.path().join("order.log");
+    let record = tmp.path().join("record.sh");
+    std::fs::write(
+        &record,
+        "#!/bin/sh\necho \"$1\" >> \"$ORDER_LOG\"\nexec cat\n",
+    )
+    .expect("script");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let step = |who: &str| {
+        format!(
+            "pipeline:\n  mutators:\n    - exec: {} {who}\n",
+            record.display()
+        )
+    };
+    let dir = tmp.path().join("pkg");
+    let ns = format!(
+        "{}    - image: {SET_NS}\n      configMap:\n        namespace: prod\n",
+        step("root")
+    );
+    for (rel, text) in [
+        ("Kptfile", kptfile("pkg", &ns)),
+        ("cm.yaml", cm("root")),
+        ("b/Kptfile", kptfile("b", &step("b"))),
+        ("b/cm.yaml", cm("b")),
+        ("a/Kptfile", kptfile("a", &step("a"))),
+        ("a/cm.yaml", cm("a")),
+        ("a/deep/Kptfile", kptfile("deep", &step("a/deep"))),
+        ("a/deep/cm.yaml", cm("deep")),
+    ] {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["fn", "render", "--allow-exec"])
+        .arg(&dir)
+        .env("ORDER_LOG", &log)
+        .output()
+        .expect("porchctl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let order = std::fs::read_to_string(&log).expect("log");
+    assert_eq!(order, "a/deep\na\nb\nroot\n");
+    // The parent's set-namespace saw its sub-packages' rendered resources.
+    let files = snapshot(&dir);
+    for f in ["cm.yaml", "a/cm.yaml", "a/deep/cm.yaml", "b/cm.yaml"] {
+        assert!(
+            files[f].contains("  namespace: prod\n"),
+            "{f}: {}",
+            files[f]
+        );
+    }
+}
+
+#[test]
+fn selectors_and_exclude_choose_what_a_function_sees() {
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        picked: \"yes\"\n      selectors:\n        - kind: ConfigMap\n        - name: svc\n      exclude:\n        - name: skip-me\n"
+    );
+    let svc =
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n";
+    let other = "apiVersion: v1\nkind: Service\nmetadata:\n  name: other\n";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("cm.yaml", &format!("{}---\n{}", cm("one"), cm("skip-me"))),
+        ("svc.yaml", &format!("{svc}---\n{other}")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    insta::assert_snapshot!("selectors_cm", files["cm.yaml"]);
+    insta::assert_snapshot!("selectors_svc", files["svc.yaml"]);
+    // The Kptfile itself was not selected.
+    let kf = without_status(&files["Kptfile"]);
+    assert!(!kf.contains("\n  labels:"), "{kf}");
+}
+
+#[test]
+fn validators_cannot_mutate() {
+    let pipeline = format!(
+        "pipeline:\n  validators:\n    - image: {SET_NS}\n      configMap:\n        namespace: changed\n    - exec: sed -e s/name:\\ cm/name:\\ mutated/\n"
+    );
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let before = snapshot(&dir);
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    let after = snapshot(&dir);
+    assert_eq!(before["cm.yaml"], after["cm.yaml"]);
+    assert_eq!(before["Kptfile"], without_status(&after["Kptfile"]));
+    assert!(
+        after["Kptfile"].contains("    validationSteps:\n"),
+        "{}",
+        after["Kptfile"]
+    );
+}
+
+#[test]
+fn save_on_render_failure_writes_the_last_good_state() {
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_NS}\n      configMap:\n        namespace: saved\n    - exec: \"false\"\n"
+    );
+    let save = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    kpt.dev/save-on-render-failure: \"true\"\n";
+    for (head, saved) in [(save.to_string(), true), (kptfile("pkg", ""), false)] {
+        let (_tmp, dir) = package(&[
+            ("Kptfile", &format!("{head}{pipeline}")),
+            ("cm.yaml", &cm("cm")),
+        ]);
+        let (code, stderr) = render(&dir, &["--allow-exec"]);
+        assert_ne!(code, 0, "{stderr}");
+        let after = snapshot(&dir);
+        assert_eq!(
+            after["cm.yaml"].contains("namespace: saved"),
+            saved,
+            "{}",
+            after["cm.yaml"]
+        );
+        assert!(
+            after["Kptfile"].contains("status: \"False\""),
+            "{}",
+            after["Kptfile"]
+        );
+    }
+}
+
+/// A resource with comments everywhere and keys in a non-alphabetical order.
+const COMMENTED: &str = r#"# Header comment of the deployment.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # trailing on the name
+  # before labels
+  labels:
+    zeta: z
+    alpha: a
+spec:
+  # replicas are set by the HPA
+  replicas: 3
+  selector:
+    matchLabels:
+      app: web
+  template:
+    spec:
+      containers:
+        - name: web # the main container
+          image: nginx:1.25
+          env:
+            # ordered on purpose
+            - name: Z
+              value: "1"
+            - name: A
+              value: "2"
+"#;
+
+#[test]
+fn comments_and_key_order_survive_native_and_exec_functions() {
+    // Native set-labels, then an exec function that strips every comment (healing puts
+    // them back) and rewrites a value.
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        team: blue\n    - exec: \"sed -e '/^ *#/d' -e 's/ #.*$//' -e s/nginx:1.25/nginx:1.27/\"\n      selectors:\n        - kind: Deployment\n"
+    );
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("deploy.yaml", COMMENTED),
+    ]);
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    let out = &files["deploy.yaml"];
+    for line in COMMENTED.lines().filter(|l| l.contains('#')) {
+        assert!(out.contains(line.trim()), "lost {line:?}:\n{out}");
+    }
+    assert!(out.find("zeta").expect("zeta") < out.find("alpha").expect("alpha"));
+    insta::assert_snapshot!("comments_deploy", out);
+}
+
+#[test]
+fn untouched_and_non_krm_files_are_byte_identical() {
+    // Deliberately non-canonical formatting: 4-space indent, blank lines, flow style,
+    // quoted keys. Nothing selects it, so it must not be re-emitted.
+    let odd = "# odd formatting\n\napiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: odd\n\n    labels: {a: b}\ndata:\n    \"k\":   'v'\n";
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        x: y\n      selectors:\n        - name: touched\n"
+    );
+    let script = "#!/bin/sh\n# not a resource\necho hi\n";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("odd.yaml", odd),
+        ("touched.yaml", &cm("touched")),
+        ("README.md", "# Title\n\napiVersion: not yaml\n"),
+        ("scripts/run.sh", script),
+        ("data/notes.txt", "free text: [\n"),
+    ]);
+    let before = snapshot(&dir);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let after = snapshot(&dir);
+    for f in ["odd.yaml", "README.md", "scripts/run.sh", "data/notes.txt"] {
+        assert_eq!(before[f], after[f], "{f}");
+    }
+    assert_ne!(before["touched.yaml"], after["touched.yaml"]);
+    assert_eq!(before.len(), after.len());
+}
+
+#[test]
+fn files_whose_resources_are_all_deleted_are_removed() {
+    let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: setters\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  a: b\n";
+    let pipeline = "pipeline:\n  mutators:\n    - image: ghcr.io/kptdev/krm-functions-catalog/remove-local-config-resources:v0.1.0\n";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", pipeline)),
+        ("local/setters.yaml", local),
+        ("mixed.yaml", &format!("{local}---\n{}", cm("kept"))),
+        ("kept.yaml", &cm("alone")),
+    ]);
+    let before = snapshot(&dir);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let after = snapshot(&dir);
+    assert!(!after.contains_key("local/setters.yaml"), "{after:?}");
+    assert!(!dir.join("local/setters.yaml").exists());
+    assert_eq!(after["mixed.yaml"], cm("kept"));
+    assert_eq!(before["kept.yaml"], after["kept.yaml"]);
+}
+
+#[test]
+fn results_dir_is_written() {
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_NS}\n      configMap:\n        namespace: prod\n  validators:\n    - exec: cat\n"
+    );
+    let (tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let results = tmp.path().join("results");
+    let results_arg = results.display().to_string();
+    let (code, stderr) = render(&dir, &["--allow-exec", "--results-dir", &results_arg]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(results.join("results.yaml")).expect("results.yaml");
+    insta::assert_snapshot!("results_yaml", text);
+    let files = snapshot(&dir);
+    insta::assert_snapshot!("results_kptfile", files["Kptfile"]);
+}
