@@ -21,7 +21,6 @@ mod annotation;
 mod cli;
 mod discovery;
 mod error;
-mod fetch;
 mod kptfile;
 mod mirror;
 mod objects;

@@ -92,7 +92,7 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
     if !changed.is_empty() {
         tracing::debug!(count = changed.len(), "fetching moved refs");
         let t = std::time::Instant::now();
-        crate::fetch::fetch_refs(&state.path, remote, &changed)?;
+        cli::fetch_refs(&state.path, remote, &changed)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
     }
     for name in local
