@@ -62,11 +62,7 @@ impl Engine {
             ),
             "clone" => self.clone_source(&req.namespace, &package, &task).await?,
             "edit" => self.edit_source(&id, &package, &task).await?,
-            "upgrade" => {
-                return Err(EngineError::Invalid(
-                    "the upgrade task is not supported yet".into(),
-                ));
-            }
+            "upgrade" => self.upgrade_source(&id, &package, &task).await?,
             other => {
                 return Err(EngineError::Invalid(format!(
                     "task type {other:?} cannot create a package revision; use one of init, clone, edit, upgrade"

@@ -7,7 +7,8 @@
 //!   object names and the computed `kpt.dev/latest-revision` label;
 //! - stores **drafts and proposed revisions** (metadata and files) in the `MetadataStore`,
 //!   with compare-and-swap on the store's resourceVersion;
-//! - **creates** drafts with one task (`init`, `clone` from a registered revision, `edit`),
+//! - **creates** drafts with one task (`init`, `clone` from a registered revision, `edit`,
+//!   `upgrade` by 3-way merge),
 //!   validating names and (repository, package, workspace) uniqueness on full paths;
 //! - **updates resources** with render-on-write through the Kptfile pipeline;
 //! - updates **labels and annotations** of drafts and proposed revisions;
@@ -22,9 +23,9 @@
 //! What it does not do: HTTP, Kubernetes wire types or selectors (the API layer converts
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets
 //! (callers register `Arc<dyn Repository>`); schedule syncs (callers call [`Engine::sync`] or
-//! feed [`Engine::apply_change_report`]); `upgrade` tasks, raw git/oci clones, metadata
+//! feed [`Engine::apply_change_report`]). Not yet: raw git/oci clones, metadata
 //! (labels/annotations/finalizers) of published revisions, comment healing on resource
-//! updates, or mirroring drafts to git — not yet.
+//! updates, finalizers/deletionTimestamp, or mirroring drafts to git.
 
 mod create;
 mod drafts;
@@ -38,6 +39,7 @@ mod queue;
 mod render;
 mod resources;
 mod tasks;
+mod upgrade;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};

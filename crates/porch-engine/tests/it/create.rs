@@ -287,3 +287,109 @@ async fn a_failed_create_leaves_nothing_behind() -> anyhow::Result<()> {
     assert_eq!(ok.name().as_str(), "r.copy.ws");
     Ok(())
 }
+
+#[tokio::test]
+async fn upgrade_merges_the_new_upstream_into_a_new_local_draft() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let e = &w.engine;
+    let v1 = publish_init(e, "r", "base", "one").await?;
+    // Downstream: a published clone of base v1 with a local file.
+    let d = e.create(clone_req("r", "down", "ws", &v1)).await?;
+    let (_, mut files) = e.read_resources(NS, d.name().as_str()).await?;
+    files.insert(
+        "local.yaml".into(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n".to_vec(),
+    );
+    e.update_resources(NS, d.name().as_str(), &d.resource_version, files)
+        .await?;
+    let local = d.name().as_str().to_owned();
+    e.update_lifecycle(
+        NS,
+        &local,
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.update_lifecycle(
+        NS,
+        &local,
+        None,
+        Lifecycle::Published,
+        Endpoint::Approval,
+        alice(),
+    )
+    .await?;
+    // Upstream v2 adds a file.
+    let two = e.create(edit_req("r", "base", "two", &v1)).await?;
+    let (_, mut files) = e.read_resources(NS, two.name().as_str()).await?;
+    files.insert(
+        "added.yaml".into(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: added\n".to_vec(),
+    );
+    e.update_resources(NS, two.name().as_str(), &two.resource_version, files)
+        .await?;
+    let v2 = two.name().as_str().to_owned();
+    e.update_lifecycle(
+        NS,
+        &v2,
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.update_lifecycle(
+        NS,
+        &v2,
+        None,
+        Lifecycle::Published,
+        Endpoint::Approval,
+        alice(),
+    )
+    .await?;
+
+    let upgrade = Task {
+        task_type: "upgrade".into(),
+        upgrade: Some(porch_core::revision::UpgradeTask {
+            old_upstream: RevisionRef { name: v1.clone() },
+            new_upstream: RevisionRef { name: v2.clone() },
+            local: RevisionRef {
+                name: local.clone(),
+            },
+            strategy: String::new(),
+        }),
+        ..Task::default()
+    };
+    let up = e
+        .create(CreateRequest {
+            tasks: vec![upgrade.clone()],
+            ..init_req("r", "down", "upgraded")
+        })
+        .await?;
+    let (_, merged) = e.read_resources(NS, up.name().as_str()).await?;
+    assert!(
+        merged.contains_key("added.yaml") && merged.contains_key("local.yaml"),
+        "{:?}",
+        merged.keys()
+    );
+    let kf = String::from_utf8(merged["Kptfile"].clone())?;
+    assert!(
+        kf.contains("ref: base/v2") && kf.contains("name: down"),
+        "{kf}"
+    );
+
+    // The local package must be the one created.
+    let err = e
+        .create(CreateRequest {
+            tasks: vec![upgrade],
+            ..init_req("r", "base", "wrong")
+        })
+        .await
+        .expect_err("other package");
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    Ok(())
+}
