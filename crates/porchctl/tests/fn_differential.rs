@@ -360,7 +360,7 @@ fn package(
         tree.insert(at("README.md"), format!("# {name}\n\nNot KRM.\n"));
     }
     let (mutators, validators) = if depth == 0 || rng.chance(80) {
-        random_steps(rng, bin, depth == 0 || case % 5 == 0)
+        random_steps(rng, bin, depth == 0 || case.is_multiple_of(5))
     } else {
         (Vec::new(), Vec::new())
     };
@@ -430,7 +430,7 @@ fn split_status(kptfile: &[u8]) -> (Vec<u8>, Option<String>) {
         text.find("\nstatus:").map(|i| i + 1)
     };
     match found {
-        Some(i) => (text[..i].as_bytes().to_vec(), Some(text[i..].to_string())),
+        Some(i) => (text.as_bytes()[..i].to_vec(), Some(text[i..].to_string())),
         None => (kptfile.to_vec(), None),
     }
 }
