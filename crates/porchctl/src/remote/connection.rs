@@ -12,6 +12,7 @@ use super::error::RemoteError;
 
 /// kubectl's connection flags, as upstream porchctl takes them (global to `repo`/`rpkg`).
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Connection options (kubectl's)")]
 pub struct ConnectionFlags {
     /// Path to the kubeconfig file to use for CLI requests.
     #[arg(long, global = true, value_name = "PATH")]

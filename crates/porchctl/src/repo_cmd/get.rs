@@ -36,7 +36,7 @@ pub struct GetArgs {
     #[arg(value_name = "REPOSITORY_NAME")]
     pub names: Vec<String>,
     /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...
-    #[arg(short = 'o', long, default_value = "")]
+    #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
     pub output: String,
     /// List the repositories across all namespaces.
     #[arg(short = 'A', long)]

@@ -48,26 +48,26 @@ pub struct RegArgs {
     pub create_branch: bool,
     /// Name of the package repository. If unspecified, will use the name portion (last
     /// segment) of the repository URL.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub name: String,
     /// Brief description of the package repository.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub description: String,
     /// Repository is a deployment repository; packages in a deployment repository are
     /// considered deployment-ready.
     #[arg(long)]
     pub deployment: bool,
     /// Username for repository authentication using basic auth.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub repo_basic_username: String,
     /// Password for repository authentication using basic auth.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub repo_basic_password: String,
     /// Use workload identity for authentication with the repo.
     #[arg(long)]
     pub repo_workload_identity: bool,
     /// Cron expression for periodic repository syncs (e.g. "*/10 * * * *").
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub sync_schedule: String,
     /// Manage the repository with the v1alpha2 API (adds the migration annotation).
     #[arg(long)]

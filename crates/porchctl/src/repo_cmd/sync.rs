@@ -41,7 +41,7 @@ pub struct SyncArgs {
     /// Schedule a one-time sync using a duration (e.g., 10m, 2h30m) or RFC3339 timestamp
     /// (e.g., 2025-09-16T12:00:00Z). Minimum allowed duration and default value is 1 minute
     /// from time of command invocation.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub run_once: String,
 }
 
