@@ -212,3 +212,29 @@ fn get_and_update_errors_name_repo_ref_and_directory() {
     assert!(err.to_string().contains("a.yaml"), "{err}");
     assert_eq!(read_dir(&local).expect("read").0, before);
 }
+
+#[test]
+fn conflicting_kinds_name_the_resource() {
+    let dep = |replicas: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n"
+        )
+    };
+    let o = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("1"))]);
+    let u = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("2"))]);
+    let l = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("\n    count: 3"))]);
+    let err = update_package(
+        &o,
+        &u,
+        &l,
+        Strategy::ResourceMerge,
+        &UpdateOptions::default(),
+    )
+    .expect_err("kind conflict");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("Deployment") && msg.contains("web") && msg.contains("d.yaml"),
+        "{msg}"
+    );
+    assert!(msg.contains("spec.replicas"), "{msg}");
+}

@@ -31,6 +31,7 @@ pub fn update_tree(
             "package must have an upstream reference (upstream.git) to be updated".into(),
         ));
     };
+    let old_git = up.git.clone();
     let Some(g) = up.git.as_mut() else {
         return Err(UpdateError::Fetch(
             "package upstream is not a git upstream".into(),
@@ -59,6 +60,9 @@ pub fn update_tree(
     ids::add_identities(&mut original);
     let mut input = local.clone();
     input.insert(KPTFILE, k.to_yaml().into_bytes());
+    if let Some(old) = &old_git {
+        propagate_ref(&mut input, old, &g, strategy)?;
+    }
     // kpt adds the identity markers to local resources before merging.
     ids::add_identities(&mut input);
     let opts = UpdateOptions {
@@ -118,4 +122,40 @@ fn remove_empty_dirs(dir: &Path) {
             let _ = std::fs::remove_dir(&p);
         }
     }
+}
+
+/// kpt gives remote sub-packages from the same repository, at the root's old ref
+/// and under the root's directory, the root's new ref (and strategy).
+fn propagate_ref(
+    files: &mut PackageFiles,
+    old: &crate::kptfile::Git,
+    new: &crate::kptfile::Git,
+    strategy: Option<Strategy>,
+) -> Result<(), UpdateError> {
+    if old.git_ref == new.git_ref && strategy.is_none() {
+        return Ok(());
+    }
+    let root_dir = old.directory.trim_matches('/');
+    for sub in remote_subpackages(files) {
+        let kf = join(&sub, KPTFILE);
+        let Some(mut k) = read_kptfile(files, &kf)? else {
+            continue;
+        };
+        let Some(up) = k.upstream.as_mut() else {
+            continue;
+        };
+        let Some(g) = up.git.as_mut() else { continue };
+        let dir = g.directory.trim_matches('/');
+        let under =
+            root_dir.is_empty() || dir == root_dir || dir.starts_with(&format!("{root_dir}/"));
+        if g.repo != old.repo || g.git_ref != old.git_ref || !under {
+            continue;
+        }
+        g.git_ref = new.git_ref.clone();
+        if let Some(s) = strategy {
+            up.update_strategy = s.as_str().to_string();
+        }
+        files.insert(kf, k.to_yaml().into_bytes());
+    }
+    Ok(())
 }
