@@ -174,7 +174,7 @@ fn auth_secret(args: &RegArgs, ns: &str) -> Result<Option<Value>, RemoteError> {
         json!({"name": format!("{}-auth", args.name), "namespace": ns, "creationTimestamp": null});
     if args.repo_workload_identity {
         return Ok(Some(json!({
-            "kind": "Secret", "apiVersion": "v1", "metadata": meta,
+            "kind": "Secret", "apiVersion": "v1", "metadata": meta, "data": {},
             "type": "kpt.dev/workload-identity-auth",
         })));
     }
