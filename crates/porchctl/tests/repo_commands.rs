@@ -678,3 +678,70 @@ async fn printers_match_kubectl() {
         assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
     }
 }
+
+/// `--server/--token` without any kubeconfig: TLS needs the CA (`--certificate-authority`)
+/// or `--insecure-skip-tls-verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_alone_with_tls_options() {
+    let s = Server::start();
+    let data = s.dir.path().join("data");
+    let token = std::fs::read_to_string(data.join("token")).expect("token");
+    let kc = std::fs::read_to_string(s.kubeconfig()).expect("kubeconfig");
+    let server = kc
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("server line")
+        .trim_matches('"')
+        .to_string();
+    let home = tempfile::tempdir().expect("home");
+    let base = [
+        "repo",
+        "get",
+        "-o",
+        "name",
+        "-s",
+        &server,
+        "--token",
+        token.trim(),
+    ];
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        porchctl_env(&args, None, home.path())
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1), "an unknown CA is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hint: "));
+    let ca = data.join("pki").join("ca.crt");
+    let out = run(&["--certificate-authority", ca.to_str().expect("utf8")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["--insecure-skip-tls-verify"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `repo reg --wait` reports a repository that does not become Ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_reports_an_unready_repository() {
+    let s = Server::start();
+    let out = s.porchctl(&[
+        "repo",
+        "reg",
+        "http://127.0.0.1:9/x/gone.git",
+        "--wait",
+        "--timeout=3s",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Error: repository \"gone\" did not become ready ("),
+        "{err}"
+    );
+}
