@@ -399,3 +399,42 @@ async fn deletion_rules_upstream_references_placeholder_and_latest() -> anyhow::
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn reject_returns_a_proposal_to_draft() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let e = &w.engine;
+    e.create(init_req("r", "app", "ws")).await?;
+    e.update_lifecycle(
+        NS,
+        "r.app.ws",
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    let back = e
+        .update_lifecycle(
+            NS,
+            "r.app.ws",
+            None,
+            Lifecycle::Draft,
+            Endpoint::Approval,
+            alice(),
+        )
+        .await?;
+    assert_eq!(back.lifecycle, Lifecycle::Draft);
+    // Proposed revisions are read-only; drafts take updates again.
+    let (_, files) = e.read_resources(NS, "r.app.ws").await?;
+    e.update_resources(NS, "r.app.ws", &back.resource_version, files)
+        .await?;
+    assert!(
+        remote_refs(&w.remote_dir("r.git"))?
+            .iter()
+            .all(|r| !r.contains("tags"))
+    );
+    Ok(())
+}
