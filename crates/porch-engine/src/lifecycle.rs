@@ -81,7 +81,24 @@ impl Engine {
                     &current.resource_version,
                     &stored.meta.resource_version.to_string(),
                 )?;
-                let files = stored.files()?;
+                let mut files = stored.files()?;
+                if step == Transition::Propose {
+                    // Porch re-renders a draft before proposing it; a failure stops the proposal.
+                    let rendered = crate::render::render(
+                        self.inner.runtime.clone(),
+                        files,
+                        current.key.package.package().to_owned(),
+                    )
+                    .await?;
+                    if !rendered.status.error.is_empty() {
+                        return Err(EngineError::Render {
+                            message: rendered.status.error.clone(),
+                            pushed: false,
+                            status: Box::new(rendered.status),
+                        });
+                    }
+                    files = rendered.files;
+                }
                 stored.meta.lifecycle = to;
                 let meta = self
                     .inner

@@ -99,6 +99,24 @@ async fn render_failure_saves_nothing_unless_asked() -> anyhow::Result<()> {
     assert!(!up.render_status.error.is_empty());
     let (_, kept) = w.engine.read_resources(NS, "r.app.push").await?;
     assert!(kept.contains_key("cm.yaml"));
+    // A draft that does not render cannot be proposed.
+    let err = w
+        .engine
+        .update_lifecycle(
+            NS,
+            "r.app.push",
+            None,
+            porch_core::lifecycle::Lifecycle::Proposed,
+            porch_engine::Endpoint::Update,
+            crate::common::alice(),
+        )
+        .await
+        .expect_err("render fails on propose");
+    assert!(matches!(err, EngineError::Render { .. }), "{err:?}");
+    assert_eq!(
+        w.engine.get(NS, "r.app.push")?.lifecycle,
+        porch_core::lifecycle::Lifecycle::Draft
+    );
     Ok(())
 }
 
