@@ -643,7 +643,12 @@ async fn printers_match_kubectl() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let cc = "custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type==\"Ready\")].status,SYNC:.spec.sync,LABELS:.metadata.labels";
-    let cases: [(&[&str], &[&str]); 6] = [
+    let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
+    let cases: [(&[&str], &[&str]); 7] = [
+        (
+            &["get", "repositories", "b", "-o", jp],
+            &["repo", "get", "b", "-o", jp],
+        ),
         (
             &["get", "repositories", "a", "-o", "yaml"],
             &["repo", "get", "a", "-o", "yaml"],

@@ -20,6 +20,15 @@ pub enum OutputFormat {
     Name,
     /// `(header, path)` pairs.
     CustomColumns(Vec<(String, JsonPath)>),
+    /// `jsonpath=TEMPLATE`: literal text and `{path}` parts.
+    JsonPathTemplate(Vec<TemplatePart>),
+}
+
+/// A piece of a `-o jsonpath=` template.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TemplatePart {
+    Text(String),
+    Path(JsonPath),
 }
 
 impl OutputFormat {
@@ -31,12 +40,17 @@ impl OutputFormat {
             "yaml" => Ok(OutputFormat::Yaml),
             "json" => Ok(OutputFormat::Json),
             "name" => Ok(OutputFormat::Name),
-            _ => match s.strip_prefix("custom-columns=") {
-                Some(spec) => parse_custom_columns(spec).map(OutputFormat::CustomColumns),
-                None => Err(RemoteError::Usage(format!(
-                    "unable to match a printer suitable for the output format {s:?}, allowed formats are: custom-columns,json,name,wide,yaml"
-                ))),
-            },
+            _ => {
+                if let Some(spec) = s.strip_prefix("custom-columns=") {
+                    parse_custom_columns(spec).map(OutputFormat::CustomColumns)
+                } else if let Some(t) = s.strip_prefix("jsonpath=") {
+                    parse_template(t).map(OutputFormat::JsonPathTemplate)
+                } else {
+                    Err(RemoteError::Usage(format!(
+                        "unable to match a printer suitable for the output format {s:?}, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml"
+                    )))
+                }
+            }
         }
     }
 
@@ -63,6 +77,62 @@ fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteErr
             Ok((header.to_string(), JsonPath::parse(path)?))
         })
         .collect()
+}
+
+/// Splits `text{.path}text{"literal"}` into parts (no `range`/`end`).
+fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
+    let bad = |why: &str| RemoteError::Usage(format!("error parsing jsonpath {t}, {why}"));
+    let mut parts = Vec::new();
+    let mut rest = t;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            parts.push(TemplatePart::Text(rest[..open].to_string()));
+        }
+        let close = rest[open..]
+            .find('}')
+            .map(|c| open + c)
+            .ok_or_else(|| bad("unclosed action"))?;
+        let inner = rest[open + 1..close].trim();
+        if let Some(lit) = inner.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            let lit = lit.replace("\\n", "\n").replace("\\t", "\t");
+            parts.push(TemplatePart::Text(lit));
+        } else if inner.starts_with("range") || inner == "end" {
+            return Err(bad("range is not supported yet"));
+        } else {
+            parts.push(TemplatePart::Path(JsonPath::parse(inner)?));
+        }
+        rest = &rest[close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Text(rest.to_string()));
+    }
+    Ok(parts)
+}
+
+/// Renders a jsonpath template per object, as kubectl does (values of one path joined by
+/// spaces, composite values as compact JSON, nothing for missing keys, no newline added).
+pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
+    let mut out = String::new();
+    for obj in objects {
+        for part in parts {
+            match part {
+                TemplatePart::Text(t) => out.push_str(t),
+                TemplatePart::Path(p) => {
+                    let values: Vec<String> = p
+                        .find(obj)
+                        .into_iter()
+                        .map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            Value::Object(_) | Value::Array(_) => go_escape(&sorted(v).to_string()),
+                            other => scalar_text(other),
+                        })
+                        .collect();
+                    out.push_str(&values.join(" "));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Options for table output.
@@ -222,19 +292,20 @@ pub fn print_json(objects: &[Value]) -> Result<String, RemoteError> {
         sorted(obj)
             .serialize(&mut ser)
             .map_err(|e| RemoteError::Decode(format!("cannot encode JSON: {e}")))?;
-        let text = String::from_utf8_lossy(&buf);
-        // Outside strings JSON has none of these characters, so replacing them everywhere
-        // only touches string contents, as Go's encoder does.
-        let text = text
-            .replace('<', "\\u003c")
-            .replace('>', "\\u003e")
-            .replace('&', "\\u0026")
-            .replace('\u{2028}', "\\u2028")
-            .replace('\u{2029}', "\\u2029");
-        out.push_str(&text);
+        out.push_str(&go_escape(&String::from_utf8_lossy(&buf)));
         out.push('\n');
     }
     Ok(out)
+}
+
+/// Go's JSON encoder escapes HTML characters and line separators. Outside strings JSON has
+/// none of these characters, so replacing them everywhere only touches string contents.
+fn go_escape(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 /// `<resource>.<group>/<name>` per object (kubectl's NamePrinter).
@@ -329,6 +400,27 @@ mod tests {
     fn yaml_sorted_and_separated() {
         let out = print_yaml(&[json!({"b": 1, "a": 2}), json!({"c": 3})]).expect("encodes");
         assert_eq!(out, "a: 2\nb: 1\n---\nc: 3\n");
+    }
+
+    #[test]
+    fn jsonpath_templates() {
+        let OutputFormat::JsonPathTemplate(parts) = OutputFormat::parse(
+            "jsonpath={.metadata.name}:{.status.conditions[?(@.type=='Ready')].status}{\"\\n\"}",
+        )
+        .expect("parses") else {
+            panic!("template expected");
+        };
+        assert_eq!(
+            print_template(&[repo(), repo()], &parts),
+            "test-blueprints:True\ntest-blueprints:True\n"
+        );
+        let OutputFormat::JsonPathTemplate(parts) =
+            OutputFormat::parse("jsonpath={.spec.git}").expect("parses")
+        else {
+            panic!("template expected");
+        };
+        assert!(print_template(&[repo()], &parts).starts_with("{\"branch\":\"main\""));
+        assert!(OutputFormat::parse("jsonpath={range .items[*]}{end}").is_err());
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub struct GetArgs {
     /// Repositories to show (all when none).
     #[arg(value_name = "REPOSITORY_NAME")]
     pub names: Vec<String>,
-    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...
+    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
+    /// jsonpath=TEMPLATE
     #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
     pub output: String,
     /// List the repositories across all namespaces.
@@ -101,6 +102,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                     print::print_custom_columns(&objects, cols, args.no_headers)
                 }
             }
+            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }
     };
