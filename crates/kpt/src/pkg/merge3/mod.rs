@@ -248,7 +248,7 @@ pub fn merge_nodes(
         infer: opts.infer_lists,
         null_needs_origin: opts.keep_tagged_null,
     };
-    w.walk(dest, origin, updated, &root, &mut Vec::new())
+    w.walk(dest.cloned(), origin, updated, &root, &mut Vec::new())
 }
 
 /// The resource path annotation key, re-exported for callers building inputs.

@@ -68,22 +68,29 @@ impl Walker {
     }
 
     /// Merge one value; `None` means "remove the field / element".
+    ///
+    /// `d` is owned so the merge works on local's tree in place (no copies of it at
+    /// every level).
     pub(crate) fn walk(
         &self,
-        d: Option<&Node>,
+        d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
         schema: &Schema<'_>,
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
-        let src = Src { d, o, u };
-        let kind = [d, o, u]
+        let src = Src {
+            d: d.as_ref(),
+            o,
+            u,
+        };
+        let kind = [src.d, o, u]
             .into_iter()
             .flatten()
             .find(|n| !n.is_null())
             .map(kind_of)
             .unwrap_or(Kind::None);
-        for n in [d, o, u].into_iter().flatten() {
+        for n in [src.d, o, u].into_iter().flatten() {
             if !n.is_null() && kind_of(n) != kind {
                 return Err(MergeError::KindMismatch {
                     field: path.join("."),
@@ -91,10 +98,10 @@ impl Walker {
             }
         }
         match kind {
-            Kind::Map | Kind::None => self.walk_map(src, schema, path),
+            Kind::Map | Kind::None => self.walk_map(d, o, u, schema, path),
             Kind::Seq => {
                 if let Some(keys) = schema.list_keys(src_nodes(src), self.infer) {
-                    self.walk_assoc(src, schema, &keys, path)
+                    self.walk_assoc(d, o, u, schema, &keys, path)
                 } else {
                     Ok(self.visit_na_list(src))
                 }
@@ -105,45 +112,45 @@ impl Walker {
 
     fn walk_map(
         &self,
-        src: Src<'_>,
+        d: Option<Node>,
+        o: Option<&Node>,
+        u: Option<&Node>,
         schema: &Schema<'_>,
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
         // VisitMap
-        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
+        if self.cleared(o, u) || self.cleared(o, d.as_ref()) {
             return Ok(None);
         }
-        if src.d.is_none() && src.u.is_none() {
+        if d.is_none() && u.is_none() {
             return Ok(None);
         }
-        let mut dest = match src.d {
-            Some(d) if d.is_mapping() => d.clone(),
+        let mut dest = match d {
+            Some(d) if d.is_mapping() => d,
             _ => Node::mapping(),
         };
-        let dest_src = dest.clone();
-        let keys = field_names(&[Some(&dest_src), src.o, src.u]);
+        let keys = field_names(&[Some(&dest), o, u]);
         for key in keys {
-            let dk = key_node(Some(&dest_src), &key);
-            let ok = key_node(src.o, &key);
-            let uk = key_node(src.u, &key);
+            let dk = key_node(Some(&dest), &key).cloned();
             let key_res = self
                 .visit_scalar(Src {
-                    d: dk,
-                    o: ok,
-                    u: uk,
+                    d: dk.as_ref(),
+                    o: key_node(o, &key),
+                    u: key_node(u, &key),
                 })
                 .filter(|n| !n.is_null());
             let sub = schema.field(&key);
+            let (child, old_style) = take_child(&mut dest, &key);
             path.push(key.clone());
             let val = self.walk(
-                dest_src.get(&key),
-                src.o.and_then(|n| n.get(&key)),
-                src.u.and_then(|n| n.get(&key)),
+                child,
+                o.and_then(|n| n.get(&key)),
+                u.and_then(|n| n.get(&key)),
                 &sub,
                 path,
             )?;
             path.pop();
-            set_field(&mut dest, &key, val, key_res.as_ref());
+            set_field(&mut dest, &key, val, key_res.as_ref(), old_style);
         }
         Ok(Some(dest))
     }
@@ -193,27 +200,28 @@ impl Walker {
 
     fn walk_assoc(
         &self,
-        src: Src<'_>,
+        d: Option<Node>,
+        o: Option<&Node>,
+        u: Option<&Node>,
         schema: &Schema<'_>,
         keys: &[String],
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
         // visitAList
-        if missing_or_null(src.u) && !missing_or_null(src.o) {
+        if missing_or_null(u) && !missing_or_null(o) {
             return Ok(None);
         }
-        let mut dest = match src.d {
-            Some(d) if d.is_sequence() => d.clone(),
+        let mut dest = match d {
+            Some(d) if d.is_sequence() => d,
             _ => Node::sequence(),
         };
         let elem_schema = schema.elements();
         if keys.is_empty() {
-            return Ok(self.primitive_set(&mut dest, src));
+            return Ok(self.primitive_set(&mut dest, Src { d: None, o, u }));
         }
-        let dest_src = dest.clone();
         // Key tuples in first-seen order over dest, origin, updated.
         let mut tuples: Vec<Vec<String>> = Vec::new();
-        for s in [Some(&dest_src), src.o, src.u].into_iter().flatten() {
+        for s in [Some(&dest), o, u].into_iter().flatten() {
             for e in s.items() {
                 let t: Vec<String> = keys
                     .iter()
@@ -227,12 +235,10 @@ impl Walker {
         let mut to_add: Vec<(Vec<String>, Vec<String>, Node)> = Vec::new();
         for t in tuples {
             let (vk, vv) = valid_keys(&t, keys);
-            let find = |s: Option<&Node>| -> Option<Node> {
-                s.and_then(|s| s.items().iter().find(|e| matches(e, &vk, &vv)).cloned())
-            };
-            let (ed, eo, eu) = (find(Some(&dest_src)), find(src.o), find(src.u));
+            let ed = find_elem(Some(&dest), &vk, &vv).cloned();
+            let (eo, eu) = (find_elem(o, &vk, &vv), find_elem(u, &vk, &vv));
             path.push(format!("[{}]", vv.join(",")));
-            let val = self.walk(ed.as_ref(), eo.as_ref(), eu.as_ref(), &elem_schema, path)?;
+            let val = self.walk(ed, eo, eu, &elem_schema, path)?;
             path.pop();
             let Some(mut val) = val.filter(|v| !v.is_null() && !is_empty_map(v)) else {
                 element_set(&mut dest, &vk, &vv, None);
@@ -317,6 +323,10 @@ fn valid_keys(values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) 
     (vk, vv)
 }
 
+fn find_elem<'a>(s: Option<&'a Node>, keys: &[String], values: &[String]) -> Option<&'a Node> {
+    s?.items().iter().find(|e| matches(e, keys, values))
+}
+
 fn matches(e: &Node, keys: &[String], values: &[String]) -> bool {
     e.is_mapping()
         && keys
@@ -380,7 +390,28 @@ fn key_node<'a>(n: Option<&'a Node>, key: &str) -> Option<&'a Node> {
 /// kyaml `FieldSetter` as the walker uses it: a missing or null value clears the
 /// field; an existing field gets the new value with the old node's style; a new
 /// field is appended with the comments the key merge produced.
-fn set_field(dest: &mut Node, key: &str, val: Option<Node>, key_res: Option<&Node>) {
+/// Move a field's value out of `dest` (leaving a placeholder that [`set_field`]
+/// replaces or removes), with its style.
+fn take_child(dest: &mut Node, key: &str) -> (Option<Node>, Option<Style>) {
+    let Some(entries) = dest.entries_mut() else {
+        return (None, None);
+    };
+    match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+        Some((_, v)) => {
+            let style = v.style;
+            (Some(std::mem::replace(v, Node::mapping())), Some(style))
+        }
+        None => (None, None),
+    }
+}
+
+fn set_field(
+    dest: &mut Node,
+    key: &str,
+    val: Option<Node>,
+    key_res: Option<&Node>,
+    old_style: Option<Style>,
+) {
     let Some(entries) = dest.entries_mut() else {
         return;
     };
@@ -399,8 +430,8 @@ fn set_field(dest: &mut Node, key: &str, val: Option<Node>, key_res: Option<&Nod
                 k.line_comment = r.line_comment.clone();
                 k.foot_comment = r.foot_comment.clone();
             }
-            if *v != val {
-                apply_style(&mut val, v.style);
+            if let Some(st) = old_style {
+                apply_style(&mut val, st);
             }
             quote_yaml11(&mut val);
             *v = val;
@@ -434,6 +465,9 @@ fn quote_yaml11(val: &mut Node) {
 /// Give `val` the style of the node it replaces (Go copies the style bits; a plain
 /// local style becomes "let the emitter choose" with the value's own tag).
 fn apply_style(val: &mut Node, style: Style) {
+    if val.style == style {
+        return;
+    }
     match (&val.kind, style) {
         (NodeKind::Scalar(_), Style::Plain | Style::Any) => {
             if val.tag.is_none() {
