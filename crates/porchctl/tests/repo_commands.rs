@@ -643,8 +643,31 @@ async fn printers_match_kubectl() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let cc = "custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type==\"Ready\")].status,SYNC:.spec.sync,LABELS:.metadata.labels";
+    kubectl(&[
+        "label",
+        "repositories",
+        "a",
+        "team=blue",
+        "app.kubernetes.io/name=bp",
+    ]);
     let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &[
+                "get",
+                "repositories",
+                "-L",
+                "team,app.kubernetes.io/name",
+                "--show-labels",
+            ],
+            &[
+                "repo",
+                "get",
+                "-L",
+                "team,app.kubernetes.io/name",
+                "--show-labels",
+            ],
+        ),
         (
             &["get", "repositories", "b", "-o", jp],
             &["repo", "get", "b", "-o", jp],

@@ -136,16 +136,18 @@ pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
 }
 
 /// Options for table output.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct TableOptions {
     pub wide: bool,
     pub no_headers: bool,
     pub with_namespace: bool,
     pub show_labels: bool,
+    /// `-L`: one column per label key, headed by the key's last `/` segment upper-cased.
+    pub label_columns: Vec<String>,
 }
 
 /// kubectl's `printTable`: headers upper-cased, nothing at all when there are no rows.
-pub fn print_table(table: &Value, opts: TableOptions) -> String {
+pub fn print_table(table: &Value, opts: &TableOptions) -> String {
     let empty = Vec::new();
     let columns = table
         .get("columnDefinitions")
@@ -174,6 +176,10 @@ pub fn print_table(table: &Value, opts: TableOptions) -> String {
                 headers.push(name.to_uppercase());
             }
         }
+        for key in &opts.label_columns {
+            let last = key.rsplit('/').next().unwrap_or(key);
+            headers.push(last.to_uppercase());
+        }
         if opts.show_labels {
             headers.push("LABELS".into());
         }
@@ -196,6 +202,15 @@ pub fn print_table(table: &Value, opts: TableOptions) -> String {
             if *show {
                 cells.push(cell_text(cell));
             }
+        }
+        for key in &opts.label_columns {
+            cells.push(
+                meta.and_then(|m| m.get("labels"))
+                    .and_then(|l| l.get(key))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
         }
         if opts.show_labels {
             cells.push(labels_text(meta.and_then(|m| m.get("labels"))));
@@ -372,13 +387,13 @@ mod tests {
                 {"name": "Branch", "priority": 1}],
             "rows": [{"cells": ["r", false, "main"], "object": {"metadata": {"namespace": "ns"}}}]});
         assert_eq!(
-            print_table(&table, TableOptions::default()),
+            print_table(&table, &TableOptions::default()),
             "NAME   DEPLOYMENT\nr      false\n"
         );
         assert_eq!(
             print_table(
                 &table,
-                TableOptions {
+                &TableOptions {
                     wide: true,
                     with_namespace: true,
                     ..Default::default()
@@ -387,7 +402,7 @@ mod tests {
             "NAMESPACE   NAME   DEPLOYMENT   BRANCH\nns          r      false        main\n"
         );
         let empty = json!({"columnDefinitions": [{"name": "Name"}], "rows": []});
-        assert_eq!(print_table(&empty, TableOptions::default()), "");
+        assert_eq!(print_table(&empty, &TableOptions::default()), "");
     }
 
     #[test]

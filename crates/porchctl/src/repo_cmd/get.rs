@@ -48,6 +48,9 @@ pub struct GetArgs {
     /// When printing, show all labels as the last column.
     #[arg(long)]
     pub show_labels: bool,
+    /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier.
+    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
+    pub label_columns: Vec<String>,
 }
 
 pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
@@ -73,11 +76,12 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         let merged = merge_tables(tables)?;
         print::print_table(
             &merged,
-            TableOptions {
+            &TableOptions {
                 wide: format == OutputFormat::Wide,
                 no_headers: args.no_headers,
                 with_namespace: args.all_namespaces,
                 show_labels: args.show_labels,
+                label_columns: args.label_columns.clone(),
             },
         )
     } else {
