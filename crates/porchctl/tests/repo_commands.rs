@@ -389,6 +389,37 @@ async fn server_and_token_flags_override_the_kubeconfig() {
     assert!(err.contains("hint: is porch-server running"), "{err}");
     // The right server given explicitly works.
     assert_eq!(s.porchctl_ok(&["repo", "get", "-s", &server]), "");
+    // kubectl's other global flags are accepted.
+    assert_eq!(
+        s.porchctl_ok(&[
+            "repo",
+            "get",
+            "-v",
+            "4",
+            "--cache-dir",
+            "/nonexistent",
+            "--as",
+            "me",
+            "--as-group",
+            "g1",
+            "--as-group",
+            "g2",
+            "--request-timeout",
+            "30s"
+        ]),
+        ""
+    );
+    // A client certificate that cannot be read is a client configuration error.
+    let out = s.porchctl(&[
+        "repo",
+        "get",
+        "--client-certificate",
+        "/nonexistent/c.crt",
+        "--client-key",
+        "/nonexistent/c.key",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("Error: "));
 }
 
 #[test]

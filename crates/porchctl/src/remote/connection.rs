@@ -36,6 +36,33 @@ pub struct ConnectionFlags {
     /// Bearer token for authentication to the API server.
     #[arg(long, global = true, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Path to a client certificate file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_certificate: Option<PathBuf>,
+    /// Path to a client key file for TLS.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_key: Option<PathBuf>,
+    /// Username to impersonate for the operation.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+    /// Group to impersonate for the operation (repeatable).
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub as_group: Vec<String>,
+    /// UID to impersonate for the operation.
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub as_uid: Option<String>,
+    /// Default cache directory (accepted for kubectl compatibility; porchctl keeps no cache).
+    #[arg(long, global = true, value_name = "DIR", hide = true)]
+    pub cache_dir: Option<PathBuf>,
+    /// Log level verbosity (accepted for compatibility; set RUST_LOG for logs).
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        hide = true
+    )]
+    pub verbosity: Option<u8>,
     /// Path to a cert file for the certificate authority.
     #[arg(long, global = true, value_name = "PATH")]
     pub certificate_authority: Option<PathBuf>,
@@ -99,8 +126,29 @@ impl ConnectionFlags {
         if let Some(token) = &self.token {
             // AuthInfo keeps its token in a secrecy type; building it through serde keeps
             // that crate out of our dependencies.
-            config.auth_info = serde_json::from_value(serde_json::json!({ "token": token }))
-                .map_err(|e| RemoteError::Config(format!("invalid token: {e}")))?;
+            let with_token: kube::config::AuthInfo =
+                serde_json::from_value(serde_json::json!({ "token": token }))
+                    .map_err(|e| RemoteError::Config(format!("invalid token: {e}")))?;
+            config.auth_info.token = with_token.token;
+            config.auth_info.token_file = None;
+        }
+        let path_text = |p: &PathBuf| p.to_string_lossy().into_owned();
+        if let Some(cert) = &self.client_certificate {
+            config.auth_info.client_certificate = Some(path_text(cert));
+            config.auth_info.client_certificate_data = None;
+        }
+        if let Some(key) = &self.client_key {
+            config.auth_info.client_key = Some(path_text(key));
+            config.auth_info.client_key_data = None;
+        }
+        if let Some(user) = &self.as_user {
+            config.auth_info.impersonate = Some(user.clone());
+        }
+        if !self.as_group.is_empty() {
+            config.auth_info.impersonate_groups = Some(self.as_group.clone());
+        }
+        if let Some(uid) = &self.as_uid {
+            config.auth_info.impersonate_uid = Some(uid.clone());
         }
         if let Some(ca) = &self.certificate_authority {
             let pem = std::fs::read(ca).map_err(|e| {
