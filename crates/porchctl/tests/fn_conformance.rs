@@ -55,7 +55,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 
 /// Cases that do not pass yet (work in progress, tracked in the open issue). The test
 /// reports any of them that starts passing, so the list can only shrink.
-const NOT_YET: &[&str] = &["examples/set-namespace-kpt-package-context"];
+const NOT_YET: &[&str] = &[];
 
 fn conformance_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PORCH_CONFORMANCE_DIR")
