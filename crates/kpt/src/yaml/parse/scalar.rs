@@ -32,6 +32,16 @@ impl Cursor {
                                 self.restore(save);
                                 break;
                             }
+                            // Spaces before a flow indicator (`[ a ]`) or a `: ` are not
+                            // part of the scalar.
+                            Some(c) if flow && is_flow_ind(c) => {
+                                self.restore(save);
+                                break;
+                            }
+                            Some(':') if self.blankz_at(1) => {
+                                self.restore(save);
+                                break;
+                            }
                             _ => line.push_str(&ws),
                         }
                     }
@@ -400,5 +410,24 @@ impl Cursor {
             self.bump();
         }
         Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::yaml::parse_one;
+
+    #[test]
+    fn spaces_before_flow_indicators_and_colons_are_not_content() {
+        let n = parse_one("a: [ name , other ]\nkey : v\n").expect("valid yaml");
+        let items: Vec<&str> = n
+            .get("a")
+            .expect("a")
+            .items()
+            .iter()
+            .filter_map(|i| i.as_str())
+            .collect();
+        assert_eq!(items, vec!["name", "other"]);
+        assert_eq!(n.get("key").and_then(|v| v.as_str()), Some("v"));
     }
 }
