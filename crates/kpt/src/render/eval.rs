@@ -35,6 +35,7 @@ pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions
         packages: 0,
         functions: 0,
         last_good: None,
+        keep_last_good: false,
         config_override: opts.function_config.clone(),
         eval_mode: true,
     };
@@ -113,6 +114,7 @@ pub fn eval_items(
         packages: 0,
         functions: 0,
         last_good: None,
+        keep_last_good: false,
         config_override: opts.function_config.clone(),
         eval_mode: true,
     };

@@ -113,6 +113,9 @@ pub(crate) struct Ctx<'a> {
     functions: usize,
     /// Items as they stood after the last successful step (for save-on-failure).
     last_good: Option<Vec<Node>>,
+    /// Keep `last_good` only when the root asks for save-on-render-failure: copying
+    /// every item after every step is otherwise pure cost.
+    keep_last_good: bool,
     /// `fn eval`: the function config given on the command line.
     config_override: Option<Node>,
     /// `fn eval`: print `[RUNNING] "x"` without the package.
@@ -131,6 +134,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
         packages: 0,
         functions: 0,
         last_good: None,
+        keep_last_good: false,
         config_override: None,
         eval_mode: false,
     };
@@ -153,6 +157,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
             return ctx.finish(files.clone(), Some(err));
         }
     };
+    ctx.keep_last_good = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
     let started = Instant::now();
     let result = ctx.hydrate("", &mut BTreeSet::new());
     let _ = started;

@@ -118,10 +118,14 @@ impl Ctx<'_> {
             }
         }
         let mut items = input;
-        self.last_good = Some(items.clone());
+        if self.keep_last_good {
+            self.last_good = Some(items.clone());
+        }
         for (i, f) in pipeline.mutators.iter().enumerate() {
             items = self.run_step(pkg, "mutators", i, f, items, false)?;
-            self.last_good = Some(items.clone());
+            if self.keep_last_good {
+                self.last_good = Some(items.clone());
+            }
         }
         for (i, f) in pipeline.validators.iter().enumerate() {
             self.run_step(pkg, "validators", i, f, items.clone(), true)?;
