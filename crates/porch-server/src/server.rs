@@ -161,7 +161,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             kubeconfig::render(&server_url, None, None)?.as_bytes(),
         )?;
         tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving plain HTTP (loopback only)");
+        // TCP_NODELAY: small watch events must not wait for Nagle's algorithm.
         axum_server::from_tcp(listener)?
+            .acceptor(axum_server::accept::NoDelayAcceptor::new())
             .handle(handle)
             .serve(service)
             .await?;
@@ -183,7 +185,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             kubeconfig::render(&server_url, tls.ca_pem.as_deref(), Some(&token))?.as_bytes(),
         )?;
         tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving HTTPS");
-        axum_server::from_tcp_rustls(listener, rustls_config)?
+        let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(rustls_config)
+            .acceptor(axum_server::accept::NoDelayAcceptor::new());
+        axum_server::from_tcp(listener)?
+            .acceptor(acceptor)
             .handle(handle)
             .serve(service)
             .await?;

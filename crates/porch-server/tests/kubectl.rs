@@ -378,6 +378,12 @@ fn secrets_and_namespaces() {
 #[test]
 fn get_watch_streams_changes() {
     let s = Server::start();
+    // One object up front, so kubectl prints the list before watching.
+    let first = s.write_file(
+        "first.yaml",
+        &repo_yaml("first", "https://127.0.0.1:1/f.git"),
+    );
+    s.kubectl_ok(&["apply", "-f", first.to_str().expect("utf8")]);
     let mut child = Command::new(KUBECTL)
         .args(["get", "repositories", "-w"])
         .env("KUBECONFIG", s.kubeconfig())
@@ -395,16 +401,23 @@ fn get_watch_streams_changes() {
             }
         }
     });
-    // Give kubectl time to list and start watching, then change things.
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.iter().any(|l: &String| l.starts_with("first")) {
+        assert!(Instant::now() < deadline, "no initial list: {seen:?}");
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            seen.push(line);
+        }
+    }
     let file = s.write_file("w.yaml", &repo_yaml("watched", "https://127.0.0.1:1/w.git"));
     s.kubectl_ok(&["apply", "-f", file.to_str().expect("utf8")]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = Vec::new();
     while Instant::now() < deadline {
         if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
             seen.push(line);
-            if seen.iter().filter(|l| l.starts_with("watched")).count() >= 2 {
+            if seen
+                .iter()
+                .any(|l| l.starts_with("watched") && l.contains("False"))
+            {
                 break;
             }
         }
@@ -412,14 +425,13 @@ fn get_watch_streams_changes() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(
-        seen.iter()
-            .any(|l| l.contains("NAME") && l.contains("ADDRESS")),
+        seen[0].contains("NAME") && seen[0].contains("ADDRESS"),
         "{seen:?}"
     );
     // Created, then the controller's status update (Ready=False: nothing listens on port 1).
     let rows: Vec<&String> = seen.iter().filter(|l| l.starts_with("watched")).collect();
     assert!(rows.len() >= 2, "{seen:?}");
-    assert!(rows.iter().any(|r| r.contains("False")), "{seen:?}");
+    assert!(rows.last().is_some_and(|r| r.contains("False")), "{seen:?}");
 }
 
 #[test]
