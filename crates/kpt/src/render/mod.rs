@@ -91,7 +91,7 @@ pub struct RenderOutput {
     /// Console lines (kpt prints these on stderr).
     pub log: Vec<String>,
     /// The rendered items (paths root-relative, reader annotations still on) for
-    /// out-of-place output; empty on failure.
+    /// out-of-place output (`write_status == false`); empty in place and on failure.
     pub items: Vec<Node>,
 }
 
@@ -165,7 +165,12 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
     match result {
         Ok(items) => {
             let items = finalize_paths(items);
-            let rendered = items.clone();
+            // Out-of-place output needs the items; in place they are only written.
+            let rendered = if opts.write_status {
+                Vec::new()
+            } else {
+                items.clone()
+            };
             match write_all(&mut out_files, items, &ctx.sources, true) {
                 Ok(()) => {
                     let summary = format!(

@@ -245,11 +245,16 @@ impl Ctx<'_> {
                 set_annotation(item, res::KPT_RESOURCE_ID, &i.to_string());
             }
         }
-        let mut selected: Vec<Node> = all
-            .iter()
-            .filter(|n| !selective || select::is_selected(&f.selectors, &f.exclusions, n))
-            .cloned()
-            .collect();
+        // A mutator over everything takes the items; validators (whose output is
+        // discarded) and selective steps (which merge back) work on copies.
+        let mut selected: Vec<Node> = if !selective && !validator {
+            std::mem::take(&mut all)
+        } else {
+            all.iter()
+                .filter(|n| !selective || select::is_selected(&f.selectors, &f.exclusions, n))
+                .cloned()
+                .collect()
+        };
         let mut originals: HashMap<String, Node> = HashMap::new();
         for (i, item) in selected.iter_mut().enumerate() {
             let id = (i + 1).to_string();
