@@ -113,30 +113,42 @@ async fn unreachable_remote_marks_only_that_repository_not_ready() -> anyhow::Re
     Ok(())
 }
 
-fn publish_loop_binary() -> Option<PathBuf> {
+/// The `publish_loop` example next to this test binary, built on demand: `cargo test`
+/// builds examples but `cargo nextest run` does not, and a missing binary must not turn
+/// this test into a silent pass.
+fn publish_loop_binary() -> anyhow::Result<PathBuf> {
     // target/<profile>/deps/it-<hash> → target/<profile>/examples/publish_loop
-    let exe = std::env::current_exe().ok()?;
-    let bin = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join("publish_loop");
-    if bin.is_file() {
-        Some(bin)
-    } else {
-        eprintln!(
-            "skipped: {} not built (cargo test builds examples; run `cargo build -p porch-git --example publish_loop`)",
-            bin.display()
-        );
-        None
+    let exe = std::env::current_exe()?;
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .ok_or_else(|| anyhow::anyhow!("unexpected test binary path {}", exe.display()))?;
+    let bin = profile_dir.join("examples").join("publish_loop");
+    if !bin.is_file() {
+        let target_dir = profile_dir
+            .parent()
+            .ok_or_else(|| anyhow::anyhow!("no target dir above {}", profile_dir.display()))?;
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "porch-git",
+                "--example",
+                "publish_loop",
+            ])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()?;
+        anyhow::ensure!(status.success(), "building the publish_loop example failed");
     }
+    anyhow::ensure!(bin.is_file(), "{} was not built", bin.display());
+    Ok(bin)
 }
 
 #[tokio::test]
 async fn writer_killed_mid_publish_loses_nothing() -> anyhow::Result<()> {
-    let Some(bin) = publish_loop_binary() else {
-        return Ok(());
-    };
+    let bin = publish_loop_binary()?;
     let remote = Remote::new()?;
     let url = remote.empty_repo("kill.git")?;
     let data = remote.data_dir("writer");
