@@ -53,10 +53,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Cases that do not pass yet (work in progress, tracked in the open issue). The test
-/// reports any of them that starts passing, so the list can only shrink.
-const NOT_YET: &[&str] = &[];
-
 fn conformance_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PORCH_CONFORMANCE_DIR")
         .map(PathBuf::from)
@@ -369,8 +365,6 @@ fn run_group(group: &str, rel: &str) {
     cases.sort();
     let only = std::env::var("CASE").ok();
     let (mut passed, mut failed, mut skipped) = (0, Vec::new(), 0);
-    let mut known = 0;
-    let mut now_passing = Vec::new();
     for case in cases {
         let name = case
             .file_name()
@@ -391,32 +385,22 @@ fn run_group(group: &str, rel: &str) {
             skipped += 1;
             continue;
         }
-        let not_yet = NOT_YET.contains(&key.as_str());
-        match (run_case(&bin, shim.path(), group, &case), not_yet) {
-            (Ok(()), false) => passed += 1,
-            (Ok(()), true) => now_passing.push(key),
-            (Err(e), true) => {
-                if only.is_some() {
-                    eprintln!("NOT YET {key}:\n{e}\n");
-                }
-                known += 1
-            }
-            (Err(e), false) => failed.push((key, e)),
+        match run_case(&bin, shim.path(), group, &case) {
+            Ok(()) => passed += 1,
+            Err(e) => failed.push((key, e)),
         }
     }
     for (k, e) in &failed {
         eprintln!("FAIL {k}:\n{e}\n");
     }
     eprintln!(
-        "{group}: {passed} passed, {} failed, {known} not yet supported, {skipped} unsupported",
+        "{group}: {passed} passed, {} failed, {skipped} unsupported",
         failed.len()
     );
     let names: Vec<&String> = failed.iter().map(|(k, _)| k).collect();
     assert!(failed.is_empty(), "failing cases: {names:?}");
-    if !now_passing.is_empty() {
-        // Not a failure (other work may land first), but the list must be kept current.
-        eprintln!("NOTE: these cases pass now; remove them from NOT_YET: {now_passing:?}");
-    }
+    // With the data present, a run that compared nothing is a broken harness.
+    assert!(only.is_some() || passed > 0, "no {group} case ran");
 }
 
 #[test]

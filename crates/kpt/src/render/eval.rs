@@ -4,7 +4,7 @@
 use super::{Ctx, RenderError, RenderOptions, RenderOutput, finalize_paths, write_all};
 use crate::kptfile::{Function, Selector};
 use crate::package::PackageFiles;
-use crate::package::resources::{self, Sources};
+use crate::package::resources;
 use crate::runtime::FunctionRef;
 use crate::yaml::Node;
 
@@ -25,20 +25,9 @@ pub struct EvalOptions {
 
 /// Evaluate one function over `files`.
 pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions) -> RenderOutput {
-    let mut ctx = Ctx {
-        opts: render,
-        files,
-        sources: Sources::default(),
-        mutation_steps: Vec::new(),
-        validation_steps: Vec::new(),
-        log: Vec::new(),
-        packages: 0,
-        functions: 0,
-        last_good: None,
-        keep_last_good: false,
-        config_override: opts.function_config.clone(),
-        eval_mode: true,
-    };
+    let mut ctx = Ctx::new(render, files);
+    ctx.config_override = opts.function_config.clone();
+    ctx.eval_mode = true;
     let mut items = Vec::new();
     let mut dirs = files.package_dirs();
     if !dirs.iter().any(String::is_empty) {
@@ -66,17 +55,7 @@ pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions
         opts.config_in_package.is_some()
             && resources::item_path(n) == opts.config_in_package.as_deref()
     });
-    let mut f = Function::default();
-    match &opts.function {
-        FunctionRef::Image(i) => f.image = i.clone(),
-        FunctionRef::Exec(e) => f.exec = e.clone(),
-    }
-    if !opts.selector.is_empty() {
-        f.selectors.push(opts.selector.clone());
-    }
-    if !opts.exclusion.is_empty() {
-        f.exclusions.push(opts.exclusion.clone());
-    }
+    let f = opts.step();
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             out.extend(held_back);
@@ -104,31 +83,10 @@ pub fn eval_items(
     opts: &EvalOptions,
 ) -> RenderOutput {
     let empty = PackageFiles::new();
-    let mut ctx = Ctx {
-        opts: render,
-        files: &empty,
-        sources: Sources::default(),
-        mutation_steps: Vec::new(),
-        validation_steps: Vec::new(),
-        log: Vec::new(),
-        packages: 0,
-        functions: 0,
-        last_good: None,
-        keep_last_good: false,
-        config_override: opts.function_config.clone(),
-        eval_mode: true,
-    };
-    let mut f = Function::default();
-    match &opts.function {
-        FunctionRef::Image(i) => f.image = i.clone(),
-        FunctionRef::Exec(e) => f.exec = e.clone(),
-    }
-    if !opts.selector.is_empty() {
-        f.selectors.push(opts.selector.clone());
-    }
-    if !opts.exclusion.is_empty() {
-        f.exclusions.push(opts.exclusion.clone());
-    }
+    let mut ctx = Ctx::new(render, &empty);
+    ctx.config_override = opts.function_config.clone();
+    ctx.eval_mode = true;
+    let f = opts.step();
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             for item in &mut out {
@@ -139,5 +97,23 @@ pub fn eval_items(
             o
         }
         Err(e) => ctx.finish(PackageFiles::new(), Some(e)),
+    }
+}
+
+impl EvalOptions {
+    /// The pipeline step the command line describes.
+    fn step(&self) -> Function {
+        let mut f = Function::default();
+        match &self.function {
+            FunctionRef::Image(i) => f.image = i.clone(),
+            FunctionRef::Exec(e) => f.exec = e.clone(),
+        }
+        if !self.selector.is_empty() {
+            f.selectors.push(self.selector.clone());
+        }
+        if !self.exclusion.is_empty() {
+            f.exclusions.push(self.exclusion.clone());
+        }
+        f
     }
 }

@@ -16,7 +16,6 @@ pub mod select;
 mod status;
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 pub use eval::{EvalOptions, eval, eval_items};
 pub use heal::heal;
@@ -62,7 +61,16 @@ pub enum RenderError {
     Package { pkg: String, message: String },
 }
 
+/// kpt's message for a pipeline failure whose step output was already printed.
+pub(crate) const ALREADY_HANDLED: &str = "already handled error";
+
 impl RenderError {
+    /// The failing step was already shown on the console (`[FAIL]` with its results),
+    /// so kpt prints no separate `Error:` line.
+    pub fn already_reported(&self) -> bool {
+        matches!(self, RenderError::Pipeline { message, .. } if message == ALREADY_HANDLED)
+    }
+
     /// The text kpt shows on the console for this error.
     pub fn console_message(&self) -> String {
         match self {
@@ -124,20 +132,7 @@ pub(crate) struct Ctx<'a> {
 
 /// Render the package tree rooted at the top of `files`.
 pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
-    let mut ctx = Ctx {
-        opts,
-        files,
-        sources: Sources::default(),
-        mutation_steps: Vec::new(),
-        validation_steps: Vec::new(),
-        log: Vec::new(),
-        packages: 0,
-        functions: 0,
-        last_good: None,
-        keep_last_good: false,
-        config_override: None,
-        eval_mode: false,
-    };
+    let mut ctx = Ctx::new(opts, files);
     let root_text = match files.get_text(KPTFILE) {
         Some(t) => t.to_string(),
         None => {
@@ -158,9 +153,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
         }
     };
     ctx.keep_last_good = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
-    let started = Instant::now();
     let result = ctx.hydrate("", &mut BTreeSet::new());
-    let _ = started;
     let mut out_files = files.clone();
     match result {
         Ok(items) => {
@@ -233,7 +226,24 @@ fn finalize_paths(items: Vec<Node>) -> Vec<Node> {
         .collect()
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(opts: &'a RenderOptions<'a>, files: &'a PackageFiles) -> Self {
+        Ctx {
+            opts,
+            files,
+            sources: Sources::default(),
+            mutation_steps: Vec::new(),
+            validation_steps: Vec::new(),
+            log: Vec::new(),
+            packages: 0,
+            functions: 0,
+            last_good: None,
+            keep_last_good: false,
+            config_override: None,
+            eval_mode: false,
+        }
+    }
+
     fn finish(self, files: PackageFiles, error: Option<RenderError>) -> RenderOutput {
         RenderOutput {
             files,

@@ -317,7 +317,7 @@ impl Ctx<'_> {
                 output.stderr.trim_end_matches('\n'),
                 Some(output.exit_code),
             ));
-            return Err(fail(self, step, "already handled error".into()));
+            return Err(fail(self, step, super::ALREADY_HANDLED.into()));
         }
         self.log.push(format!("[PASS] {shown:?} in {secs}s"));
         self.log.extend(printer::step_details(

@@ -2,12 +2,11 @@
 //! Kptfile, as current kpt does after an in-place render (also on failure).
 
 use super::{Ctx, RenderError};
-use crate::kptfile::{Condition, KPTFILE, Kptfile, RenderStatus, Status, StepResult};
+use crate::kptfile::{Condition, KPTFILE, Kptfile, RenderStatus, StepResult};
 use crate::package::PackageFiles;
 
-fn summary(steps: &[StepResult]) -> String {
+fn summary<'s>(steps: impl Iterator<Item = &'s StepResult>) -> String {
     steps
-        .iter()
         .filter(|s| s.exit_code != 0 || !s.execution_error.is_empty())
         .map(|s| {
             let who = if s.image.is_empty() {
@@ -55,13 +54,11 @@ pub(super) fn write(
         },
     };
     status.conditions.push(condition);
-    let mut steps = ctx.mutation_steps.clone();
-    steps.extend(ctx.validation_steps.iter().cloned());
     let render_status = RenderStatus {
         mutation_steps: ctx.mutation_steps.clone(),
         validation_steps: ctx.validation_steps.clone(),
         error_summary: if err.is_some() {
-            summary(&steps)
+            summary(ctx.mutation_steps.iter().chain(&ctx.validation_steps))
         } else {
             String::new()
         },
@@ -71,6 +68,6 @@ pub(super) fn write(
     } else {
         Some(render_status)
     };
-    kf.status = Some(Status { ..status });
+    kf.status = Some(status);
     files.insert(KPTFILE, kf.to_yaml().into_bytes());
 }

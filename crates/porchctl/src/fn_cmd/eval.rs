@@ -182,15 +182,5 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
     }
-    match &out.error {
-        None => Ok(ExitCode::SUCCESS),
-        Some(e) => {
-            let msg = e.console_message();
-            // kpt already printed the failing step; it does not repeat it.
-            if msg != "already handled error" {
-                eprintln!("Error: {msg}");
-            }
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    Ok(super::exit_code(out.error.as_ref()))
 }

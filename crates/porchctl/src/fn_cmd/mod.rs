@@ -70,3 +70,16 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
     std::fs::write(dir.join("results.yaml"), emit_node(&root, SeqIndent::Wide))?;
     Ok(())
 }
+
+/// Print the error (unless the failing step was already shown) and pick the exit code.
+pub fn exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            if !e.already_reported() {
+                eprintln!("Error: {}", e.console_message());
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

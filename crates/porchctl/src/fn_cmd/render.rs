@@ -83,17 +83,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
             dir.join("results.yaml").display()
         );
     }
-    match &out.error {
-        None => Ok(ExitCode::SUCCESS),
-        Some(e) => {
-            let msg = e.console_message();
-            // kpt already printed the failing step; it does not repeat it.
-            if msg != "already handled error" {
-                eprintln!("Error: {msg}");
-            }
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    Ok(super::exit_code(out.error.as_ref()))
 }
 
 /// kpt prints a symlink target cleaned (`./` is `.`).
