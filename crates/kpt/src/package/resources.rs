@@ -115,7 +115,10 @@ pub fn read_package(
             if is_empty_doc(&doc.root) {
                 continue;
             }
-            let mut node = doc.root.clone();
+            // The item takes the parsed tree; the document keeps its source text and
+            // the parsed original, which is all writing it back needs.
+            let mut doc = doc;
+            let mut node = std::mem::replace(&mut doc.root, Node::plain(""));
             annotate(&mut node, &rel, index, doc.seq_indent(), pkg);
             sources.docs.insert((full.clone(), index), doc);
             items.push(node);
@@ -273,7 +276,7 @@ pub fn clean_path(p: &str) -> Result<String, ResourceError> {
 pub fn write_items(
     files: &mut PackageFiles,
     items: Vec<Node>,
-    sources: &Sources,
+    sources: &mut Sources,
 ) -> Result<BTreeSet<String>, ResourceError> {
     type Entry = (Option<usize>, Node, Option<String>);
     let mut by_file: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
@@ -313,10 +316,10 @@ pub fn write_items(
                     index: index.to_string(),
                 });
             }
-            let source = sources.docs.get(&(path.clone(), index));
+            let source = sources.docs.remove(&(path.clone(), index));
+            let from_source = source.is_some();
             let doc = match source {
-                Some(src) => {
-                    let mut d = src.clone();
+                Some(mut d) => {
                     d.root = node;
                     d
                 }
@@ -328,7 +331,7 @@ pub fn write_items(
                     d
                 }
             };
-            unchanged &= index == pos && source.is_some() && !doc.is_modified();
+            unchanged &= index == pos && from_source && !doc.is_modified();
             docs.push(doc);
         }
         if !unchanged {

@@ -62,7 +62,7 @@ pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions
             let out = finalize_paths(out);
             let rendered = out.clone();
             let mut out_files = files.clone();
-            match write_all(&mut out_files, out, &ctx.sources, true) {
+            match write_all(&mut out_files, out, &mut ctx.sources, true) {
                 Ok(()) => {
                     let mut o = ctx.finish(out_files, None);
                     o.items = rendered;

@@ -164,7 +164,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
             } else {
                 items.clone()
             };
-            match write_all(&mut out_files, items, &ctx.sources, true) {
+            match write_all(&mut out_files, items, &mut ctx.sources, true) {
                 Ok(()) => {
                     let summary = format!(
                         "Successfully executed {} function(s) in {} package(s).",
@@ -193,7 +193,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
 fn write_all(
     files: &mut PackageFiles,
     items: Vec<Node>,
-    sources: &Sources,
+    sources: &mut Sources,
     prune: bool,
 ) -> Result<(), ResourceError> {
     let written = resources::write_items(files, items, sources)?;
@@ -263,7 +263,7 @@ impl<'a> Ctx<'a> {
         {
             // Partial results are written, but nothing is pruned.
             let items = finalize_paths(items);
-            let _ = write_all(&mut out_files, items, &self.sources, false);
+            let _ = write_all(&mut out_files, items, &mut self.sources, false);
         }
         // Errors found while validating Kptfiles and configs stop render before it
         // starts: kpt records no status for them.

@@ -67,7 +67,7 @@ pub fn write(out: &Output, items: Vec<Node>) -> anyhow::Result<()> {
         }
         Output::Dir(dir) => {
             let mut files = PackageFiles::new();
-            resources::write_items(&mut files, items, &Sources::default())?;
+            resources::write_items(&mut files, items, &mut Sources::default())?;
             let dir = Path::new(dir);
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             fs::write_changes(dir, &PackageFiles::new(), &files)

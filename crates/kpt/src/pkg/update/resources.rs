@@ -133,7 +133,7 @@ fn merge_one(
     // 2. resources
     let (o_items, _, _) = read(original, dir, "origin")?;
     let (u_items, _, _) = read(updated, dir, "updated")?;
-    let (l_items, l_sources, mut l_sub) = read(out, dir, "local")?;
+    let (l_items, mut l_sources, mut l_sub) = read(out, dir, "local")?;
     let mut schemas = SchemaRegistry::default();
     schemas.add_crds_from(u_items.iter().chain(l_items.iter()));
     let merged =
@@ -149,7 +149,7 @@ fn merge_one(
         })?;
     let before = l_sub.clone();
     let written =
-        write_items(&mut l_sub, merged, &l_sources).map_err(|e| UpdateError::Resources {
+        write_items(&mut l_sub, merged, &mut l_sources).map_err(|e| UpdateError::Resources {
             path: if dir.is_empty() {
                 ".".into()
             } else {
