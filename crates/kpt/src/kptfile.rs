@@ -437,40 +437,29 @@ fn unmarshal_msg(e: &serde_yaml::Error) -> String {
     format!("line {line}: {text}")
 }
 
-/// Which Go type a serde "expected one of" list belongs to.
+/// Which Go type a serde "expected one of" list belongs to: the first row whose
+/// marker fields all appear in the list (more specific rows first).
 fn type_for_expected(rest: &str) -> &'static str {
-    let has = |f: &str| rest.contains(&format!("`{f}`"));
-    if has("configPath") {
-        "Function"
-    } else if has("upstreamLock") {
-        "KptFile"
-    } else if has("mutators") {
-        "Pipeline"
-    } else if has("readinessGates") {
-        "PackageInfo"
-    } else if has("inventoryID") {
-        "Inventory"
-    } else if has("updateStrategy") {
-        "Upstream"
-    } else if has("commit") {
-        "GitLock"
-    } else if has("generic") {
-        "Locator"
-    } else if has("renderStatus") {
-        "Status"
-    } else if has("mutationSteps") {
-        "RenderStatus"
-    } else if has("conditionType") {
-        "ReadinessGate"
-    } else if has("apiVersion") && has("labels") {
-        "Selector"
-    } else if has("labels") {
-        "ObjectMeta"
-    } else if has("repo") {
-        "Git"
-    } else {
-        "KptFile"
-    }
+    const MARKERS: &[(&[&str], &str)] = &[
+        (&["configPath"], "Function"),
+        (&["upstreamLock"], "KptFile"),
+        (&["mutators"], "Pipeline"),
+        (&["readinessGates"], "PackageInfo"),
+        (&["inventoryID"], "Inventory"),
+        (&["updateStrategy"], "Upstream"),
+        (&["commit"], "GitLock"),
+        (&["generic"], "Locator"),
+        (&["renderStatus"], "Status"),
+        (&["mutationSteps"], "RenderStatus"),
+        (&["conditionType"], "ReadinessGate"),
+        (&["apiVersion", "labels"], "Selector"),
+        (&["labels"], "ObjectMeta"),
+        (&["repo"], "Git"),
+    ];
+    MARKERS
+        .iter()
+        .find(|(fields, _)| fields.iter().all(|f| rest.contains(&format!("`{f}`"))))
+        .map_or("KptFile", |(_, t)| t)
 }
 
 #[cfg(test)]
