@@ -7,6 +7,7 @@ mod fn_cmd;
 mod pkg_cmd;
 mod remote;
 mod repo_cmd;
+mod rpkg_cmd;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,9 @@ enum Command {
     /// Manage package repositories.
     #[command(visible_alias = "repository")]
     Repo(Box<repo_cmd::RepoArgs>),
+    /// Manage packages.
+    #[command(visible_alias = "rpackage")]
+    Rpkg(Box<rpkg_cmd::RpkgArgs>),
     /// Generate the autocompletion script for the specified shell.
     Completion {
         /// bash, zsh, fish, elvish or powershell.
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         Command::Fn(cmd) => fn_cmd::run(cmd),
         Command::Pkg(cmd) => pkg_cmd::run(cmd),
         Command::Repo(args) => return repo_cmd::run(*args),
+        Command::Rpkg(args) => return rpkg_cmd::run(*args),
         Command::Completion { shell } => {
             clap_complete::generate(
                 shell,

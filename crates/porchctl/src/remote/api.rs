@@ -33,6 +33,20 @@ pub const SECRETS: ResourceApi = ResourceApi {
     plural: "secrets",
 };
 
+/// `porch.kpt.dev/v1alpha1` package revisions.
+pub const PACKAGE_REVISIONS: ResourceApi = ResourceApi {
+    group: "porch.kpt.dev",
+    version: "v1alpha1",
+    plural: "packagerevisions",
+};
+
+/// `porch.kpt.dev/v1alpha1` package revision contents.
+pub const PACKAGE_REVISION_RESOURCES: ResourceApi = ResourceApi {
+    group: "porch.kpt.dev",
+    version: "v1alpha1",
+    plural: "packagerevisionresources",
+};
+
 impl ResourceApi {
     /// The collection path in `namespace`, or across all namespaces for `None`.
     pub fn collection(&self, namespace: Option<&str>) -> String {
@@ -75,6 +89,35 @@ impl ResourceApi {
             accept,
         )
         .await
+    }
+
+    /// Lists with a `fieldSelector` (as a Table when `accept` says so).
+    pub async fn list_selected(
+        &self,
+        client: &kube::Client,
+        namespace: Option<&str>,
+        field_selector: Option<&str>,
+        accept: Option<&str>,
+    ) -> Result<Value, RemoteError> {
+        let mut path = self.collection(namespace);
+        if let Some(sel) = field_selector.filter(|s| !s.is_empty()) {
+            path.push_str("?fieldSelector=");
+            path.push_str(&query_escape(sel));
+        }
+        send(client, Method::GET, &path, None, accept).await
+    }
+
+    /// PUT on a subresource (e.g. `approval`).
+    pub async fn replace_subresource(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        body: &Value,
+    ) -> Result<Value, RemoteError> {
+        let path = format!("{}/{subresource}", self.item(namespace, name));
+        send(client, Method::PUT, &path, Some(body), None).await
     }
 
     pub async fn get_as(
@@ -138,6 +181,19 @@ impl ResourceApi {
     }
 }
 
+/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
+fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 async fn send(
     client: &kube::Client,
     method: Method,
@@ -181,6 +237,10 @@ mod tests {
         assert_eq!(
             REPOSITORIES.collection(None),
             "/apis/config.porch.kpt.dev/v1alpha1/repositories"
+        );
+        assert_eq!(
+            query_escape("spec.packageName=a/b c"),
+            "spec.packageName%3Da%2Fb%20c"
         );
     }
 }

@@ -23,6 +23,10 @@ pub enum RemoteError {
     /// The server's answer could not be understood.
     #[error("{0}")]
     Decode(String),
+    /// A command-level failure in upstream porchctl's words (e.g. the `errors:` summary
+    /// of a multi-name command, or a lifecycle state the command cannot act on).
+    #[error("{0}")]
+    Failed(String),
     /// Writing the output failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -39,6 +43,7 @@ pub enum ErrorKind {
     Transport,
     Usage,
     Decode,
+    Failed,
     Io,
 }
 
@@ -55,6 +60,7 @@ impl RemoteError {
             RemoteError::Transport(_) => ErrorKind::Transport,
             RemoteError::Usage(_) => ErrorKind::Usage,
             RemoteError::Decode(_) => ErrorKind::Decode,
+            RemoteError::Failed(_) => ErrorKind::Failed,
             RemoteError::Io(_) => ErrorKind::Io,
         }
     }

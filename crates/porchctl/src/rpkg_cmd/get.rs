@@ -1,0 +1,355 @@
+//! `rpkg get [NAME...]`: the server's Table by default (filtered client-side by `--name`,
+//! `--revision`, `--workspace` as upstream does), the objects for yaml/json/jsonpath/
+//! custom-columns/name, or one revision's root Kptfile with `--show-kptfile`.
+
+use clap::Args;
+use serde_json::Value;
+
+use super::pull::resources_of;
+use super::{revision_of, text};
+use crate::remote::api::{PACKAGE_REVISION_RESOURCES, PACKAGE_REVISIONS, TABLE_ACCEPT};
+use crate::remote::print::{self, OutputFormat, TableOptions};
+use crate::remote::{self, ConnectionFlags, RemoteError};
+
+/// `--revision`'s "not given" value (upstream's default).
+const ANY_REVISION: i64 = -2;
+
+/// Flags of `rpkg get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Package revisions to show (all when none).
+    #[arg(value_name = "PACKAGE_REV_NAME")]
+    pub names: Vec<String>,
+    /// Name of the packages to get (exact match on the package name).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub name: String,
+    /// Revision of the packages to get (-1: the placeholder on the registered branch).
+    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true)]
+    pub revision: i64,
+    /// WorkspaceName of the packages to get.
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub workspace: String,
+    /// Display the root Kptfile of the specified package revision (one name required).
+    #[arg(long)]
+    pub show_kptfile: bool,
+    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
+    /// jsonpath=TEMPLATE
+    #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
+    pub output: String,
+    /// List the package revisions across all namespaces.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// When using the default or custom-column output format, don't print headers.
+    #[arg(long)]
+    pub no_headers: bool,
+    /// When printing, show all labels as the last column.
+    #[arg(long)]
+    pub show_labels: bool,
+    /// Labels to show as columns (comma-separated or repeated).
+    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
+    pub label_columns: Vec<String>,
+}
+
+impl GetArgs {
+    /// The one field selector upstream sends: of revision, workspace and package name the
+    /// last one given wins.
+    fn field_selector(&self) -> Option<String> {
+        let mut sel = None;
+        if self.revision != ANY_REVISION {
+            sel = Some(format!("spec.revision={}", self.revision));
+        }
+        if !self.workspace.is_empty() {
+            sel = Some(format!("spec.workspaceName={}", self.workspace));
+        }
+        if !self.name.is_empty() {
+            sel = Some(format!("spec.packageName={}", self.name));
+        }
+        sel
+    }
+
+    fn matches(&self, package: &str, revision: Option<i64>, workspace: &str) -> bool {
+        (self.name.is_empty() || self.name == package)
+            && (self.revision == ANY_REVISION || revision.is_none_or(|r| r == self.revision))
+            && (self.workspace.is_empty() || self.workspace == workspace)
+    }
+
+    fn object_matches(&self, pr: &Value) -> bool {
+        self.matches(
+            text(pr, "/spec/packageName"),
+            Some(revision_of(pr)),
+            text(pr, "/spec/workspaceName"),
+        )
+    }
+
+    /// Keeps the Table rows that pass the flags (cells found by column name).
+    fn filter_rows(&self, table: &mut Value) {
+        let col = |name: &str| {
+            table
+                .get("columnDefinitions")
+                .and_then(Value::as_array)
+                .and_then(|cs| {
+                    cs.iter()
+                        .position(|c| c.get("name").and_then(Value::as_str) == Some(name))
+                })
+        };
+        let (pkg, rev, ws) = (col("Package"), col("Revision"), col("WorkspaceName"));
+        if let Some(Value::Array(rows)) = table.get_mut("rows") {
+            rows.retain(|row| {
+                let cell = |i: Option<usize>| i.and_then(|i| row.pointer(&format!("/cells/{i}")));
+                self.matches(
+                    cell(pkg).and_then(Value::as_str).unwrap_or(&self.name),
+                    cell(rev).and_then(Value::as_i64),
+                    cell(ws).and_then(Value::as_str).unwrap_or(&self.workspace),
+                )
+            });
+        }
+    }
+
+    fn check_show_kptfile(&self) -> Result<(), RemoteError> {
+        if self.names.len() != 1 {
+            return Err(RemoteError::Usage(
+                "--show-kptfile requires exactly one package revision name as an argument".into(),
+            ));
+        }
+        if !self.name.is_empty() || self.revision != ANY_REVISION || !self.workspace.is_empty() {
+            return Err(RemoteError::Usage(
+                "--show-kptfile cannot be combined with --name, --revision, or --workspace".into(),
+            ));
+        }
+        if self.all_namespaces {
+            return Err(RemoteError::Usage(
+                "--show-kptfile cannot be combined with --all-namespaces".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// kubectl's text for a 404 it could not decode into a Status (what upstream prints when
+/// a named revision is missing and a Table was asked for).
+fn table_not_found(name: &str) -> RemoteError {
+    RemoteError::Api {
+        code: 404,
+        reason: "NotFound".into(),
+        message: format!(
+            "the server could not find the requested resource (get packagerevisions.porch.kpt.dev {name})"
+        ),
+    }
+}
+
+pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
+    if conn.namespace.as_deref() == Some("") {
+        return Err(RemoteError::Usage(
+            "namespace flag specified without a value; please provide a value for --namespace/-n or omit the flag".into(),
+        ));
+    }
+    if args.show_kptfile {
+        args.check_show_kptfile()?;
+        return show_kptfile(conn, &args.names[0]).await;
+    }
+    let format = OutputFormat::parse(&args.output)?;
+    let remote = conn.connect().await?;
+    let client = &remote.client;
+    let ns = (!args.all_namespaces).then_some(remote.namespace.as_str());
+    let selector = args.field_selector();
+    let out = if format.wants_table() {
+        let accept = Some(TABLE_ACCEPT);
+        let mut tables = Vec::new();
+        if args.names.is_empty() {
+            tables.push(
+                PACKAGE_REVISIONS
+                    .list_selected(client, ns, selector.as_deref(), accept)
+                    .await?,
+            );
+        } else {
+            for name in &args.names {
+                let t = PACKAGE_REVISIONS
+                    .get_as(client, &remote.namespace, name, accept)
+                    .await
+                    .map_err(|e| match e {
+                        RemoteError::Api { code: 404, .. } => table_not_found(name),
+                        other => other,
+                    })?;
+                tables.push(t);
+            }
+        }
+        let mut merged = merge_tables(tables)?;
+        args.filter_rows(&mut merged);
+        print::print_table(
+            &merged,
+            &TableOptions {
+                wide: format == OutputFormat::Wide,
+                no_headers: args.no_headers,
+                with_namespace: args.all_namespaces,
+                show_labels: args.show_labels,
+                label_columns: args.label_columns.clone(),
+            },
+        )
+    } else {
+        let mut objects = Vec::new();
+        if args.names.is_empty() {
+            let list = PACKAGE_REVISIONS
+                .list_selected(client, ns, selector.as_deref(), None)
+                .await?;
+            objects.extend(list_items(list));
+        } else {
+            for name in &args.names {
+                objects.push(
+                    PACKAGE_REVISIONS
+                        .get(client, &remote.namespace, name)
+                        .await?,
+                );
+            }
+        }
+        objects.retain(|o| args.object_matches(o));
+        match &format {
+            OutputFormat::Yaml => print::print_yaml(&objects)?,
+            OutputFormat::Json => print::print_json(&objects)?,
+            OutputFormat::Name => print::print_names(&objects, "packagerevision.porch.kpt.dev"),
+            OutputFormat::CustomColumns(cols) if !objects.is_empty() => {
+                print::print_custom_columns(&objects, cols, args.no_headers)
+            }
+            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            _ => String::new(),
+        }
+    };
+    remote::out(&out)
+}
+
+async fn show_kptfile(conn: &ConnectionFlags, name: &str) -> Result<(), RemoteError> {
+    let remote = conn.connect().await?;
+    let prr = PACKAGE_REVISION_RESOURCES
+        .get(&remote.client, &remote.namespace, name)
+        .await?;
+    match resources_of(&prr).remove("Kptfile") {
+        Some(k) => remote::out(&k),
+        None => Err(RemoteError::Failed(format!(
+            "package revision {name:?} does not contain a root Kptfile"
+        ))),
+    }
+}
+
+/// One Table with every row (kubectl prints the header once when the columns agree).
+fn merge_tables(tables: Vec<Value>) -> Result<Value, RemoteError> {
+    let mut iter = tables.into_iter();
+    let Some(mut first) = iter.next() else {
+        return Ok(Value::Null);
+    };
+    if first.get("kind").and_then(Value::as_str) != Some("Table") {
+        return Err(RemoteError::Decode(
+            "the server did not return a Table; it may not support server-side printing".into(),
+        ));
+    }
+    for t in iter {
+        if let (Some(Value::Array(rows)), Some(Value::Array(more))) =
+            (first.get_mut("rows"), t.get("rows"))
+        {
+            rows.extend(more.iter().cloned());
+        }
+    }
+    Ok(first)
+}
+
+/// The items of a List, each given the list's apiVersion/kind when it lacks its own.
+fn list_items(list: Value) -> Vec<Value> {
+    let api_version = list.get("apiVersion").cloned();
+    let kind = list
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(|k| k.strip_suffix("List"))
+        .map(|k| Value::String(k.to_string()));
+    let Some(Value::Array(items)) = list.get("items").cloned() else {
+        return Vec::new();
+    };
+    items
+        .into_iter()
+        .map(|mut item| {
+            if let Value::Object(m) = &mut item {
+                if let Some(v) = &api_version {
+                    m.entry("apiVersion").or_insert_with(|| v.clone());
+                }
+                if let Some(k) = &kind {
+                    m.entry("kind").or_insert_with(|| k.clone());
+                }
+            }
+            item
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use serde_json::json;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: GetArgs,
+    }
+
+    fn args(v: &[&str]) -> GetArgs {
+        let mut all = vec!["t"];
+        all.extend_from_slice(v);
+        T::parse_from(all).a
+    }
+
+    #[test]
+    fn last_selector_wins() {
+        assert_eq!(args(&[]).field_selector(), None);
+        assert_eq!(
+            args(&["--revision=-1"]).field_selector().as_deref(),
+            Some("spec.revision=-1")
+        );
+        assert_eq!(
+            args(&["--name=empty", "--revision=1", "--workspace=v1"])
+                .field_selector()
+                .as_deref(),
+            Some("spec.packageName=empty")
+        );
+    }
+
+    #[test]
+    fn rows_filtered_by_flags() {
+        let row = |p: &str, r: i64, w: &str| json!({"cells": [format!("x.{p}.{w}"), p, w, r, false, "Published", "x"]});
+        let mut t = json!({"kind": "Table", "columnDefinitions": [
+            {"name": "Name"}, {"name": "Package"}, {"name": "WorkspaceName"}, {"name": "Revision"},
+            {"name": "Latest"}, {"name": "Lifecycle"}, {"name": "Repository"}],
+            "rows": [row("basens", 1, "v1"), row("basens", -1, "main"), row("empty", 1, "v1")]});
+        args(&["--name=basens", "--revision=1"]).filter_rows(&mut t);
+        assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
+        assert_eq!(t["rows"][0]["cells"][0], "x.basens.v1");
+    }
+
+    #[test]
+    fn objects_filtered_by_flags() {
+        let pr = json!({"spec": {"packageName": "empty", "workspaceName": "v1", "revision": 1}});
+        assert!(args(&["--name=empty", "--revision=1"]).object_matches(&pr));
+        assert!(!args(&["--revision=2"]).object_matches(&pr));
+        assert!(!args(&["--workspace=v2"]).object_matches(&pr));
+    }
+
+    #[test]
+    fn show_kptfile_rules() {
+        let e = |v: &[&str]| {
+            args(v)
+                .check_show_kptfile()
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(
+            e(&["--show-kptfile"]),
+            "--show-kptfile requires exactly one package revision name as an argument"
+        );
+        assert_eq!(
+            e(&["--show-kptfile", "a", "--name=x"]),
+            "--show-kptfile cannot be combined with --name, --revision, or --workspace"
+        );
+        assert_eq!(
+            e(&["--show-kptfile", "a", "-A"]),
+            "--show-kptfile cannot be combined with --all-namespaces"
+        );
+        assert!(args(&["--show-kptfile", "a"]).check_show_kptfile().is_ok());
+    }
+}

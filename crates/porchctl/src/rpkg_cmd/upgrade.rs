@@ -1,0 +1,513 @@
+//! `rpkg upgrade PACKAGE --workspace W [--revision N] [--strategy S]`: a new Draft of a
+//! published downstream package, three-way merged onto a newer upstream revision; and
+//! `rpkg upgrade --discover=upstream|downstream [NAME...]`: which upgrades are available.
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::create::package_revision;
+use super::{errors_summary, lifecycle_of, name_of, revision_of, text};
+use crate::remote::api::{PACKAGE_REVISIONS, REPOSITORIES};
+use crate::remote::tabwriter::TabWriter;
+use crate::remote::{self, ConnectionFlags, RemoteError};
+
+const STRATEGIES: [&str; 4] = [
+    "resource-merge",
+    "fast-forward",
+    "force-delete-replace",
+    "copy-merge",
+];
+
+/// Flags of `rpkg upgrade`.
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The downstream package revision (or, with --discover, revisions to restrict to).
+    #[arg(value_name = "SOURCE_PACKAGE_REV_NAME")]
+    pub names: Vec<String>,
+    /// Revision of the upstream package to upgrade to (0: the latest).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub revision: i64,
+    /// Workspace name of the upgrade package revision.
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub workspace: String,
+    /// resource-merge (default), fast-forward, force-delete-replace or copy-merge.
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub strategy: String,
+    /// List available updates instead: upstream or downstream.
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub discover: String,
+}
+
+impl UpgradeArgs {
+    fn validate(&self) -> Result<(), RemoteError> {
+        let usage = |m: &str| Err(RemoteError::Usage(m.to_string()));
+        match self.discover.as_str() {
+            "upstream" | "downstream" => return Ok(()),
+            "" => {}
+            _ => return usage("argument for 'discover' must be one of 'upstream' or 'downstream'"),
+        }
+        match self.names.len() {
+            0 => return usage("SOURCE_PACKAGE_REVISION is a required positional argument"),
+            1 => {}
+            _ => {
+                return usage(
+                    "too many arguments; SOURCE_PACKAGE_REVISION is the only accepted positional arguments",
+                );
+            }
+        }
+        if self.revision < 0 {
+            return usage("revision must be positive (and not main)");
+        }
+        if self.workspace.is_empty() {
+            return usage("workspace is required");
+        }
+        if !self.strategy.is_empty() && !STRATEGIES.contains(&self.strategy.as_str()) {
+            return Err(RemoteError::Usage(format!(
+                "invalid strategy {:?}; must be one of: [{}]",
+                self.strategy,
+                STRATEGIES.join(" ")
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn is_published(pr: &Value) -> bool {
+    matches!(lifecycle_of(pr), "Published" | "DeletionProposed")
+}
+
+/// The package revisions of one namespace, with the lookups upgrade needs.
+struct Revisions(Vec<Value>);
+
+impl Revisions {
+    fn find(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|p| name_of(p) == name)
+    }
+
+    /// The upstream this revision was made from: a clone's source, an upgrade's new
+    /// upstream, or for a copy that of the revision it was copied from.
+    fn upstream_name(&self, pr: &Value) -> String {
+        let mut pr = pr;
+        for _ in 0..self.0.len() + 1 {
+            match text(pr, "/spec/tasks/0/type") {
+                "clone" => {
+                    return text(pr, "/spec/tasks/0/clone/upstreamRef/upstreamRef/name").into();
+                }
+                "upgrade" => return text(pr, "/spec/tasks/0/upgrade/newUpstreamRef/name").into(),
+                "edit" => match self.find(text(pr, "/spec/tasks/0/edit/sourceRef/name")) {
+                    Some(src) => pr = src,
+                    None => return String::new(),
+                },
+                _ => return String::new(),
+            }
+        }
+        String::new()
+    }
+
+    /// The published revisions of `repo`/`package`.
+    fn published(&self, repo: &str, package: &str) -> Vec<&Value> {
+        self.0
+            .iter()
+            .filter(|p| {
+                is_published(p)
+                    && text(p, "/spec/repository") == repo
+                    && text(p, "/spec/packageName") == package
+            })
+            .collect()
+    }
+}
+
+pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteError> {
+    a.validate()?;
+    let remote = conn.connect().await?;
+    let ns = remote.namespace.as_str();
+    let list = PACKAGE_REVISIONS
+        .list(&remote.client, Some(ns), None)
+        .await?;
+    let prs = Revisions(
+        list.get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    if !a.discover.is_empty() {
+        let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
+        let repos = repos
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        return remote::out(&discover(&a, &prs, &repos)?);
+    }
+    let name = &a.names[0];
+    let Some(local) = prs.find(name) else {
+        return Err(RemoteError::Failed(format!(
+            "could not find package revision {name}"
+        )));
+    };
+    // Re-read it: the list may be a moment old.
+    let local = PACKAGE_REVISIONS
+        .get(&remote.client, ns, name_of(local))
+        .await?;
+    let body = upgrade_body(&a, &prs, &local, ns)?;
+    let created = PACKAGE_REVISIONS.create(&remote.client, ns, &body).await?;
+    remote::out(&format!(
+        "{} upgraded to {}\n",
+        name_of(&local),
+        name_of(&created)
+    ))
+}
+
+/// The upgrade PackageRevision for `local`, checking upstream's preconditions.
+fn upgrade_body(
+    a: &UpgradeArgs,
+    prs: &Revisions,
+    local: &Value,
+    ns: &str,
+) -> Result<Value, RemoteError> {
+    let fail = |m: String| Err(RemoteError::Failed(m));
+    if !is_published(local) {
+        return fail(format!(
+            "to upgrade a package, it must be in a published state, not {:?}",
+            lifecycle_of(local)
+        ));
+    }
+    let package = text(local, "/spec/packageName");
+    let old_name = prs.upstream_name(local);
+    if old_name.is_empty() {
+        return fail(format!(
+            "upstream source not found for package revision {package:?}: no clone or upgrade type package revision was found in the history of the package"
+        ));
+    }
+    let Some(old) = prs.find(&old_name) else {
+        return fail(format!(
+            "upstream package revision {old_name} no longer exists"
+        ));
+    };
+    if !is_published(old) {
+        return fail(format!(
+            "old upstream package revision {old_name} is not published"
+        ));
+    }
+    let candidates = prs.published(
+        text(old, "/spec/repository"),
+        text(old, "/spec/packageName"),
+    );
+    let new = if a.revision == 0 {
+        candidates
+            .into_iter()
+            .filter(|p| revision_of(p) > 0)
+            .max_by_key(|p| revision_of(p))
+    } else {
+        candidates
+            .into_iter()
+            .find(|p| revision_of(p) == a.revision)
+    };
+    let Some(new) = new else {
+        return fail(if a.revision == 0 {
+            format!(
+                "failed to find latest published revision for package {package} (--revision was 0)"
+            )
+        } else {
+            format!(
+                "revision {} does not exist for package {package}",
+                a.revision
+            )
+        });
+    };
+    let strategy = if a.strategy.is_empty() {
+        STRATEGIES[0]
+    } else {
+        a.strategy.as_str()
+    };
+    let task = json!({"type": "upgrade", "upgrade": {
+        "oldUpstreamRef": {"name": old_name},
+        "newUpstreamRef": {"name": name_of(new)},
+        "localPackageRevisionRef": {"name": name_of(local)},
+        "strategy": strategy,
+    }});
+    Ok(package_revision(
+        ns,
+        package,
+        &a.workspace,
+        text(local, "/spec/repository"),
+        task,
+    ))
+}
+
+/// Newer published revisions of the upstream a revision's `upstreamLock` points at, the
+/// upstream repository's name, and the draft name when the lock points at a draft.
+fn available_updates<'a>(
+    pr: &Value,
+    prs: &'a Revisions,
+    repos: &[Value],
+) -> Result<(Vec<&'a Value>, String, String), RemoteError> {
+    let lock_ref = text(pr, "/status/upstreamLock/git/ref");
+    if !pr
+        .pointer("/status/upstreamLock/git")
+        .is_some_and(Value::is_object)
+    {
+        return Ok((Vec::new(), String::new(), String::new()));
+    }
+    let Some(slash) = lock_ref.rfind('/') else {
+        return Err(RemoteError::Failed(format!(
+            "could not parse upstreamLock in Kptfile of package {:?}: malformed upstreamLock.Git.Ref {lock_ref:?}",
+            name_of(pr)
+        )));
+    };
+    let (current, draft) = if lock_ref.starts_with("drafts") {
+        (0, lock_ref[slash + 1..].to_string())
+    } else {
+        let rev = lock_ref[slash + 1..]
+            .trim_start_matches('v')
+            .parse()
+            .unwrap_or(-1);
+        (rev, String::new())
+    };
+    let package = lock_ref[..slash]
+        .trim_start_matches("drafts")
+        .trim_start_matches('/');
+    let with_git = |u: &str| {
+        if u.ends_with(".git") {
+            u.to_string()
+        } else {
+            format!("{u}.git")
+        }
+    };
+    let lock_repo = with_git(text(pr, "/status/upstreamLock/git/repo"));
+    let mut upstream = String::new();
+    let mut updates = Vec::new();
+    for repo in repos {
+        if text(repo, "/spec/type") != "git" || with_git(text(repo, "/spec/git/repo")) != lock_repo
+        {
+            continue;
+        }
+        upstream = name_of(repo).to_string();
+        updates = prs
+            .published(name_of(repo), package)
+            .into_iter()
+            .filter(|p| revision_of(p) > current)
+            .collect();
+    }
+    Ok((updates, upstream, draft))
+}
+
+fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Value]) -> Result<String, RemoteError> {
+    let selected: Vec<&Value> = if a.names.is_empty() || a.discover == "downstream" {
+        prs.0.iter().collect()
+    } else {
+        let mut missing = Vec::new();
+        let found: Vec<&Value> = a
+            .names
+            .iter()
+            .filter_map(|n| {
+                let f = prs.find(n);
+                if f.is_none() {
+                    missing.push(format!("could not find package revision {n}"));
+                }
+                f
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(errors_summary(&missing));
+        }
+        found
+    };
+    let mut w = TabWriter::new();
+    if a.discover == "upstream" {
+        w.write("PACKAGE REVISION\tUPSTREAM REPOSITORY\tUPSTREAM UPDATES\n");
+        for pr in selected {
+            let (updates, upstream, _) = available_updates(pr, prs, repos)?;
+            let cell = if updates.is_empty() {
+                "No update available".to_string()
+            } else {
+                updates
+                    .iter()
+                    .map(|u| format!("v{}", revision_of(u)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            w.write(&format!("{}\t{upstream}\t{cell}\n", name_of(pr)));
+        }
+        return Ok(w.finish());
+    }
+    let mut rows: Vec<[String; 3]> = Vec::new();
+    for pr in selected {
+        let (updates, _, draft) = available_updates(pr, prs, repos)?;
+        for u in updates {
+            let change = if !draft.is_empty() {
+                format!("(draft {draft:?})->v{}", revision_of(u))
+            } else {
+                let lock_ref = text(pr, "/status/upstreamLock/git/ref");
+                match lock_ref.rfind('v') {
+                    Some(i) => format!("{}->v{}", &lock_ref[i..], revision_of(u)),
+                    None => continue,
+                }
+            };
+            rows.push([name_of(u).to_string(), name_of(pr).to_string(), change]);
+        }
+    }
+    if !a.names.is_empty() {
+        rows.retain(|r| a.names.contains(&r[0]));
+    }
+    rows.sort();
+    if rows.is_empty() {
+        return Ok("All downstream packages are up to date.\n".into());
+    }
+    w.write("PACKAGE REVISION\tDOWNSTREAM PACKAGE\tDOWNSTREAM UPDATE\n");
+    for r in rows {
+        w.write(&format!("{}\n", r.join("\t")));
+    }
+    Ok(w.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(
+        name: &str,
+        repo: &str,
+        pkg: &str,
+        rev: i64,
+        lc: &str,
+        task: Value,
+        lock: Option<(&str, &str)>,
+    ) -> Value {
+        let mut v = json!({"metadata": {"name": name}, "spec": {"repository": repo, "packageName": pkg,
+            "revision": rev, "lifecycle": lc, "tasks": [task]}});
+        if let Some((r, git_ref)) = lock {
+            v["status"] =
+                json!({"upstreamLock": {"type": "git", "git": {"repo": r, "ref": git_ref}}});
+        }
+        v
+    }
+
+    fn world() -> (Revisions, Vec<Value>) {
+        let none = json!({"type": "init"});
+        let clone = json!({"type": "clone", "clone": {"upstreamRef": {"upstreamRef": {"name": "bp.basens.v1"}}}});
+        let prs = Revisions(vec![
+            pr(
+                "bp.basens.v1",
+                "bp",
+                "basens",
+                1,
+                "Published",
+                none.clone(),
+                None,
+            ),
+            pr(
+                "bp.basens.v2",
+                "bp",
+                "basens",
+                2,
+                "Published",
+                none.clone(),
+                None,
+            ),
+            pr("bp.basens.v3", "bp", "basens", 0, "Draft", none, None),
+            pr(
+                "dep.ns.v1",
+                "dep",
+                "ns",
+                1,
+                "Published",
+                clone,
+                Some(("http://h/bp", "basens/v1")),
+            ),
+            pr(
+                "dep.ns.v2",
+                "dep",
+                "ns",
+                2,
+                "Published",
+                json!({"type": "edit", "edit": {"sourceRef": {"name": "dep.ns.v1"}}}),
+                Some(("http://h/bp.git", "basens/v1")),
+            ),
+        ]);
+        let repos = vec![
+            json!({"metadata": {"name": "bp"}, "spec": {"type": "git", "git": {"repo": "http://h/bp.git"}}}),
+        ];
+        (prs, repos)
+    }
+
+    fn args(v: &[&str]) -> UpgradeArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            a: UpgradeArgs,
+        }
+        let mut all = vec!["t"];
+        all.extend_from_slice(v);
+        T::parse_from(all).a
+    }
+
+    #[test]
+    fn upgrade_task_to_latest() {
+        let (prs, _) = world();
+        let local = prs.find("dep.ns.v2").expect("local").clone();
+        let body = upgrade_body(&args(&["dep.ns.v2", "--workspace=v3"]), &prs, &local, "ns")
+            .expect("body");
+        assert_eq!(
+            body["spec"]["tasks"][0]["upgrade"],
+            json!({"oldUpstreamRef": {"name": "bp.basens.v1"}, "newUpstreamRef": {"name": "bp.basens.v2"},
+                   "localPackageRevisionRef": {"name": "dep.ns.v2"}, "strategy": "resource-merge"})
+        );
+        assert_eq!(body["spec"]["packageName"], "ns");
+        let err = upgrade_body(
+            &args(&["x", "--workspace=w", "--revision=9"]),
+            &prs,
+            &local,
+            "ns",
+        )
+        .expect_err("no such revision");
+        assert_eq!(err.to_string(), "revision 9 does not exist for package ns");
+    }
+
+    #[test]
+    fn validation_texts() {
+        let e = |v: &[&str]| args(v).validate().expect_err("refused").to_string();
+        assert_eq!(
+            e(&[]),
+            "SOURCE_PACKAGE_REVISION is a required positional argument"
+        );
+        assert_eq!(e(&["a"]), "workspace is required");
+        assert_eq!(
+            e(&["a", "--revision=-1", "--workspace=w"]),
+            "revision must be positive (and not main)"
+        );
+        assert_eq!(
+            e(&["a", "--workspace=w", "--strategy=x"]),
+            "invalid strategy \"x\"; must be one of: [resource-merge fast-forward force-delete-replace copy-merge]"
+        );
+        assert_eq!(
+            e(&["--discover=x"]),
+            "argument for 'discover' must be one of 'upstream' or 'downstream'"
+        );
+        assert!(args(&["--discover=upstream"]).validate().is_ok());
+    }
+
+    #[test]
+    fn discover_tables() {
+        let (prs, repos) = world();
+        let up =
+            discover(&args(&["--discover=upstream", "dep.ns.v1"]), &prs, &repos).expect("table");
+        assert_eq!(
+            up,
+            "PACKAGE REVISION   UPSTREAM REPOSITORY   UPSTREAM UPDATES\ndep.ns.v1          bp                    v2\n"
+        );
+        let down = discover(&args(&["--discover=downstream"]), &prs, &repos).expect("table");
+        assert_eq!(
+            down,
+            "PACKAGE REVISION   DOWNSTREAM PACKAGE   DOWNSTREAM UPDATE\nbp.basens.v2       dep.ns.v1            v1->v2\nbp.basens.v2       dep.ns.v2            v1->v2\n"
+        );
+        let none = discover(
+            &args(&["--discover=downstream", "bp.basens.v1"]),
+            &prs,
+            &repos,
+        )
+        .expect("table");
+        assert_eq!(none, "All downstream packages are up to date.\n");
+    }
+}
