@@ -44,6 +44,9 @@ pub struct ResourceKind {
     /// Decodes a Kubernetes protobuf body (kubectl sends built-in kinds that way); `None`
     /// answers protobuf with 415.
     pub protobuf: Option<ProtobufDecoder>,
+    /// Put in front of the optimistic-concurrency message (Porch's kinds answer it as
+    /// `Internal error occurred: Operation cannot be fulfilled …`, and clients match the text).
+    pub conflict_prefix: &'static str,
 }
 
 /// Turns a protobuf request body into the object's JSON form.
@@ -74,6 +77,7 @@ impl ResourceKind {
             .to_vec(),
             hooks: Arc::new(NoHooks),
             protobuf: None,
+            conflict_prefix: "",
         }
     }
 
@@ -108,7 +112,9 @@ impl ResourceKind {
     }
 
     pub fn conflict(&self, name: &str) -> ApiError {
-        ApiError::conflict(&self.group, &self.plural, name)
+        let mut e = ApiError::conflict(&self.group, &self.plural, name);
+        e.message.insert_str(0, self.conflict_prefix);
+        e
     }
 
     pub fn invalid(&self, name: &str, causes: Vec<FieldError>) -> ApiError {

@@ -119,7 +119,7 @@ fn parse_fields(s: &str, allowed: &[String]) -> Result<Vec<FieldReq>, ApiError> 
         let path = path.trim();
         if path != "metadata.name"
             && path != "metadata.namespace"
-            && !allowed.iter().any(|a| a == path)
+            && !allowed.iter().any(|a| field_allowed(a, path))
         {
             return Err(bad(format!(
                 "\"{path}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"{}",
@@ -136,6 +136,17 @@ fn parse_fields(s: &str, allowed: &[String]) -> Result<Vec<FieldReq>, ApiError> 
         });
     }
     Ok(out)
+}
+
+/// `allowed` names a path exactly, or ends in `[]` to accept any `[<key>]` there
+/// (e.g. `spec.packageMetadata.labels[]` accepts `spec.packageMetadata.labels[team]`).
+fn field_allowed(allowed: &str, path: &str) -> bool {
+    match allowed.strip_suffix("[]") {
+        Some(prefix) => path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']')),
+        None => allowed == path,
+    }
 }
 
 /// Splits on commas that are not inside parentheses.

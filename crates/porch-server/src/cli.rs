@@ -60,6 +60,11 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     pub shutdown_grace_seconds: u64,
 
+    /// Let Kptfile pipelines run `exec:` functions (any executable on this machine, as the
+    /// server's user). Off by default: package content would otherwise choose what runs.
+    #[arg(long)]
+    pub allow_exec_functions: bool,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -1,6 +1,7 @@
 //! The `RepositoryOpener` backed by porch-git: registers the repository on a shared mirror
-//! pool, syncs it once (the Ready condition reports the outcome) and keeps it synced on its
-//! schedule until the Repository is deleted or changed.
+//! pool and with the engine (whose first sync the Ready condition reports), and keeps it
+//! synced on its schedule, feeding change reports to the engine, until the Repository is
+//! deleted or changed.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use porch_core::names::RepositoryName;
 use porch_core::repository::Repository as _;
+use porch_engine::Engine;
 use porch_git::{GitAuth, GitOptions, GitRepository, MirrorPool, RepoSpec, SyncLoop};
 
 use crate::opener::{Credentials, Opened, RepositoryOpener, RepositoryTarget};
@@ -18,15 +20,17 @@ type Key = (String, String);
 pub struct GitOpener {
     pool: MirrorPool,
     options: GitOptions,
+    engine: Engine,
     open: Mutex<HashMap<Key, (Arc<GitRepository>, SyncLoop)>>,
 }
 
 impl GitOpener {
     /// Mirrors live under `<data_dir>/git`.
-    pub fn new(data_dir: &Path) -> Self {
+    pub fn new(data_dir: &Path, engine: Engine) -> Self {
         Self {
             pool: MirrorPool::new(data_dir),
             options: GitOptions::new(data_dir),
+            engine,
             open: Mutex::new(HashMap::new()),
         }
     }
@@ -73,12 +77,24 @@ impl RepositoryOpener for GitOpener {
         }
         let repo = GitRepository::open(&self.pool, &self.options, Self::spec(target)?)
             .map_err(|e| e.to_string())?;
-        repo.sync().await.map_err(|e| e.to_string())?;
+        let name = repo.name().clone();
+        self.engine.unregister(&target.namespace, &name);
+        self.engine
+            .register(&target.namespace, repo.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        if let Some(status) = self.engine.repository_status(&target.namespace, &name)
+            && !status.ready
+        {
+            self.engine.unregister(&target.namespace, &name);
+            return Err(status.message);
+        }
         let status = repo.status();
+        let (engine, namespace) = (self.engine.clone(), target.namespace.clone());
         let sync = porch_git::spawn_sync_loop(
             repo.clone(),
             self.options.default_sync_period,
-            Arc::new(|_, _| {}),
+            Arc::new(move |name, report| engine.apply_change_report(&namespace, name, report)),
         )
         .map_err(|e| e.to_string())?;
         if let Ok(mut open) = self.open.lock() {
@@ -94,6 +110,9 @@ impl RepositoryOpener for GitOpener {
         if let Ok(mut open) = self.open.lock() {
             // Dropping the SyncLoop aborts it.
             open.remove(&(namespace.to_string(), name.to_string()));
+        }
+        if let Ok(name) = RepositoryName::discovered(name) {
+            self.engine.unregister(namespace, &name);
         }
     }
 }

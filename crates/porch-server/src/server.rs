@@ -84,7 +84,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
     );
     let hub = WatchHub::attach(&store, 4096);
-    let registry = resources::registry(&store, &hub);
+    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(
+        kpt::runtime::Runtimes::new()
+            .with(krm_functions::Builtins)
+            .with(if args.allow_exec_functions {
+                kpt::runtime::exec::ExecRuntime::allowed()
+            } else {
+                kpt::runtime::exec::ExecRuntime::denied()
+            }),
+    );
+    let engine = porch_engine::Engine::new(store.clone(), runtime);
+    let registry = resources::registry(&store, &hub, &engine);
     resources::ensure_default_namespaces(&registry)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -126,7 +136,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
     {
         let secrets = registry.find("", "v1", "secrets").cloned();
-        let opener: Arc<dyn RepositoryOpener> = Arc::new(GitOpener::new(&args.data_dir));
+        let opener: Arc<dyn RepositoryOpener> =
+            Arc::new(GitOpener::new(&args.data_dir, engine.clone()));
         tokio::spawn(controller::run(repos, secrets, opener));
     }
 

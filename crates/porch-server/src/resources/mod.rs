@@ -1,6 +1,7 @@
 //! The resources porch-server serves standalone, with their columns, schemas and hooks.
 
 mod core;
+mod packagerevisions;
 mod repository;
 mod variants;
 
@@ -11,13 +12,19 @@ use porch_core::store::MetadataStore;
 
 pub use core::ensure_default_namespaces;
 
-/// Builds the registry: core `v1` namespaces and secrets, and the `config.porch.kpt.dev` kinds.
-pub fn registry(store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) -> Registry {
+/// Builds the registry: core `v1` namespaces and secrets, the `config.porch.kpt.dev` kinds,
+/// and the `porch.kpt.dev` kinds served by `engine`.
+pub fn registry(
+    store: &Arc<dyn MetadataStore>,
+    hub: &Arc<WatchHub>,
+    engine: &porch_engine::Engine,
+) -> Registry {
     let mut reg = Registry::new();
     core::register(&mut reg, store, hub);
     reg.add_generic(repository::kind(), store, hub);
     reg.add_generic(variants::package_variant_kind(), store, hub);
     reg.add_generic(variants::package_variant_set_kind(), store, hub);
+    packagerevisions::register(&mut reg, engine);
     reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");
     reg
 }

@@ -253,3 +253,4 @@ pub fn fake_bare_repo(dir: &Path, name: &str) -> String {
     ]);
     format!("file://{}", bare.display())
 }
+pub mod porch;

@@ -1,0 +1,382 @@
+//! `packagerevisions` served from the engine: get/list from its index, create with one task,
+//! updates split into metadata and lifecycle changes, the `approval` subresource, delete, and
+//! watch from the event log.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use porch_apiserver::{
+    ApiError, Expect, ListOptions, ListResult, RequestContext, ResourceBackend, WatchItem,
+    WatchStart, WatchStream,
+};
+use porch_core::lifecycle::{Endpoint, Lifecycle};
+use porch_core::revision::Author;
+use porch_core::store::EventType;
+use porch_engine::{CreateRequest, Engine, PackageRevision};
+use serde_json::Value;
+
+use super::convert::{self, api_error, revision_json, str_at, string_map, wire_rv};
+use super::events::{EventLog, LogItem, LoggedEvent, Resume};
+use super::select;
+
+const PLURAL: &str = "packagerevisions";
+
+pub struct RevisionBackend {
+    pub engine: Engine,
+    pub log: Arc<EventLog>,
+}
+
+fn err(name: &str) -> impl Fn(porch_engine::EngineError) -> ApiError + '_ {
+    move |e| api_error(e, PLURAL, name)
+}
+
+fn author(ctx: &RequestContext) -> Author {
+    if ctx.user.is_empty() {
+        Author::porch()
+    } else {
+        Author {
+            name: ctx.user.clone(),
+            email: ctx.user.clone(),
+        }
+    }
+}
+
+fn lifecycle_of(obj: &Value) -> Result<Lifecycle, ApiError> {
+    str_at(obj, "/spec/lifecycle").parse().map_err(|e| {
+        ApiError::new(porch_core::ErrorKind::Invalid, format!("{e}")).with_details(
+            convert::str_at(obj, "/metadata/name"),
+            convert::GROUP,
+            "PackageRevision",
+        )
+    })
+}
+
+/// The engine's version of `current` if the request's expectation holds.
+fn expected_version(
+    current: &PackageRevision,
+    expect: Expect,
+    name: &str,
+) -> Result<String, ApiError> {
+    match expect {
+        Expect::Any => Ok(current.resource_version.clone()),
+        Expect::ResourceVersion(rv) if rv == wire_rv(&current.resource_version) => {
+            Ok(current.resource_version.clone())
+        }
+        Expect::ResourceVersion(_) => Err(convert::conflict(PLURAL, name)),
+    }
+}
+
+impl RevisionBackend {
+    fn list_objects(&self, namespace: Option<&str>, options: &ListOptions) -> Vec<Value> {
+        self.engine
+            .list(&select::prefilter(namespace, &options.selectors))
+            .iter()
+            .map(revision_json)
+            .filter(|o| select::matches(&options.selectors, o))
+            .collect()
+    }
+
+    /// Applies metadata and lifecycle changes of `new` to the revision `name`.
+    async fn apply_update(
+        &self,
+        ctx: &RequestContext,
+        namespace: &str,
+        name: &str,
+        new: &Value,
+        mut rv: String,
+        endpoint: Endpoint,
+    ) -> Result<PackageRevision, ApiError> {
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        let to = lifecycle_of(new)?;
+        let mut labels = string_map(new, "/metadata/labels");
+        labels.remove(porch_engine::LATEST_REVISION_LABEL);
+        let annotations = string_map(new, "/metadata/annotations");
+        let mut stored_labels = current.labels.clone();
+        stored_labels.remove(porch_engine::LATEST_REVISION_LABEL);
+        let mut result = current.clone();
+        if endpoint == Endpoint::Update
+            && (labels != stored_labels || annotations != current.annotations)
+        {
+            result = self
+                .engine
+                .update_metadata(namespace, name, &rv, labels, annotations)
+                .await
+                .map_err(err(name))?;
+            rv = result.resource_version.clone();
+        }
+        if to != current.lifecycle {
+            result = self
+                .engine
+                .update_lifecycle(namespace, name, Some(&rv), to, endpoint, author(ctx))
+                .await
+                .map_err(err(name))?;
+        }
+        Ok(result)
+    }
+}
+
+#[async_trait::async_trait]
+impl ResourceBackend for RevisionBackend {
+    async fn get(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        self.engine
+            .get(namespace, name)
+            .map(|pr| revision_json(&pr))
+            .map_err(err(name))
+    }
+
+    async fn list(
+        &self,
+        _: &RequestContext,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<ListResult, ApiError> {
+        select::validate(&options.selectors)?;
+        let resource_version = self.log.latest();
+        let items = self
+            .list_objects(namespace, options)
+            .into_iter()
+            .map(|o| Arc::from(serde_json::to_vec(&o).unwrap_or_default()))
+            .collect();
+        Ok(ListResult {
+            items,
+            resource_version,
+            continue_token: None,
+            remaining_item_count: None,
+        })
+    }
+
+    async fn create(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        obj: Value,
+    ) -> Result<Value, ApiError> {
+        let req = CreateRequest {
+            namespace: namespace.to_owned(),
+            repository: str_at(&obj, "/spec/repository").to_owned(),
+            package: str_at(&obj, "/spec/packageName").to_owned(),
+            workspace: str_at(&obj, "/spec/workspaceName").to_owned(),
+            tasks: convert::tasks(&obj)?,
+            labels: string_map(&obj, "/metadata/labels"),
+            annotations: string_map(&obj, "/metadata/annotations"),
+        };
+        let name = "(new creation)";
+        let pr = self.engine.create(req).await.map_err(err(name))?;
+        Ok(revision_json(&pr))
+    }
+
+    async fn update(
+        &self,
+        ctx: &RequestContext,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        expect: Expect,
+    ) -> Result<Value, ApiError> {
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        let rv = expected_version(&current, expect, name)?;
+        let pr = self
+            .apply_update(ctx, namespace, name, &obj, rv, Endpoint::Update)
+            .await?;
+        Ok(revision_json(&pr))
+    }
+
+    async fn delete(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+        expect: Expect,
+    ) -> Result<Value, ApiError> {
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        let rv = expected_version(&current, expect, name)?;
+        let pr = self
+            .engine
+            .delete(namespace, name, Some(&rv))
+            .await
+            .map_err(err(name))?;
+        Ok(revision_json(&pr))
+    }
+
+    async fn watch(
+        &self,
+        _: &RequestContext,
+        namespace: Option<&str>,
+        start: WatchStart,
+        options: &ListOptions,
+    ) -> Result<WatchStream, ApiError> {
+        select::validate(&options.selectors)?;
+        // Subscribe first, then list or replay, so nothing falls in between.
+        let rx = self.log.subscribe();
+        let mut initial: Vec<WatchItem> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let after = match start {
+            WatchStart::Now { initial_events } => {
+                let at = self.log.latest();
+                for obj in self.list_objects(namespace, options) {
+                    seen.insert(str_at(&obj, "/metadata/name").to_owned());
+                    initial.push(WatchItem::Event {
+                        event_type: EventType::Added,
+                        object: Arc::from(serde_json::to_vec(&obj).unwrap_or_default()),
+                    });
+                }
+                if initial_events {
+                    initial.push(WatchItem::Bookmark {
+                        resource_version: at,
+                        initial_events_end: true,
+                    });
+                }
+                at
+            }
+            WatchStart::After(rv) => match self.log.resume(rv) {
+                Resume::Gone => {
+                    return Err(ApiError::gone(format!("too old resource version: {rv}")));
+                }
+                Resume::From { replay, after } => {
+                    // Objects the client already has (from its list) count as seen.
+                    for obj in self.list_objects(namespace, options) {
+                        seen.insert(str_at(&obj, "/metadata/name").to_owned());
+                    }
+                    let mut filter = Filter {
+                        namespace: namespace.map(str::to_owned),
+                        selectors: options.selectors.clone(),
+                        seen: std::mem::take(&mut seen),
+                    };
+                    for ev in &replay {
+                        if let Some(item) = filter.apply(ev) {
+                            initial.push(item);
+                        }
+                    }
+                    seen = filter.seen;
+                    replay.last().map_or(after, |e| e.seq)
+                }
+            },
+        };
+        let filter = Filter {
+            namespace: namespace.map(str::to_owned),
+            selectors: options.selectors.clone(),
+            seen,
+        };
+        let live = tokio_stream_from(rx, after, filter);
+        Ok(Box::pin(futures::stream::iter(initial).chain(live)))
+    }
+
+    async fn subresource(
+        &self,
+        ctx: &RequestContext,
+        namespace: &str,
+        name: &str,
+        subresource: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ApiError> {
+        if subresource != "approval" {
+            return Err(ApiError::not_found(convert::GROUP, subresource, name));
+        }
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        let Some(new) = body else {
+            return Ok(revision_json(&current));
+        };
+        let expect = match porch_apiserver_rv(&new)? {
+            Some(rv) => Expect::ResourceVersion(rv),
+            None => Expect::Any,
+        };
+        let rv = expected_version(&current, expect, name)?;
+        let pr = self
+            .apply_update(ctx, namespace, name, &new, rv, Endpoint::Approval)
+            .await?;
+        Ok(revision_json(&pr))
+    }
+}
+
+fn porch_apiserver_rv(obj: &Value) -> Result<Option<u64>, ApiError> {
+    match obj.pointer("/metadata/resourceVersion") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {s:?}"))),
+        Some(_) => Err(ApiError::bad_request(
+            "metadata.resourceVersion must be a string",
+        )),
+    }
+}
+
+/// Turns log events into what one watcher should see: namespace and selectors applied, with
+/// ADDED/DELETED when an object enters or leaves the selection.
+struct Filter {
+    namespace: Option<String>,
+    selectors: porch_apiserver::Selectors,
+    seen: HashSet<String>,
+}
+
+impl Filter {
+    fn apply(&mut self, ev: &LoggedEvent) -> Option<WatchItem> {
+        if self
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| *ns != ev.revision.namespace)
+        {
+            return None;
+        }
+        let obj = revision_json(&ev.revision);
+        let name = str_at(&obj, "/metadata/name").to_owned();
+        let now = ev.event_type != EventType::Deleted && select::matches(&self.selectors, &obj);
+        let was = self.seen.contains(&name);
+        let event_type = match (was, now) {
+            (false, false) => return None,
+            (false, true) => {
+                self.seen.insert(name);
+                EventType::Added
+            }
+            (true, true) => EventType::Modified,
+            (true, false) => {
+                self.seen.remove(&name);
+                EventType::Deleted
+            }
+        };
+        Some(WatchItem::Event {
+            event_type,
+            object: Arc::from(serde_json::to_vec(&obj).unwrap_or_default()),
+        })
+    }
+}
+
+fn tokio_stream_from(
+    rx: tokio::sync::broadcast::Receiver<LogItem>,
+    after: u64,
+    filter: Filter,
+) -> impl futures::Stream<Item = WatchItem> + Send {
+    futures::stream::unfold(
+        (rx, after, filter, false),
+        |(mut rx, after, mut filter, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                match rx.recv().await {
+                    Ok(LogItem::Event(ev)) if ev.seq <= after => continue,
+                    Ok(LogItem::Event(ev)) => {
+                        let seq = ev.seq;
+                        if let Some(item) = filter.apply(&ev) {
+                            return Some((item, (rx, seq, filter, false)));
+                        }
+                    }
+                    Ok(LogItem::Reset)
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let gone =
+                            WatchItem::Error(ApiError::gone("the watch fell behind; list again"));
+                        return Some((gone, (rx, after, filter, true)));
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        },
+    )
+}

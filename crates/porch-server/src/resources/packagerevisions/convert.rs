@@ -1,0 +1,256 @@
+//! Engine values to and from the wire: `PackageRevision`, `PackageRevisionResources` and
+//! `PorchPackage` JSON (spec §2-4), resourceVersions, and engine errors as `Status` errors.
+
+use std::collections::BTreeMap;
+
+use porch_apiserver::ApiError;
+use porch_core::ErrorKind;
+use porch_core::revision::Task;
+use porch_engine::{EngineError, PackageRevision, RenderStatus};
+use serde_json::{Map, Value, json};
+
+pub const GROUP: &str = "porch.kpt.dev";
+pub const API_VERSION: &str = "porch.kpt.dev/v1alpha1";
+
+/// The prefix Porch puts on engine failures (it answers them as 500 InternalError). We answer
+/// with the status code the error kind calls for but keep the text: porchctl's golden outputs
+/// and scripts match on it.
+pub const PORCH_PREFIX: &str = "Internal error occurred: ";
+
+/// Git-backed resourceVersions (commit SHAs) live above this; store counters below it.
+const SHA_SPACE: u64 = 1 << 60;
+
+/// The wire resourceVersion of an engine version: the store's counter as is, a commit SHA as
+/// a number derived from its first 56 bits. Deterministic, so every reader of one state sees
+/// the same value, and it changes whenever the commit does.
+pub fn wire_rv(engine_rv: &str) -> u64 {
+    if let Ok(n) = engine_rv.parse::<u64>() {
+        return n;
+    }
+    let prefix: String = engine_rv.chars().take(14).collect();
+    SHA_SPACE + u64::from_str_radix(&prefix, 16).unwrap_or(0)
+}
+
+fn map_or_skip(m: &BTreeMap<String, String>) -> Option<Value> {
+    (!m.is_empty()).then(|| json!(m))
+}
+
+fn insert_opt(map: &mut Map<String, Value>, key: &str, v: Option<Value>) {
+    if let Some(v) = v {
+        map.insert(key.into(), v);
+    }
+}
+
+/// `metadata` shared by a revision and its resources.
+fn metadata(pr: &PackageRevision, with_labels: bool) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), pr.name().as_str().into());
+    m.insert("namespace".into(), pr.namespace.clone().into());
+    m.insert("uid".into(), pr.key.uid(&pr.namespace).to_string().into());
+    m.insert(
+        "resourceVersion".into(),
+        wire_rv(&pr.resource_version).to_string().into(),
+    );
+    if let Some(t) = pr.creation_timestamp.or(pr.publish_timestamp) {
+        m.insert("creationTimestamp".into(), t.to_rfc3339().into());
+    }
+    if with_labels {
+        insert_opt(&mut m, "labels", map_or_skip(&pr.labels));
+        insert_opt(&mut m, "annotations", map_or_skip(&pr.annotations));
+    }
+    Value::Object(m)
+}
+
+/// A `PackageRevision` object.
+pub fn revision_json(pr: &PackageRevision) -> Value {
+    let mut spec = Map::new();
+    spec.insert("packageName".into(), pr.key.package.as_str().into());
+    spec.insert("repository".into(), pr.key.repository.as_str().into());
+    spec.insert("workspaceName".into(), pr.key.workspace.as_str().into());
+    let revision = pr.key.revision.get();
+    if revision != 0 {
+        spec.insert("revision".into(), revision.into());
+    }
+    spec.insert("lifecycle".into(), pr.lifecycle.as_str().into());
+    if !pr.tasks.is_empty() {
+        spec.insert("tasks".into(), json!(pr.tasks));
+    }
+    let mut status = Map::new();
+    insert_opt(
+        &mut status,
+        "upstreamLock",
+        pr.upstream_lock.as_ref().map(|l| json!(l)),
+    );
+    insert_opt(
+        &mut status,
+        "selfLock",
+        pr.self_lock.as_ref().map(|l| json!(l)),
+    );
+    if pr.lifecycle.is_published() {
+        insert_opt(
+            &mut status,
+            "publishedBy",
+            pr.published_by.clone().map(Value::from),
+        );
+        insert_opt(
+            &mut status,
+            "publishTimestamp",
+            pr.publish_timestamp.map(|t| t.to_rfc3339().into()),
+        );
+    }
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": "PackageRevision",
+        "metadata": metadata(pr, true),
+        "spec": spec,
+        "status": status,
+    })
+}
+
+/// Files as the wire map (UTF-8 text; other bytes are replaced, as Porch only carries text).
+pub fn files_json(files: &porch_core::repository::PackageFiles) -> Value {
+    let map: Map<String, Value> = files
+        .iter()
+        .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned().into()))
+        .collect();
+    Value::Object(map)
+}
+
+/// A `PackageRevisionResources` object; `render` only in update responses.
+pub fn resources_json(
+    pr: &PackageRevision,
+    files: &porch_core::repository::PackageFiles,
+    render: Option<&RenderStatus>,
+) -> Value {
+    let mut spec = Map::new();
+    spec.insert("packageName".into(), pr.key.package.as_str().into());
+    spec.insert("workspaceName".into(), pr.key.workspace.as_str().into());
+    let revision = pr.key.revision.get();
+    if revision != 0 {
+        spec.insert("revision".into(), revision.into());
+    }
+    spec.insert("repository".into(), pr.key.repository.as_str().into());
+    spec.insert("resources".into(), files_json(files));
+    let render_status = match render {
+        Some(r) if !r.results.is_empty() || !r.error.is_empty() => json!({
+            "result": result_list(r),
+            "error": r.error,
+        }),
+        _ => json!({"error": ""}),
+    };
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": "PackageRevisionResources",
+        "metadata": metadata(pr, true),
+        "spec": spec,
+        "status": {"renderStatus": render_status},
+    })
+}
+
+/// kpt's `FunctionResultList` for `status.renderStatus.result`.
+fn result_list(r: &RenderStatus) -> Value {
+    let items: Vec<Value> = r
+        .results
+        .iter()
+        .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+        .collect();
+    let failed = r
+        .results
+        .iter()
+        .find_map(|s| (s.exit_code != 0).then_some(s.exit_code))
+        .unwrap_or(i32::from(!r.error.is_empty()));
+    json!({
+        "apiVersion": "kpt.dev/v1",
+        "kind": "FunctionResultList",
+        "metadata": {"name": "fnresults"},
+        "exitCode": failed,
+        "items": items,
+    })
+}
+
+/// Reads a string at a JSON pointer.
+pub fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
+    obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A string map at a JSON pointer (non-string values are skipped).
+pub fn string_map(obj: &Value, pointer: &str) -> BTreeMap<String, String> {
+    obj.pointer(pointer)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `spec.tasks` of a request.
+pub fn tasks(obj: &Value) -> Result<Vec<Task>, ApiError> {
+    match obj.pointer("/spec/tasks") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| ApiError::bad_request(format!("spec.tasks: {e}"))),
+    }
+}
+
+/// Maps an engine error to the `Status` Porch clients expect for `name`.
+pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
+    let kind = e.kind();
+    let message = e.to_string();
+    match (&e, kind) {
+        (EngineError::NotFound(_), _) | (_, ErrorKind::NotFound) => {
+            ApiError::new(ErrorKind::NotFound, message).with_details(name, GROUP, plural)
+        }
+        (EngineError::Forbidden(_), _) => {
+            ApiError::new(ErrorKind::Forbidden, message).with_details(name, GROUP, plural)
+        }
+        (EngineError::Transition(_), _) | (EngineError::Name(_), _) => ApiError::new(
+            ErrorKind::Invalid,
+            format!("PackageRevision.{GROUP} \"{name}\" is invalid: {message}"),
+        )
+        .with_details(name, GROUP, "PackageRevision"),
+        (EngineError::Conflict(m), _)
+            if m.starts_with("another request is already in progress") =>
+        {
+            ApiError::new(ErrorKind::Conflict, message).with_details(name, GROUP, plural)
+        }
+        (EngineError::Conflict(m), _) if m.starts_with("Operation cannot be fulfilled") => {
+            conflict(plural, name)
+        }
+        _ => ApiError::new(kind, format!("{PORCH_PREFIX}{message}"))
+            .with_details(name, GROUP, plural),
+    }
+}
+
+/// 409 with Porch's optimistic-concurrency text (Porch answers it as a 500).
+pub fn conflict(plural: &str, name: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::Conflict,
+        format!(
+            "{PORCH_PREFIX}Operation cannot be fulfilled on {plural}.{GROUP} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+        ),
+    )
+    .with_details(name, GROUP, plural)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_versions_are_stable_and_disjoint() {
+        assert_eq!(wire_rv("42"), 42);
+        let a = wire_rv("0123456789abcdef0123456789abcdef01234567");
+        assert_eq!(a, wire_rv("0123456789abcdef0123456789abcdef01234567"));
+        assert!(a >= SHA_SPACE);
+        assert_ne!(a, wire_rv("1123456789abcdef0123456789abcdef01234567"));
+    }
+
+    #[test]
+    fn conflict_keeps_porch_text() {
+        let e = conflict("packagerevisionresources", "git.p.ws");
+        assert_eq!(e.code_and_reason().0, 409);
+        assert!(e.message.starts_with("Internal error occurred: Operation cannot be fulfilled on packagerevisionresources.porch.kpt.dev \"git.p.ws\""));
+    }
+}
