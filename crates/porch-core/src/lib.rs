@@ -15,5 +15,6 @@ pub mod names;
 pub mod repository;
 pub mod revision;
 pub mod store;
+pub mod upstream;
 
 pub use error::ErrorKind;

@@ -194,6 +194,17 @@ pub trait Repository: Send + Sync {
         key: PackageRevisionKey,
     ) -> BoxFuture<'_, Result<PackageFiles, RepositoryError>>;
 
+    /// One file of a revision (`None` when absent). The engine reads each revision's
+    /// Kptfile when it enters its index; adapters with a blob cache should override this
+    /// default, which reads every file of the revision.
+    fn read_file(
+        &self,
+        key: PackageRevisionKey,
+        path: String,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, RepositoryError>> {
+        Box::pin(async move { Ok(self.read_files(key).await?.remove(&path)) })
+    }
+
     /// Publishes a revision; returns it with its assigned number.
     fn publish(
         &self,

@@ -6,16 +6,23 @@ use porch_core::lifecycle::Lifecycle;
 use porch_core::names::{PackagePath, PackageRevisionName, RepositoryName, WorkspaceName};
 use porch_core::repository::PackageFiles;
 use porch_core::revision::{InitTask, Locator, Task, Timestamp};
-use porch_core::store::StoreError;
+use porch_core::store::{Precondition, StoreError};
+use porch_core::upstream::UpstreamFetch;
 use tracing::Instrument;
 
 use crate::drafts::{DraftMeta, StoredDraft};
 use crate::engine::{Engine, not_found};
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
+use crate::kptinfo::KptfileEdit;
 use crate::model::{CreateRequest, LATEST_REVISION_LABEL, PackageRevision};
+use crate::objmeta::{ObjectMeta, meta_key};
 use crate::render::render;
+use crate::store::{Change, at};
 use crate::tasks;
+
+/// The package context ConfigMap file (`kptfile.kpt.dev`).
+const PACKAGE_CONTEXT: &str = "package-context.yaml";
 
 impl Engine {
     /// Creates a Draft from `req` (validation, uniqueness, task, render, store).
@@ -23,13 +30,25 @@ impl Engine {
         let repository = RepositoryName::new(&req.repository)?;
         let id: RepoId = (req.namespace.clone(), repository);
         let (_, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.create(
+            &req.namespace,
+            &req.repository,
+            &req.package,
+            &req.workspace,
+        )?;
         let span = tracing::info_span!(
             "create",
             revision = %format!("{}.{}.{}", req.repository, req.package.replace('/', "."), req.workspace)
         );
         let this = self.clone();
         queue
-            .run(async move { this.create_now(id, req).await }.instrument(span))
+            .run(
+                async move {
+                    let _guard = guard;
+                    this.create_now(id, req).await
+                }
+                .instrument(span),
+            )
             .await?
     }
 
@@ -55,7 +74,7 @@ impl Engine {
         });
         self.check_unique(&id, &package, &workspace, &task.task_type)?;
 
-        let (files, upstream_lock) = match task.task_type.as_str() {
+        let (mut files, upstream_lock) = match task.task_type.as_str() {
             "init" => (
                 tasks::init_files(&package, &task.init.clone().unwrap_or_default()),
                 None,
@@ -69,6 +88,23 @@ impl Engine {
                 )));
             }
         };
+
+        if task.task_type == "clone" && self.is_deployment(&id) {
+            // Deployment repositories get a package context naming the new package (§9.3).
+            files.insert(
+                PACKAGE_CONTEXT.to_owned(),
+                kpt::pkg::init::package_context(package.package(), Some(package.as_str()))
+                    .into_bytes(),
+            );
+        }
+        KptfileEdit {
+            package_metadata: req.package_metadata.as_ref(),
+            readiness_gates: (!req.readiness_gates.is_empty())
+                .then_some(req.readiness_gates.as_slice()),
+            conditions: None,
+            additive: true,
+        }
+        .apply(&mut files)?;
 
         let rendered = render(
             self.inner.runtime.clone(),
@@ -91,16 +127,40 @@ impl Engine {
             workspace,
             lifecycle: Lifecycle::Draft,
             tasks: vec![task],
-            labels: req.labels,
-            annotations: req.annotations,
             upstream_lock,
             created: now(),
             resource_version: 0,
+            kpt: Default::default(),
         };
-        let meta = self
+        let draft = StoredDraft::new(meta, &rendered.files);
+        let mut meta = draft.meta.clone();
+        let mut object = ObjectMeta::new(
+            req.labels,
+            req.annotations,
+            req.finalizers,
+            req.owner_references,
+        );
+        // A record left by an earlier revision of this name is replaced, never inherited.
+        let stale = self.object_meta(&id, name.as_str()).is_some();
+        let mut changes = vec![Change::PutDraft(Box::new(draft), at(None))];
+        let store_meta = !object.same_content(&ObjectMeta::default());
+        if store_meta {
+            changes.push(Change::PutMeta {
+                namespace: id.0.clone(),
+                name: name.as_str().to_owned(),
+                meta: object.clone(),
+                precondition: Precondition::None,
+            });
+        } else if stale {
+            changes.push(Change::DeleteMeta(
+                meta_key(&id.0, name.as_str()),
+                Precondition::None,
+            ));
+        }
+        let rvs = self
             .inner
-            .drafts
-            .put(StoredDraft::new(meta, &rendered.files), None)
+            .store
+            .commit(changes)
             .await
             .map_err(|e| match e {
                 EngineError::Store(StoreError::AlreadyExists(_)) => EngineError::AlreadyExists(
@@ -108,9 +168,16 @@ impl Engine {
                 ),
                 other => other,
             })?;
+        meta.resource_version = rvs.first().copied().unwrap_or_default();
+        object.resource_version = rvs.get(1).copied().unwrap_or_default();
         tracing::info!("draft created");
         self.mutate(&id, |ix| {
             ix.drafts.insert(name.as_str().to_owned(), meta);
+            if store_meta {
+                ix.meta.insert(name.as_str().to_owned(), object);
+            } else {
+                ix.meta.remove(name.as_str());
+            }
         });
         self.get(&id.0, name.as_str())
     }
@@ -170,10 +237,21 @@ impl Engine {
             .as_ref()
             .map(|c| &c.upstream)
             .ok_or_else(|| EngineError::Invalid("clone task has no clone parameters".into()))?;
-        let Some(source_name) = upstream.upstream_ref.as_ref().map(|r| r.name.as_str()) else {
-            return Err(EngineError::Invalid(
-                "clone from a raw git or oci location is not supported yet; clone a registered package revision (upstreamRef.name)".into(),
-            ));
+        let Some(source_name) = upstream
+            .upstream_ref
+            .as_ref()
+            .map(|r| r.name.as_str())
+            .filter(|n| !n.is_empty())
+        else {
+            return match (&upstream.git, upstream.origin_type.as_str()) {
+                (Some(git), "git" | "") => self.clone_git(namespace, package, git).await,
+                (_, "oci") => Err(EngineError::Invalid(
+                    "clone from OCI is not implemented".into(),
+                )),
+                _ => Err(EngineError::Invalid(
+                    "clone task must name an upstream: upstreamRef.name or git".into(),
+                )),
+            };
         };
         let source = self.get(namespace, source_name)?;
         if source.key.revision == porch_core::names::Revision::PLACEHOLDER {
@@ -185,6 +263,44 @@ impl Engine {
         let files = self.files_of(&source).await?;
         let files = tasks::clone_files(files, package, source.self_lock.as_ref())?;
         Ok((files, source.self_lock))
+    }
+
+    /// Clone from a git repository that is not registered (§9.3), through the fetcher.
+    async fn clone_git(
+        &self,
+        namespace: &str,
+        package: &PackagePath,
+        git: &porch_core::revision::GitUpstream,
+    ) -> Result<(PackageFiles, Option<Locator>)> {
+        let fetcher = self.fetcher().ok_or_else(|| {
+            EngineError::Invalid(
+                "clone from a git repository that is not registered is not enabled on this server"
+                    .into(),
+            )
+        })?;
+        if git.repo.is_empty() {
+            return Err(EngineError::Invalid(
+                "clone.upstreamRef.git.repo is required".into(),
+            ));
+        }
+        let fetched = fetcher
+            .fetch(UpstreamFetch {
+                namespace: namespace.to_owned(),
+                repo: git.repo.clone(),
+                git_ref: git.git_ref.clone(),
+                directory: git.directory.clone(),
+                secret_ref: Some(git.secret_ref.name.clone()).filter(|s| !s.is_empty()),
+            })
+            .await
+            .map_err(|e| EngineError::repo(&git.repo, e))?;
+        let lock = Locator::git(porch_core::revision::GitLock {
+            repo: git.repo.clone(),
+            directory: git.directory.clone(),
+            git_ref: git.git_ref.clone(),
+            commit: fetched.commit,
+        });
+        let files = tasks::clone_files(fetched.files, package, Some(&lock))?;
+        Ok((files, Some(lock)))
     }
 
     async fn edit_source(
@@ -221,6 +337,12 @@ impl Engine {
         }
         let files = self.files_of(&source).await?;
         Ok((files, source.upstream_lock))
+    }
+}
+
+impl Engine {
+    fn is_deployment(&self, id: &RepoId) -> bool {
+        self.with_index(id, |ix| ix.deployment).unwrap_or(false)
     }
 }
 

@@ -1,8 +1,8 @@
 //! Drafts and proposed revisions in the metadata store: one JSON object per revision holding
-//! its metadata and files, written with compare-and-swap on the store's resourceVersion.
+//! its identity, lifecycle, task and files. Object metadata (labels, finalizers, …) lives
+//! in its own record (`objmeta.rs`) so it outlives the draft; store access is `store.rs`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -10,12 +10,11 @@ use porch_core::lifecycle::Lifecycle;
 use porch_core::names::{PackagePath, RepositoryName, Revision, WorkspaceName};
 use porch_core::repository::PackageFiles;
 use porch_core::revision::{Locator, PackageRevisionKey, Task, Timestamp};
-use porch_core::store::{
-    ListQuery, MetadataStore, ObjectKey, Precondition, ResourceVersion, Write, WriteOp,
-};
+use porch_core::store::{ObjectKey, ResourceVersion};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{EngineError, Result};
+use crate::kptinfo::KptInfo;
 
 /// Store resource holding engine drafts (internal; not served as is).
 pub(crate) const DRAFT_RESOURCE: &str = "engine.porch.kpt.dev/drafts";
@@ -32,15 +31,15 @@ pub(crate) struct DraftMeta {
     #[serde(default)]
     pub tasks: Vec<Task>,
     #[serde(default)]
-    pub labels: BTreeMap<String, String>,
-    #[serde(default)]
-    pub annotations: BTreeMap<String, String>,
-    #[serde(default)]
     pub upstream_lock: Option<Locator>,
     pub created: Timestamp,
     /// Stamped by the store at write time.
     #[serde(default)]
     pub resource_version: ResourceVersion,
+    /// The served Kptfile fields, computed from the files whenever they are set or loaded
+    /// (never stored: the files are the truth).
+    #[serde(skip)]
+    pub kpt: KptInfo,
 }
 
 impl DraftMeta {
@@ -73,7 +72,8 @@ pub(crate) struct StoredDraft {
 }
 
 impl StoredDraft {
-    pub(crate) fn new(meta: DraftMeta, files: &PackageFiles) -> Self {
+    pub(crate) fn new(mut meta: DraftMeta, files: &PackageFiles) -> Self {
+        meta.kpt = KptInfo::from_files(files);
         let files = files
             .iter()
             .map(|(p, c)| (p.clone(), STANDARD.encode(c)))
@@ -93,122 +93,17 @@ impl StoredDraft {
             .collect()
     }
 
-    fn decode(data: &[u8]) -> Result<Self> {
-        serde_json::from_slice(data)
-            .map_err(|e| EngineError::Internal(format!("stored draft is corrupt: {e}")))
-    }
-}
-
-/// Blocking store access, run off the async runtime.
-#[derive(Clone)]
-pub(crate) struct DraftStore {
-    store: Arc<dyn MetadataStore>,
-}
-
-impl DraftStore {
-    pub(crate) fn new(store: Arc<dyn MetadataStore>) -> Self {
-        DraftStore { store }
+    /// Decodes a stored draft and computes its served Kptfile fields.
+    pub(crate) fn decode(data: &[u8], resource_version: ResourceVersion) -> Result<Self> {
+        let mut d: StoredDraft = serde_json::from_slice(data)
+            .map_err(|e| EngineError::Internal(format!("stored draft is corrupt: {e}")))?;
+        d.meta.resource_version = resource_version;
+        d.meta.kpt = KptInfo::from_files(&d.files()?);
+        Ok(d)
     }
 
-    async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&dyn MetadataStore) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(store.as_ref()))
-            .await
-            .map_err(|e| EngineError::Internal(format!("store task failed: {e}")))?
-    }
-
-    /// Every stored draft of `repository` in `namespace`.
-    pub(crate) async fn list(
-        &self,
-        namespace: &str,
-        repository: &RepositoryName,
-    ) -> Result<Vec<DraftMeta>> {
-        let (ns, repo) = (namespace.to_owned(), repository.clone());
-        self.blocking(move |s| {
-            let page = s.list(&ListQuery {
-                resource: DRAFT_RESOURCE.into(),
-                namespace: Some(ns),
-                ..ListQuery::default()
-            })?;
-            let prefix = format!("{repo}.");
-            let mut out = Vec::new();
-            for obj in page.items {
-                if !obj.key.name.starts_with(&prefix) {
-                    continue;
-                }
-                let mut d = StoredDraft::decode(&obj.data)?;
-                if d.meta.repository == repo {
-                    d.meta.resource_version = obj.resource_version;
-                    out.push(d.meta);
-                }
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    /// One draft with its files.
-    pub(crate) async fn get(&self, key: ObjectKey) -> Result<StoredDraft> {
-        self.blocking(move |s| {
-            let obj = s
-                .get(&key)?
-                .ok_or_else(|| EngineError::NotFound(key.name.clone()))?;
-            let mut d = StoredDraft::decode(&obj.data)?;
-            d.meta.resource_version = obj.resource_version;
-            Ok(d)
-        })
-        .await
-    }
-
-    /// Writes `draft` if the stored version is `expected` (`None`: must not exist yet);
-    /// returns its metadata with the new resourceVersion.
-    pub(crate) async fn put(
-        &self,
-        draft: StoredDraft,
-        expected: Option<ResourceVersion>,
-    ) -> Result<DraftMeta> {
-        let key = draft.meta.object_key();
-        let mut meta = draft.meta.clone();
-        let precondition = expected.map_or(Precondition::MustNotExist, |rv| {
-            Precondition::ResourceVersion(rv)
-        });
-        let events = self
-            .blocking(move |s| {
-                let write = Write {
-                    key,
-                    precondition,
-                    op: WriteOp::Put(Box::new(move |rv, _| {
-                        let mut d = draft;
-                        d.meta.resource_version = rv;
-                        serde_json::to_vec(&d).expect("a draft always serializes to JSON")
-                    })),
-                };
-                Ok(s.write(vec![write])?)
-            })
-            .await?;
-        meta.resource_version = events
-            .first()
-            .map(|e| e.object.resource_version)
-            .ok_or_else(|| EngineError::Internal("store wrote nothing".into()))?;
-        Ok(meta)
-    }
-
-    /// Deletes the draft if it is still at `expected`.
-    pub(crate) async fn delete(&self, key: ObjectKey, expected: ResourceVersion) -> Result<()> {
-        self.blocking(move |s| {
-            s.write(vec![Write {
-                key,
-                precondition: Precondition::ResourceVersion(expected),
-                op: WriteOp::Delete(Box::new(|_, old| {
-                    old.map(<[u8]>::to_vec).unwrap_or_default()
-                })),
-            }])?;
-            Ok(())
-        })
-        .await
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a draft always serializes to JSON")
     }
 }
 

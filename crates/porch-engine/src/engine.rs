@@ -10,14 +10,16 @@ use porch_core::repository::{
     ChangeReport, ListFilter, PackageFiles, Repository, RepositoryStatus,
 };
 use porch_core::store::MetadataStore;
+use porch_core::upstream::UpstreamFetcher;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
-use crate::drafts::DraftStore;
 use crate::error::{EngineError, Result};
 use crate::index::{self, RepoId, RepoIndex};
-use crate::model::{EngineEvent, ListOptions, Origin, PackageRevision};
+use crate::inflight::InFlight;
+use crate::model::{EngineEvent, ListOptions, Origin, PackageRevision, RegisterOptions};
 use crate::queue::SerialQueue;
+use crate::store::Store;
 
 /// Listings the index loads: with each revision's creating task (`spec.tasks`), which the
 /// adapter caches by commit.
@@ -41,9 +43,13 @@ struct RepoState {
 
 pub(crate) struct Inner {
     repos: RwLock<HashMap<RepoId, RepoState>>,
-    pub(crate) drafts: DraftStore,
+    pub(crate) store: Store,
     pub(crate) runtime: Arc<dyn FunctionRuntime>,
     events: broadcast::Sender<EngineEvent>,
+    /// Operations in progress, for Porch's try-locks.
+    pub(crate) in_flight: InFlight,
+    /// Fetches raw git upstreams for `clone` tasks (none: such clones are refused).
+    pub(crate) fetcher: RwLock<Option<Arc<dyn UpstreamFetcher>>>,
 }
 
 /// The package orchestration engine. Cheap to clone (a shared handle).
@@ -65,9 +71,11 @@ impl Engine {
         Engine {
             inner: Arc::new(Inner {
                 repos: RwLock::new(HashMap::new()),
-                drafts: DraftStore::new(store),
+                store: Store::new(store),
                 runtime,
                 events,
+                in_flight: InFlight::default(),
+                fetcher: RwLock::new(None),
             }),
         }
     }
@@ -77,13 +85,42 @@ impl Engine {
         self.inner.events.subscribe()
     }
 
-    /// Registers a repository of `namespace`: loads its drafts from the store and syncs it.
-    /// A failing sync does not fail the registration (the repository shows as not ready and
-    /// lists what it has); it is returned by [`Engine::repository_status`].
-    /// Must be called inside a tokio runtime.
+    /// Lets `clone` tasks fetch raw git upstreams (`clone.upstreamRef.git`) through `fetcher`.
+    pub fn set_upstream_fetcher(&self, fetcher: Arc<dyn UpstreamFetcher>) {
+        *self
+            .inner
+            .fetcher
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(fetcher);
+    }
+
+    pub(crate) fn fetcher(&self) -> Option<Arc<dyn UpstreamFetcher>> {
+        self.inner
+            .fetcher
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// [`Engine::register_with`] with default options (not a deployment repository).
     pub async fn register(&self, namespace: &str, repo: Arc<dyn Repository>) -> Result<()> {
+        self.register_with(namespace, repo, RegisterOptions::default())
+            .await
+    }
+
+    /// Registers a repository of `namespace`: loads its drafts and object metadata from the
+    /// store and syncs it. A failing sync does not fail the registration (the repository
+    /// shows as not ready and lists what it has); it is returned by
+    /// [`Engine::repository_status`]. Must be called inside a tokio runtime.
+    pub async fn register_with(
+        &self,
+        namespace: &str,
+        repo: Arc<dyn Repository>,
+        options: RegisterOptions,
+    ) -> Result<()> {
         let id: RepoId = (namespace.to_owned(), repo.name().clone());
-        let drafts = self.inner.drafts.list(namespace, &id.1).await?;
+        let drafts = self.inner.store.list_drafts(namespace, &id.1).await?;
+        let metas = self.inner.store.list_meta(namespace, &id.1).await?;
         {
             let mut repos = self.write_repos();
             if repos.contains_key(&id) {
@@ -97,7 +134,10 @@ impl Engine {
                 RepoState {
                     repo,
                     queue: SerialQueue::spawn(),
-                    index: RepoIndex::default(),
+                    index: RepoIndex {
+                        deployment: options.deployment,
+                        ..RepoIndex::default()
+                    },
                 },
             );
         }
@@ -105,6 +145,7 @@ impl Engine {
             for d in drafts {
                 ix.drafts.insert(d.key().name().as_str().to_owned(), d);
             }
+            ix.meta.extend(metas);
         });
         if let Err(e) = self.sync(namespace, &id.1).await {
             tracing::warn!(repository = %id.1, "initial sync failed: {e}");
@@ -139,15 +180,34 @@ impl Engine {
                     let loaded = this.with_index(&id, |ix| ix.loaded).unwrap_or(false);
                     let result = match repo.sync().await {
                         Ok(report) if loaded => Ok(Some(with_tasks(repo.as_ref(), report).await)),
-                        Ok(_) => repo.list(FULL).await.map(|all| {
-                            this.mutate(&id, |ix| ix.replace_git(all));
-                            None
-                        }),
+                        Ok(_) => match repo.list(FULL).await {
+                            Ok(all) => {
+                                let kpt = this.load_kpt(&id, repo.as_ref(), &all).await;
+                                this.mutate(&id, |ix| {
+                                    ix.replace_git(all);
+                                    ix.add_kpt(kpt);
+                                });
+                                Ok(None)
+                            }
+                            Err(e) => Err(e),
+                        },
                         Err(e) => Err(e),
                     };
                     match result {
                         Ok(Some(report)) => {
-                            this.apply_change_report(&id.0, &id.1, report);
+                            let metas: Vec<_> = report
+                                .added
+                                .iter()
+                                .chain(&report.changed)
+                                .cloned()
+                                .collect();
+                            let kpt = this.load_kpt(&id, repo.as_ref(), &metas).await;
+                            if !report.is_empty() {
+                                this.mutate(&id, |ix| {
+                                    ix.apply_report(report);
+                                    ix.add_kpt(kpt);
+                                });
+                            }
                             Ok(())
                         }
                         Ok(None) => Ok(()),
@@ -164,6 +224,8 @@ impl Engine {
     }
 
     /// Applies a change report obtained elsewhere (e.g. a `porch_git::SyncLoop` callback).
+    /// The report is applied at once; the Kptfile fields of new commits are read afterwards
+    /// on the repository's queue (their revisions then show a MODIFIED event).
     pub fn apply_change_report(
         &self,
         namespace: &str,
@@ -173,9 +235,9 @@ impl Engine {
         if report.is_empty() {
             return;
         }
-        self.mutate(&(namespace.to_owned(), name.clone()), |ix| {
-            ix.apply_report(report)
-        });
+        let id = (namespace.to_owned(), name.clone());
+        self.mutate(&id, |ix| ix.apply_report(report));
+        self.spawn_kpt_fill(id);
     }
 
     /// The adapter's status plus the last sync error the engine saw.
@@ -247,7 +309,7 @@ impl Engine {
         match pr.origin {
             Origin::Store => {
                 let key = crate::drafts::object_key(&pr.namespace, &pr.name());
-                self.inner.drafts.get(key).await?.files()
+                self.inner.store.get_draft(key).await?.files()
             }
             Origin::Git => {
                 let (repo, _) = self.handle(&(pr.namespace.clone(), pr.key.repository.clone()))?;

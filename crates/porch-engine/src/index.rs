@@ -2,8 +2,13 @@
 //! listings/change reports (git) and by the engine's own store writes (drafts). Reads never
 //! touch git or the store. Views carry Porch's object names and the computed
 //! latest-revision label; every mutation is diffed into [`EngineEvent`]s.
+//!
+//! Everything a view serves is computed when it enters the index: the Kptfile fields of git
+//! revisions are loaded once per commit (`git_kpt`), those of drafts when their files are
+//! written, and object metadata is kept by object name (`meta`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use porch_core::lifecycle::Lifecycle;
 use porch_core::names::{PackagePath, RepositoryName};
@@ -12,7 +17,9 @@ use porch_core::revision::PackageRevisionMeta;
 use porch_core::store::EventType;
 
 use crate::drafts::DraftMeta;
+use crate::kptinfo::KptInfo;
 use crate::model::{EngineEvent, LATEST_REVISION_LABEL, Origin, PackageRevision};
+use crate::objmeta::ObjectMeta;
 
 /// Repositories are identified by (namespace, name).
 pub(crate) type RepoId = (String, RepositoryName);
@@ -24,6 +31,12 @@ pub(crate) struct RepoIndex {
     pub git: BTreeMap<String, PackageRevisionMeta>,
     /// Drafts/proposed revisions in the store, by object name (they shadow git entries).
     pub drafts: BTreeMap<String, DraftMeta>,
+    /// Stored object metadata, by object name (any origin).
+    pub meta: BTreeMap<String, ObjectMeta>,
+    /// Kptfile fields of git revisions, by object name, with the commit they were read at.
+    pub git_kpt: HashMap<String, (String, Arc<KptInfo>)>,
+    /// The repository is a deployment repository.
+    pub deployment: bool,
     /// Has a full listing been loaded?
     pub loaded: bool,
     /// Last sync error, if the last sync failed.
@@ -39,6 +52,7 @@ impl RepoIndex {
             .collect();
         self.loaded = true;
         self.error = None;
+        self.prune_kpt();
     }
 
     /// Replace the git entries of one package with a fresh listing of it.
@@ -51,6 +65,20 @@ impl RepoIndex {
         for m in metas {
             self.git.insert(m.key.name().as_str().to_owned(), m);
         }
+        self.prune_kpt();
+    }
+
+    /// Records Kptfile fields read for git revisions (name, commit, fields).
+    pub(crate) fn add_kpt(&mut self, loaded: Vec<(String, String, Arc<KptInfo>)>) {
+        for (name, commit, info) in loaded {
+            self.git_kpt.insert(name, (commit, info));
+        }
+    }
+
+    /// Forgets Kptfile fields of revisions no longer in git.
+    fn prune_kpt(&mut self) {
+        let git = &self.git;
+        self.git_kpt.retain(|name, _| git.contains_key(name));
     }
 
     /// Apply a sync's change report.
@@ -77,6 +105,7 @@ impl RepoIndex {
             self.git.insert(name, m);
         }
         self.error = None;
+        self.prune_kpt();
     }
 
     /// Every revision as the API sees it, by object name.
@@ -92,10 +121,10 @@ impl RepoIndex {
         for (name, m) in &self.git {
             let is_latest = m.lifecycle.is_published()
                 && latest.get(&m.key.package) == Some(&m.key.revision.get());
-            out.insert(name.clone(), git_view(namespace, m, is_latest));
+            out.insert(name.clone(), self.git_view(namespace, name, m, is_latest));
         }
         for (name, d) in &self.drafts {
-            out.insert(name.clone(), draft_view(d));
+            out.insert(name.clone(), self.draft_view(name, d));
         }
         out
     }
@@ -108,48 +137,114 @@ impl RepoIndex {
     }
 }
 
-fn git_view(namespace: &str, m: &PackageRevisionMeta, latest: bool) -> PackageRevision {
-    let mut labels = BTreeMap::new();
-    if latest {
-        labels.insert(LATEST_REVISION_LABEL.to_owned(), "true".to_owned());
+impl RepoIndex {
+    /// Kptfile fields of git revision `name` if they were read at `commit`.
+    pub(crate) fn kpt_at(&self, name: &str, commit: &str) -> Option<&Arc<KptInfo>> {
+        self.git_kpt
+            .get(name)
+            .filter(|(c, _)| c == commit)
+            .map(|(_, k)| k)
     }
-    PackageRevision {
-        namespace: namespace.to_owned(),
-        key: m.key.clone(),
-        lifecycle: m.lifecycle,
-        resource_version: m.commit.clone(),
-        labels,
-        annotations: BTreeMap::new(),
-        tasks: m.tasks.clone(),
-        self_lock: Some(m.self_lock.clone()),
-        upstream_lock: m.upstream_lock.clone(),
-        published_by: m.published_by.clone(),
-        publish_timestamp: m.publish_timestamp,
-        creation_timestamp: m.publish_timestamp,
-        latest,
-        origin: Origin::Git,
+
+    fn git_view(
+        &self,
+        namespace: &str,
+        name: &str,
+        m: &PackageRevisionMeta,
+        latest: bool,
+    ) -> PackageRevision {
+        let meta = self.meta.get(name);
+        // A metadata write must change the version clients see, but the commit stays the
+        // git part of it (and is all there is without stored metadata).
+        let resource_version = match meta {
+            Some(o) => format!("{}.{}", m.commit, o.resource_version),
+            None => m.commit.clone(),
+        };
+        let mut pr = PackageRevision {
+            namespace: namespace.to_owned(),
+            key: m.key.clone(),
+            lifecycle: m.lifecycle,
+            resource_version,
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
+            tasks: m.tasks.clone(),
+            self_lock: Some(m.self_lock.clone()),
+            upstream_lock: m.upstream_lock.clone(),
+            published_by: m.published_by.clone(),
+            publish_timestamp: m.publish_timestamp,
+            creation_timestamp: m.publish_timestamp,
+            latest,
+            origin: Origin::Git,
+            package_metadata: Default::default(),
+            readiness_gates: Vec::new(),
+            conditions: Vec::new(),
+            deployment: self.deployment,
+            finalizers: Vec::new(),
+            owner_references: Vec::new(),
+            deletion_timestamp: None,
+        };
+        if let Some(k) = self.kpt_at(name, &m.commit) {
+            set_kpt(&mut pr, k);
+        }
+        set_meta(&mut pr, meta);
+        pr
+    }
+
+    fn draft_view(&self, name: &str, d: &DraftMeta) -> PackageRevision {
+        let meta = self.meta.get(name);
+        // The store's resourceVersion is one counter for all records, so the larger of the
+        // two records' versions changes whenever either does.
+        let rv = meta
+            .map_or(0, |m| m.resource_version)
+            .max(d.resource_version);
+        let mut pr = PackageRevision {
+            namespace: d.namespace.clone(),
+            key: d.key(),
+            lifecycle: d.lifecycle,
+            resource_version: rv.to_string(),
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
+            tasks: d.tasks.clone(),
+            self_lock: None,
+            upstream_lock: d.upstream_lock.clone(),
+            published_by: None,
+            publish_timestamp: None,
+            creation_timestamp: Some(d.created),
+            latest: false,
+            origin: Origin::Store,
+            package_metadata: Default::default(),
+            readiness_gates: Vec::new(),
+            conditions: Vec::new(),
+            deployment: self.deployment,
+            finalizers: Vec::new(),
+            owner_references: Vec::new(),
+            deletion_timestamp: None,
+        };
+        set_kpt(&mut pr, &d.kpt);
+        set_meta(&mut pr, meta);
+        pr
     }
 }
 
-pub(crate) fn draft_view(d: &DraftMeta) -> PackageRevision {
-    let mut labels = d.labels.clone();
-    // Only Porch sets this label, and never on drafts.
-    labels.remove(LATEST_REVISION_LABEL);
-    PackageRevision {
-        namespace: d.namespace.clone(),
-        key: d.key(),
-        lifecycle: d.lifecycle,
-        resource_version: d.resource_version.to_string(),
-        labels,
-        annotations: d.annotations.clone(),
-        tasks: d.tasks.clone(),
-        self_lock: None,
-        upstream_lock: d.upstream_lock.clone(),
-        published_by: None,
-        publish_timestamp: None,
-        creation_timestamp: Some(d.created),
-        latest: false,
-        origin: Origin::Store,
+fn set_kpt(pr: &mut PackageRevision, k: &KptInfo) {
+    pr.package_metadata = k.package_metadata.clone();
+    pr.readiness_gates = k.readiness_gates.clone();
+    pr.conditions = k.conditions.clone();
+}
+
+fn set_meta(pr: &mut PackageRevision, meta: Option<&ObjectMeta>) {
+    if let Some(o) = meta {
+        pr.labels = o.labels.clone();
+        // Only Porch sets this label.
+        pr.labels.remove(LATEST_REVISION_LABEL);
+        pr.annotations = o.annotations.clone();
+        pr.finalizers = o.finalizers.clone();
+        pr.owner_references = o.owner_references.clone();
+        pr.deletion_timestamp = o.deletion_timestamp;
+    }
+    if pr.latest {
+        pr.labels
+            .insert(LATEST_REVISION_LABEL.to_owned(), "true".to_owned());
     }
 }
 

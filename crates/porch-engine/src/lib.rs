@@ -4,16 +4,27 @@
 //! - keeps an in-memory **index** of every revision of every registered repository, fed by
 //!   repository listings and sync change reports plus its own writes, so reads never touch
 //!   git or the store and one broken repository never fails a list; views carry Porch's
-//!   object names and the computed `kpt.dev/latest-revision` label;
+//!   object names, the computed `kpt.dev/latest-revision` label, `status.deployment`, and
+//!   the Kptfile's `packageMetadata`/`readinessGates`/`conditions`, read once per commit
+//!   when a revision enters the index;
 //! - stores **drafts and proposed revisions** (metadata and files) in the `MetadataStore`,
 //!   with compare-and-swap on the store's resourceVersion;
+//! - keeps **object metadata** (labels, annotations, finalizers, ownerReferences,
+//!   deletionTimestamp) of every revision, published ones and placeholders included, in
+//!   its own store record per object name, so it survives lifecycle changes, restarts and
+//!   syncs ([`Engine::update_metadata`] takes a [`MetadataUpdate`]); a metadata write
+//!   changes the revision's resourceVersion (git revisions: `<commit>.<store version>`);
 //! - **creates** drafts with one task (`init`, `clone` from a registered revision, `edit`,
-//!   `upgrade` by 3-way merge),
-//!   validating names and (repository, package, workspace) uniqueness on full paths;
-//! - **updates resources** with render-on-write through the Kptfile pipeline;
-//! - updates **labels and annotations** of drafts and proposed revisions;
+//!   `upgrade` by 3-way merge), merging `spec.packageMetadata`/`readinessGates` into the
+//!   Kptfile, validating names and (repository, package, workspace) uniqueness on full paths;
+//! - **updates resources** with comment healing and render-on-write through the Kptfile
+//!   pipeline; Draft metadata updates rewrite the Kptfile fields and re-render;
 //! - runs **lifecycle transitions** (propose, reject, approve = publish through the
-//!   `Repository` port, propose-delete and undo) and **deletes** by Porch's rules;
+//!   `Repository` port, refused until every readiness gate has a `True` condition,
+//!   propose-delete and undo) and **deletes** by Porch's rules, waiting for finalizers
+//!   with a deletionTimestamp;
+//! - refuses a **concurrent** create of the same identity or update/delete of the same
+//!   object with Porch's try-lock Conflict messages;
 //! - emits every change, including ones found by a sync, on an **event bus**
 //!   ([`Engine::subscribe`]) the API layer turns into watch events.
 //!
@@ -23,28 +34,35 @@
 //! What it does not do: HTTP, Kubernetes wire types or selectors (the API layer converts
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets
 //! (callers register `Arc<dyn Repository>`); schedule syncs (callers call [`Engine::sync`] or
-//! feed [`Engine::apply_change_report`]). Not yet: raw git/oci clones, metadata
-//! (labels/annotations/finalizers) of published revisions, comment healing on resource
-//! updates, finalizers/deletionTimestamp, or mirroring drafts to git.
+//! feed [`Engine::apply_change_report`]). Not yet: raw git/oci clones, deployment
+//! package-context on clone, mirroring drafts to git, changing drafts written to git by
+//! another server, or cleaning object metadata of revisions removed by someone else.
 
 mod create;
 mod drafts;
 mod engine;
 mod error;
+mod heal;
 mod index;
+mod inflight;
+mod kptinfo;
+mod kptload;
 mod lifecycle;
 mod metadata;
 mod model;
+mod objmeta;
 mod queue;
 mod render;
 mod resources;
+mod store;
 mod tasks;
 mod upgrade;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use model::{
-    CreateRequest, EngineEvent, LATEST_REVISION_LABEL, ListOptions, Origin, PUSH_ON_RENDER_FAILURE,
-    PackageRevision, RenderStatus, ResourcesUpdate,
+    Condition, CreateRequest, EngineEvent, LATEST_REVISION_LABEL, ListOptions, MetadataUpdate,
+    Origin, OwnerReference, PUSH_ON_RENDER_FAILURE, PackageMetadata, PackageRevision,
+    RegisterOptions, RenderStatus, ResourcesUpdate,
 };
 pub use porch_core::lifecycle::Endpoint;

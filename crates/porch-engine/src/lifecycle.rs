@@ -12,12 +12,26 @@ use porch_core::revision::Author;
 use std::sync::Arc;
 use tracing::Instrument;
 
+use porch_core::store::Precondition;
+
 use crate::drafts::{StoredDraft, object_key};
-use crate::engine::Engine;
+use crate::engine::{Engine, not_found};
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
 use crate::model::{Origin, PackageRevision};
-use crate::resources::{check_version, conflict_or};
+use crate::objmeta::meta_key;
+use crate::resources::conflict_or;
+use crate::store::{Change, at};
+
+/// Does every readiness gate have a condition with status `True`? Go Porch leaves this
+/// check to porchctl (§8.7); this server enforces it at approval.
+fn readiness_met(pr: &PackageRevision) -> bool {
+    pr.readiness_gates.iter().all(|gate| {
+        pr.conditions
+            .iter()
+            .any(|c| c.condition_type == *gate && c.status == "True")
+    })
+}
 
 impl Engine {
     /// Moves revision `name` to lifecycle `to` through `endpoint` (main resource or approval).
@@ -33,6 +47,7 @@ impl Engine {
     ) -> Result<PackageRevision> {
         let id = Self::repo_of(namespace, name)?;
         let (repo, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("update_lifecycle", revision = %name, namespace, to = %to);
         let (this, name, rv) = (
             self.clone(),
@@ -42,6 +57,7 @@ impl Engine {
         queue
             .run(
                 async move {
+                    let _guard = guard;
                     this.transition_now(&id, repo, &name, rv.as_deref(), to, endpoint, by)
                         .await
                 }
@@ -75,12 +91,8 @@ impl Engine {
             (Transition::Unchanged, _) => Ok(current),
             (Transition::Propose | Transition::Reject, Origin::Store) => {
                 let key = object_key(&id.0, &current.name());
-                let mut stored = self.inner.drafts.get(key).await?;
-                let expected = check_version(
-                    name,
-                    &current.resource_version,
-                    &stored.meta.resource_version.to_string(),
-                )?;
+                let mut stored = self.inner.store.get_draft(key).await?;
+                let expected = stored.meta.resource_version;
                 let mut files = stored.files()?;
                 if step == Transition::Propose {
                     // Porch re-renders a draft before proposing it; a failure stops the proposal.
@@ -100,19 +112,29 @@ impl Engine {
                     files = rendered.files;
                 }
                 stored.meta.lifecycle = to;
-                let meta = self
+                let draft = StoredDraft::new(stored.meta, &files);
+                let mut meta = draft.meta.clone();
+                meta.resource_version = self
                     .inner
-                    .drafts
-                    .put(StoredDraft::new(stored.meta, &files), Some(expected))
+                    .store
+                    .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
                     .await
-                    .map_err(|e| conflict_or(name, e))?;
+                    .map_err(|e| conflict_or(name, e))?
+                    .first()
+                    .copied()
+                    .unwrap_or_default();
                 tracing::info!("lifecycle changed");
                 self.mutate(id, |ix| {
                     ix.drafts.insert(name.to_owned(), meta);
                 });
                 self.get(&id.0, name)
             }
-            (Transition::Approve, origin) => self.approve(id, repo, &current, origin, by).await,
+            (Transition::Approve, origin) => {
+                if !readiness_met(&current) {
+                    return Err(EngineError::Invalid("readiness conditions not met".into()));
+                }
+                self.approve(id, repo, &current, origin, by).await
+            }
             (Transition::ProposeDelete | Transition::UndoProposeDelete, Origin::Git) => {
                 let proposed = step == Transition::ProposeDelete;
                 let meta = repo
@@ -120,8 +142,12 @@ impl Engine {
                     .await
                     .map_err(|e| EngineError::repo(&id.1, e))?;
                 tracing::info!(proposed, "deletion proposal changed");
+                let kpt = self
+                    .load_kpt(id, repo.as_ref(), std::slice::from_ref(&meta))
+                    .await;
                 self.mutate(id, |ix| {
                     ix.git.insert(name.to_owned(), meta);
+                    ix.add_kpt(kpt);
                 });
                 self.get(&id.0, name)
             }
@@ -146,7 +172,7 @@ impl Engine {
         let name = current.name();
         let (content, stored) = match origin {
             Origin::Store => {
-                let stored = self.inner.drafts.get(object_key(&id.0, &name)).await?;
+                let stored = self.inner.store.get_draft(object_key(&id.0, &name)).await?;
                 let content = PublishContent::Files {
                     files: stored.files()?,
                     task: stored.meta.tasks.first().cloned(),
@@ -168,8 +194,11 @@ impl Engine {
         if let Some(stored) = stored
             && let Err(e) = self
                 .inner
-                .drafts
-                .delete(stored.meta.object_key(), stored.meta.resource_version)
+                .store
+                .commit(vec![Change::DeleteDraft(
+                    stored.meta.object_key(),
+                    at(Some(stored.meta.resource_version)),
+                )])
                 .await
         {
             // The revision is published; a leftover draft record would shadow it after a
@@ -195,9 +224,17 @@ impl Engine {
         };
         let listed = repo.list(filter).await;
         let name = current.name();
+        let deleted = published.is_none();
+        let kpt = match &listed {
+            Ok(metas) => self.load_kpt(id, repo.as_ref(), metas).await,
+            Err(_) => Vec::new(),
+        };
         self.mutate(id, |ix| {
             if current.origin == Origin::Store {
                 ix.drafts.remove(name.as_str());
+            }
+            if deleted {
+                ix.meta.remove(name.as_str());
             }
             match listed {
                 Ok(metas) => ix.replace_package(&current.key.package, metas),
@@ -212,6 +249,7 @@ impl Engine {
             if let Some(m) = published {
                 ix.git.entry(m.key.name().as_str().to_owned()).or_insert(m);
             }
+            ix.add_kpt(kpt);
         });
     }
 
@@ -224,6 +262,7 @@ impl Engine {
     ) -> Result<PackageRevision> {
         let id = Self::repo_of(namespace, name)?;
         let (repo, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("delete", revision = %name, namespace);
         let (this, name, rv) = (
             self.clone(),
@@ -232,8 +271,11 @@ impl Engine {
         );
         queue
             .run(
-                async move { this.delete_now(&id, repo, &name, rv.as_deref()).await }
-                    .instrument(span),
+                async move {
+                    let _guard = guard;
+                    this.delete_now(&id, repo, &name, rv.as_deref()).await
+                }
+                .instrument(span),
             )
             .await?
     }
@@ -261,32 +303,110 @@ impl Engine {
                 "cannot delete package revision, it is referenced as upstream by: {downstream}"
             )));
         }
+        if !current.finalizers.is_empty() {
+            return self.mark_terminating(id, current).await;
+        }
+        self.delete_really(id, &repo, &current).await?;
+        Ok(current)
+    }
+
+    /// A delete of a revision with finalizers only sets its deletionTimestamp (spec §8.6);
+    /// the update that removes the last finalizer deletes it.
+    async fn mark_terminating(
+        &self,
+        id: &RepoId,
+        current: PackageRevision,
+    ) -> Result<PackageRevision> {
+        if current.deletion_timestamp.is_some() {
+            return Ok(current);
+        }
+        let name = current.name();
+        let old = self.object_meta(id, name.as_str()).ok_or_else(|| {
+            EngineError::Internal(format!("finalizers of {name} are not in the index"))
+        })?;
+        let mut meta = old.clone();
+        meta.deletion_timestamp = Some(crate::create::now());
+        meta.resource_version = self
+            .inner
+            .store
+            .commit(vec![Change::PutMeta {
+                namespace: id.0.clone(),
+                name: name.as_str().to_owned(),
+                meta: meta.clone(),
+                precondition: at(Some(old.resource_version)),
+            }])
+            .await
+            .map_err(|e| conflict_or(name.as_str(), e))?
+            .first()
+            .copied()
+            .unwrap_or_default();
+        tracing::info!(finalizers = ?meta.finalizers, "deletion waits for finalizers");
+        self.mutate(id, |ix| {
+            ix.meta.insert(name.as_str().to_owned(), meta);
+        });
+        self.get(&id.0, name.as_str())
+    }
+
+    /// Removes the revision and its object metadata.
+    pub(crate) async fn delete_really(
+        &self,
+        id: &RepoId,
+        repo: &Arc<dyn Repository>,
+        current: &PackageRevision,
+    ) -> Result<()> {
+        let name = current.name();
+        let name = name.as_str();
+        let meta_rv = self.object_meta(id, name).map(|m| m.resource_version);
         match current.origin {
             Origin::Store => {
-                let expected = current.resource_version.parse().map_err(|_| {
-                    EngineError::Internal(format!(
-                        "bad stored resourceVersion {:?}",
-                        current.resource_version
-                    ))
-                })?;
+                let draft_rv = self
+                    .with_index(id, |ix| ix.drafts.get(name).map(|d| d.resource_version))
+                    .flatten()
+                    .ok_or_else(|| not_found(name))?;
+                let mut changes = vec![Change::DeleteDraft(
+                    object_key(&id.0, &current.name()),
+                    at(Some(draft_rv)),
+                )];
+                if let Some(rv) = meta_rv {
+                    changes.push(Change::DeleteMeta(meta_key(&id.0, name), at(Some(rv))));
+                }
                 self.inner
-                    .drafts
-                    .delete(object_key(&id.0, &current.name()), expected)
+                    .store
+                    .commit(changes)
                     .await
                     .map_err(|e| conflict_or(name, e))?;
                 self.mutate(id, |ix| {
                     ix.drafts.remove(name);
+                    ix.meta.remove(name);
                 });
             }
             Origin::Git => {
-                repo.delete(current.key.clone(), Some(current.resource_version.clone()))
+                let commit = self
+                    .with_index(id, |ix| ix.git.get(name).map(|m| m.commit.clone()))
+                    .flatten()
+                    .ok_or_else(|| not_found(name))?;
+                repo.delete(current.key.clone(), Some(commit))
                     .await
                     .map_err(|e| EngineError::repo(&id.1, e))?;
-                self.refresh_package(id, &repo, &current, None).await;
+                if meta_rv.is_some()
+                    && let Err(e) = self
+                        .inner
+                        .store
+                        .commit(vec![Change::DeleteMeta(
+                            meta_key(&id.0, name),
+                            Precondition::None,
+                        )])
+                        .await
+                {
+                    // The revision is gone; a leftover record only matters if the name
+                    // comes back, and create overwrites it then.
+                    tracing::warn!("deleted, but removing the object metadata failed: {e}");
+                }
+                self.refresh_package(id, repo, current, None).await;
             }
         }
         tracing::info!("deleted");
-        Ok(current)
+        Ok(())
     }
 
     /// A revision of the namespace (not a placeholder) whose clone/upgrade task names `name`.

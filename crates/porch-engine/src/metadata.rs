@@ -1,35 +1,51 @@
-//! Object metadata (labels, annotations) of stored drafts and proposed revisions.
+//! Updating a revision's object metadata (labels, annotations, finalizers, ownerReferences)
+//! on any lifecycle, and the Kptfile-backed spec fields of a Draft (spec §2.4, §8.3, §8.6).
 
-use std::collections::BTreeMap;
-
+use porch_core::lifecycle::Lifecycle;
+use porch_core::repository::Repository;
+use std::sync::Arc;
 use tracing::Instrument;
 
 use crate::drafts::{StoredDraft, object_key};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
-use crate::model::{LATEST_REVISION_LABEL, Origin, PackageRevision};
-use crate::resources::{check_version, conflict_or};
+use crate::kptinfo::KptfileEdit;
+use crate::model::{LATEST_REVISION_LABEL, MetadataUpdate, Origin, PackageRevision};
+use crate::objmeta::ObjectMeta;
+use crate::render::render;
+use crate::resources::{check_rv, conflict_or};
+use crate::store::{Change, at};
 
 impl Engine {
-    /// Replaces `metadata.labels` and `metadata.annotations` of a Draft or Proposed revision.
-    /// The computed latest-revision label is never stored. `resource_version` must be current.
+    /// Replaces the object metadata of revision `name` (any lifecycle, the placeholder
+    /// included). `resource_version` must be the current one.
+    ///
+    /// - The computed `kpt.dev/latest-revision` label is never stored; setting it to anything
+    ///   but its computed value is `Invalid`.
+    /// - `package_metadata`, `readiness_gates` and `conditions` (when `Some` and different)
+    ///   rewrite the Kptfile of a Draft and re-render it (a render failure saves nothing);
+    ///   on other lifecycles changing them is `Invalid`.
+    /// - Emptying the finalizers of a terminating revision (one with a
+    ///   `deletion_timestamp`) deletes it; its last state is returned.
+    /// - A concurrent update/lifecycle change/delete of the same object is `Conflict`.
     pub async fn update_metadata(
         &self,
         namespace: &str,
         name: &str,
         resource_version: &str,
-        labels: BTreeMap<String, String>,
-        annotations: BTreeMap<String, String>,
+        update: MetadataUpdate,
     ) -> Result<PackageRevision> {
         let id = Self::repo_of(namespace, name)?;
-        let (_, queue) = self.handle(&id)?;
+        let (repo, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("update_metadata", revision = %name, namespace);
         let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
         queue
             .run(
                 async move {
-                    this.update_metadata_now(&id, &name, &rv, labels, annotations)
+                    let _guard = guard;
+                    this.update_metadata_now(&id, repo, &name, &rv, update)
                         .await
                 }
                 .instrument(span),
@@ -40,37 +56,137 @@ impl Engine {
     async fn update_metadata_now(
         &self,
         id: &RepoId,
+        repo: Arc<dyn Repository>,
         name: &str,
         resource_version: &str,
-        mut labels: BTreeMap<String, String>,
-        annotations: BTreeMap<String, String>,
+        update: MetadataUpdate,
     ) -> Result<PackageRevision> {
         let current = self.get(&id.0, name)?;
-        if current.origin != Origin::Store {
+        check_rv(name, resource_version, &current.resource_version)?;
+        if let Some(v) = update.labels.get(LATEST_REVISION_LABEL)
+            && current.labels.get(LATEST_REVISION_LABEL) != Some(v)
+        {
             return Err(EngineError::Invalid(format!(
-                "metadata of package revision {name} lives in git; storing labels and annotations of published revisions is not supported yet"
+                "metadata.labels[{LATEST_REVISION_LABEL}]: label is managed by porch and cannot be set by users"
             )));
         }
-        let expected = check_version(name, resource_version, &current.resource_version)?;
-        let stored = self
-            .inner
-            .drafts
-            .get(object_key(&id.0, &current.name()))
+        let old = self.object_meta(id, name);
+        let mut meta = ObjectMeta::new(
+            update.labels,
+            update.annotations,
+            update.finalizers,
+            update.owner_references,
+        );
+        meta.deletion_timestamp = current.deletion_timestamp;
+
+        let package_metadata = update
+            .package_metadata
+            .as_ref()
+            .filter(|p| **p != current.package_metadata);
+        let readiness_gates = update
+            .readiness_gates
+            .as_deref()
+            .filter(|g| *g != current.readiness_gates.as_slice());
+        let conditions = update
+            .conditions
+            .as_deref()
+            .filter(|cs| cs.iter().any(|c| !current.conditions.contains(c)));
+        let edit = KptfileEdit {
+            package_metadata,
+            readiness_gates,
+            conditions,
+            additive: false,
+        };
+        let spec_changed = edit.changes_something();
+        if spec_changed
+            && (current.lifecycle != Lifecycle::Draft || current.origin != Origin::Store)
+        {
+            return Err(EngineError::Invalid(format!(
+                "spec can only update package with lifecycle value one of Draft; package revision {name} is {}, so only its metadata may change",
+                current.lifecycle
+            )));
+        }
+
+        if meta.deletion_timestamp.is_some() && meta.finalizers.is_empty() {
+            tracing::info!("last finalizer removed from a terminating revision");
+            self.delete_really(id, &repo, &current).await?;
+            let mut last = current;
+            last.finalizers.clear();
+            return Ok(last);
+        }
+
+        let meta_changed = !old.as_ref().map_or_else(
+            || meta.same_content(&ObjectMeta::default()),
+            |o| o.same_content(&meta),
+        );
+        if !meta_changed && !spec_changed {
+            return Ok(current);
+        }
+
+        let mut changes = Vec::new();
+        let mut draft = None;
+        if spec_changed {
+            let stored = self
+                .inner
+                .store
+                .get_draft(object_key(&id.0, &current.name()))
+                .await?;
+            let expected = stored.meta.resource_version;
+            let mut files = stored.files()?;
+            edit.apply(&mut files)?;
+            let rendered = render(
+                self.inner.runtime.clone(),
+                files,
+                current.key.package.package().to_owned(),
+            )
             .await?;
-        let files = stored.files()?;
-        let mut meta = stored.meta;
-        labels.remove(LATEST_REVISION_LABEL);
-        meta.labels = labels;
-        meta.annotations = annotations;
-        let meta = self
+            if !rendered.status.error.is_empty() {
+                return Err(EngineError::Render {
+                    message: rendered.status.error.clone(),
+                    pushed: false,
+                    status: Box::new(rendered.status),
+                });
+            }
+            let new = StoredDraft::new(stored.meta, &rendered.files);
+            draft = Some(new.meta.clone());
+            changes.push(Change::PutDraft(Box::new(new), at(Some(expected))));
+        }
+        if meta_changed {
+            changes.push(Change::PutMeta {
+                namespace: id.0.clone(),
+                name: name.to_owned(),
+                meta: meta.clone(),
+                precondition: at(old.as_ref().map(|o| o.resource_version)),
+            });
+        }
+        let rvs = self
             .inner
-            .drafts
-            .put(StoredDraft::new(meta, &files), Some(expected))
+            .store
+            .commit(changes)
             .await
             .map_err(|e| conflict_or(name, e))?;
+        let mut rvs = rvs.into_iter();
+        if let Some(d) = draft.as_mut() {
+            d.resource_version = rvs.next().unwrap_or_default();
+        }
+        if meta_changed {
+            meta.resource_version = rvs.next().unwrap_or_default();
+        }
+        tracing::info!(spec_changed, meta_changed, "metadata updated");
         self.mutate(id, |ix| {
-            ix.drafts.insert(name.to_owned(), meta);
+            if let Some(d) = draft {
+                ix.drafts.insert(name.to_owned(), d);
+            }
+            if meta_changed {
+                ix.meta.insert(name.to_owned(), meta);
+            }
         });
         self.get(&id.0, name)
+    }
+
+    /// The stored object metadata of `name`, if any.
+    pub(crate) fn object_meta(&self, id: &RepoId, name: &str) -> Option<ObjectMeta> {
+        self.with_index(id, |ix| ix.meta.get(name).cloned())
+            .flatten()
     }
 }

@@ -7,6 +7,7 @@ use porch_core::lifecycle::Lifecycle;
 use porch_core::names::{PackageRevisionName, RepositoryName};
 use porch_core::revision::{Locator, PackageRevisionKey, Task, Timestamp};
 use porch_core::store::EventType;
+use serde::{Deserialize, Serialize};
 
 /// Label Porch computes on read for the latest published revision of each package.
 pub const LATEST_REVISION_LABEL: &str = "kpt.dev/latest-revision";
@@ -55,6 +56,93 @@ pub struct PackageRevision {
     pub latest: bool,
     /// Where the content lives.
     pub origin: Origin,
+    /// `spec.packageMetadata`: the Kptfile's `metadata.labels`/`annotations`.
+    pub package_metadata: PackageMetadata,
+    /// `spec.readinessGates[].conditionType`: the Kptfile's `info.readinessGates`.
+    pub readiness_gates: Vec<String>,
+    /// `status.conditions`: the Kptfile's `status.conditions`.
+    pub conditions: Vec<Condition>,
+    /// `status.deployment`: the repository is a deployment repository.
+    pub deployment: bool,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+    /// `metadata.ownerReferences`.
+    pub owner_references: Vec<OwnerReference>,
+    /// `metadata.deletionTimestamp`: set when a delete waits for finalizers.
+    pub deletion_timestamp: Option<Timestamp>,
+}
+
+/// `spec.packageMetadata` (mirrors the Kptfile's `metadata.labels`/`annotations`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageMetadata {
+    /// Kptfile `metadata.labels`.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Kptfile `metadata.annotations`.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// One `status.conditions` entry (the Kptfile's condition shape, not `metav1.Condition`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Condition {
+    /// `type`.
+    #[serde(rename = "type")]
+    pub condition_type: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// `reason`.
+    #[serde(default)]
+    pub reason: String,
+    /// `message`.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// One `metadata.ownerReferences` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// `apiVersion` of the owner.
+    pub api_version: String,
+    /// `kind` of the owner.
+    pub kind: String,
+    /// `name` of the owner.
+    pub name: String,
+    /// `uid` of the owner.
+    pub uid: String,
+    /// `controller`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    /// `blockOwnerDeletion`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// The new object metadata of a revision ([`crate::Engine::update_metadata`]). Every
+/// lifecycle takes labels, annotations, finalizers and owner references; the spec fields
+/// (`package_metadata`, `readiness_gates`, `conditions`) change the Kptfile of a Draft and
+/// must be `None` or unchanged otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetadataUpdate {
+    /// `metadata.labels` (replaces; the computed [`LATEST_REVISION_LABEL`] is dropped, and
+    /// may not be set to a value other than the computed one).
+    pub labels: BTreeMap<String, String>,
+    /// `metadata.annotations` (replaces).
+    pub annotations: BTreeMap<String, String>,
+    /// `metadata.finalizers` (replaces). Emptying them on a terminating revision deletes it.
+    pub finalizers: Vec<String>,
+    /// `metadata.ownerReferences` (replaces).
+    pub owner_references: Vec<OwnerReference>,
+    /// `spec.packageMetadata`: `None` keeps it; on a Draft a new value replaces the
+    /// Kptfile's labels and annotations wholesale and re-renders.
+    pub package_metadata: Option<PackageMetadata>,
+    /// `spec.readinessGates` condition types: `None` keeps them; on a Draft a new value is
+    /// written to the Kptfile's `info.readinessGates` and re-renders.
+    pub readiness_gates: Option<Vec<String>>,
+    /// `status.conditions`: `None` keeps them; on a Draft each is upserted (by type) into
+    /// the Kptfile's `status.conditions` and re-renders.
+    pub conditions: Option<Vec<Condition>>,
 }
 
 impl PackageRevision {
@@ -131,6 +219,22 @@ pub struct CreateRequest {
     pub labels: BTreeMap<String, String>,
     /// `metadata.annotations`.
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+    /// `metadata.ownerReferences`.
+    pub owner_references: Vec<OwnerReference>,
+    /// `spec.packageMetadata`: merged additively into the new Kptfile's labels/annotations.
+    pub package_metadata: Option<PackageMetadata>,
+    /// `spec.readinessGates` condition types, added to the new Kptfile's `info.readinessGates`.
+    pub readiness_gates: Vec<String>,
+}
+
+/// Options of [`crate::Engine::register_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegisterOptions {
+    /// Repository `spec.deployment`: revisions report `status.deployment` and clones into
+    /// it regenerate `package-context.yaml`.
+    pub deployment: bool,
 }
 
 /// The render outcome of a resources update (`status.renderStatus`).

@@ -10,8 +10,10 @@ use tracing::Instrument;
 use crate::drafts::{StoredDraft, object_key};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
+use crate::heal::heal_comments;
 use crate::model::{Origin, PUSH_ON_RENDER_FAILURE, ResourcesUpdate};
 use crate::render::render;
+use crate::store::{Change, at};
 
 impl Engine {
     /// Replaces the files of Draft `name` (files absent from `files` are deleted), renders,
@@ -28,12 +30,16 @@ impl Engine {
     ) -> Result<ResourcesUpdate> {
         let id = Self::repo_of(namespace, name)?;
         let (_, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.resources(namespace, name)?;
         let span = tracing::info_span!("update_resources", revision = %name, namespace);
         let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
         queue
             .run(
-                async move { this.update_resources_now(&id, &name, &rv, files).await }
-                    .instrument(span),
+                async move {
+                    let _guard = guard;
+                    this.update_resources_now(&id, &name, &rv, files).await
+                }
+                .instrument(span),
             )
             .await?
             .map(|(revision, render_status)| ResourcesUpdate {
@@ -61,12 +67,14 @@ impl Engine {
                 "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
             )));
         }
-        let expected = check_version(name, resource_version, &current.resource_version)?;
+        check_rv(name, resource_version, &current.resource_version)?;
         let stored = self
             .inner
-            .drafts
-            .get(object_key(&id.0, &current.name()))
+            .store
+            .get_draft(object_key(&id.0, &current.name()))
             .await?;
+        let expected = stored.meta.resource_version;
+        let files = heal_comments(&stored.files()?, files);
         let rendered = render(
             self.inner.runtime.clone(),
             files,
@@ -86,15 +94,17 @@ impl Engine {
                 status: Box::new(rendered.status),
             });
         }
-        let meta = self
+        let draft = StoredDraft::new(stored.meta, &rendered.files);
+        let mut meta = draft.meta.clone();
+        meta.resource_version = self
             .inner
-            .drafts
-            .put(
-                StoredDraft::new(stored.meta, &rendered.files),
-                Some(expected),
-            )
+            .store
+            .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
             .await
-            .map_err(|e| conflict_or(name, e))?;
+            .map_err(|e| conflict_or(name, e))?
+            .first()
+            .copied()
+            .unwrap_or_default();
         tracing::info!(render_failed = failed, "draft resources saved");
         self.mutate(id, |ix| {
             ix.drafts.insert(name.to_owned(), meta);
@@ -103,8 +113,8 @@ impl Engine {
     }
 }
 
-/// Parses and compares an expected store resourceVersion.
-pub(crate) fn check_version(name: &str, given: &str, current: &str) -> Result<u64> {
+/// Compares the resourceVersion an update carries with the current one.
+pub(crate) fn check_rv(name: &str, given: &str, current: &str) -> Result<()> {
     if given.is_empty() {
         return Err(EngineError::Invalid(
             "resourceVersion must be specified for an update".into(),
@@ -113,9 +123,7 @@ pub(crate) fn check_version(name: &str, given: &str, current: &str) -> Result<u6
     if given != current {
         return Err(EngineError::modified(name));
     }
-    current
-        .parse()
-        .map_err(|_| EngineError::Internal(format!("bad stored resourceVersion {current:?}")))
+    Ok(())
 }
 
 /// A lost compare-and-swap in the store is Porch's "object has been modified" conflict.

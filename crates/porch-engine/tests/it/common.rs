@@ -78,6 +78,17 @@ impl World {
         Ok(repo)
     }
 
+    /// A second engine on the same store with `url` registered as `name` (the first engine's
+    /// memory is not shared), as after a restart.
+    pub async fn restart(&self, name: &str, url: &str) -> anyhow::Result<Engine> {
+        let engine = Engine::new(self.store.clone(), Arc::new(Builtins));
+        let data = self.tmp.path().join(format!("data-restart-{name}"));
+        let spec = RepoSpec::new(RepositoryName::new(name)?, url);
+        let repo = GitRepository::open(&MirrorPool::new(&data), &GitOptions::new(&data), spec)?;
+        engine.register(NS, repo).await?;
+        Ok(engine)
+    }
+
     /// Number of drafts in the store.
     pub fn stored_drafts(&self) -> anyhow::Result<usize> {
         Ok(self
@@ -93,6 +104,27 @@ impl World {
     pub fn list(&self) -> Vec<PackageRevision> {
         self.engine.list(&ListOptions::default())
     }
+}
+
+/// Events received so far, as `<TYPE> <name> <lifecycle>`.
+pub fn drain(rx: &mut tokio::sync::broadcast::Receiver<porch_engine::EngineEvent>) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        seen.push(format!(
+            "{} {} {}",
+            e.event_type.as_str(),
+            e.revision.name(),
+            e.revision.lifecycle
+        ));
+    }
+    seen
+}
+
+pub fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
 }
 
 pub fn url(dir: &Path) -> String {

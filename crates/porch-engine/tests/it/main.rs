@@ -4,5 +4,7 @@
 mod common;
 mod create;
 mod discovery;
+mod finalizers;
 mod lifecycle;
+mod metadata;
 mod resources;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use porch_core::ErrorKind;
-use porch_engine::{CreateRequest, EngineError, PUSH_ON_RENDER_FAILURE};
+use porch_engine::{CreateRequest, EngineError, MetadataUpdate, PUSH_ON_RENDER_FAILURE};
 
 use crate::common::{NS, World, init_req};
 
@@ -150,15 +150,22 @@ async fn labels_and_annotations_of_drafts() -> anyhow::Result<()> {
         ),
     ]);
     let annotations = BTreeMap::from([(PUSH_ON_RENDER_FAILURE.to_owned(), "true".to_owned())]);
+    let update = |labels: BTreeMap<String, String>| MetadataUpdate {
+        labels,
+        annotations: annotations.clone(),
+        ..MetadataUpdate::default()
+    };
+    let err = w
+        .engine
+        .update_metadata(NS, "r.app.ws", &d.resource_version, update(labels.clone()))
+        .await
+        .expect_err("the latest-revision label is porch's");
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    let mut labels = labels;
+    labels.remove(porch_engine::LATEST_REVISION_LABEL);
     let u = w
         .engine
-        .update_metadata(
-            NS,
-            "r.app.ws",
-            &d.resource_version,
-            labels.clone(),
-            annotations,
-        )
+        .update_metadata(NS, "r.app.ws", &d.resource_version, update(labels.clone()))
         .await?;
     assert_eq!(
         u.labels,
@@ -174,7 +181,12 @@ async fn labels_and_annotations_of_drafts() -> anyhow::Result<()> {
     assert!(files.contains_key("Kptfile"), "files are kept");
     let err = w
         .engine
-        .update_metadata(NS, "r.app.ws", &d.resource_version, labels, BTreeMap::new())
+        .update_metadata(
+            NS,
+            "r.app.ws",
+            &d.resource_version,
+            MetadataUpdate::default(),
+        )
         .await
         .expect_err("stale");
     assert_eq!(err.kind(), ErrorKind::Conflict);
