@@ -1,137 +1,19 @@
 //! `porchctl repo ...` end to end: the real porch-server binary, a real smart-HTTP git server
 //! with basic auth (porch-testkit), porchctl as a subprocess, and kube-rs to check what landed
-//! on the server. Also replays the upstream `repo-register` CLI golden when the conformance
-//! data is present.
+//! on the server. (The upstream `repo-register` CLI golden runs in `cli_goldens.rs`.)
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::Once;
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, PostParams};
+use common::{PASS, Server, USER, create_namespace, ready_status};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
 use porch_api::Repository;
 use porch_testkit::GitServer;
 use porch_testkit::repos;
-
-const USER: &str = "nephio";
-const PASS: &str = "secret";
-
-/// The porch-server binary: `$PORCH_SERVER_BIN`, else the one cargo built next to porchctl.
-/// When missing (e.g. `cargo test -p porchctl` on a fresh tree) it is built once into a
-/// separate target directory, so the build does not wait on the lock this test run holds.
-fn porch_server_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("PORCH_SERVER_BIN") {
-        return PathBuf::from(p);
-    }
-    let porchctl = Path::new(env!("CARGO_BIN_EXE_porchctl"));
-    let beside = porchctl.with_file_name("porch-server");
-    if beside.exists() {
-        return beside;
-    }
-    static BUILD: Once = Once::new();
-    let target = porchctl
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("porchctl-it");
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "porch-server", "--target-dir"])
-            .arg(&target)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo build -p porch-server");
-        assert!(status.success(), "cargo build -p porch-server failed");
-    });
-    target.join("debug").join("porch-server")
-}
-
-/// A running porch-server on a temporary data directory; killed on drop.
-struct Server {
-    dir: tempfile::TempDir,
-    child: Child,
-}
-
-impl Server {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let data = dir.path().join("data");
-        let log = std::fs::File::create(dir.path().join("server.log")).expect("log");
-        let mut child = Command::new(porch_server_bin())
-            .arg("--data-dir")
-            .arg(&data)
-            .args(["--listen", "127.0.0.1:0"])
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spawn porch-server");
-        let kc = data.join("kubeconfig");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !kc.exists() {
-            if let Ok(Some(st)) = child.try_wait() {
-                panic!("porch-server exited: {st}");
-            }
-            assert!(Instant::now() < deadline, "porch-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // The kubeconfig is written before the listener may accept; give it a moment.
-        std::thread::sleep(Duration::from_millis(100));
-        Server { dir, child }
-    }
-
-    fn kubeconfig(&self) -> PathBuf {
-        self.dir.path().join("data").join("kubeconfig")
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-    }
-
-    async fn client(&self) -> kube::Client {
-        let kc = kube::config::Kubeconfig::read_from(self.kubeconfig()).expect("kubeconfig");
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .expect("config");
-        kube::Client::try_from(cfg).expect("client")
-    }
-
-    /// porchctl with this server's kubeconfig and a private HOME.
-    fn porchctl(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_porchctl"))
-            .args(args)
-            .env("KUBECONFIG", self.kubeconfig())
-            .env("HOME", self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .expect("run porchctl")
-    }
-
-    fn porchctl_ok(&self, args: &[&str]) -> String {
-        let out = self.porchctl(args);
-        assert!(
-            out.status.success(),
-            "porchctl {args:?} failed: {}\nserver log:\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            self.log()
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr),
-            "",
-            "stderr of {args:?}"
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A git server with basic auth serving `test-blueprints.git` (one commit on `main`).
 fn git_server(root: &Path) -> GitServer {
@@ -144,25 +26,6 @@ fn git_server(root: &Path) -> GitServer {
     )
     .expect("commit");
     GitServer::start(root, Some((USER, PASS))).expect("git server")
-}
-
-async fn create_namespace(client: &kube::Client, name: &str) {
-    let ns: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("create namespace");
-}
-
-fn ready_status(r: &Repository) -> Option<String> {
-    r.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == "Ready")
-        .map(|c| c.status.clone())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -432,102 +295,9 @@ fn completion_scripts() {
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            text.contains("porchctl") && text.contains("unregister"),
+            text.contains("porchctl") && text.contains("unregister") && text.contains("rpkg"),
             "{shell}"
         );
-    }
-}
-
-/// Collapses runs of spaces (the harness's `ignoreWhitespace`).
-fn collapse(s: &str) -> String {
-    s.lines()
-        .map(|l| {
-            l.split(' ')
-                .filter(|p| !p.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The harness's stdout normalisation: first line kept, the rest sorted.
-fn normalise(s: &str) -> String {
-    let mut lines: Vec<&str> = s.lines().collect();
-    if lines.len() > 1 {
-        lines[1..].sort_unstable();
-    }
-    lines.join("\n")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn upstream_golden_repo_register() {
-    let Some(dir) = porch_testkit::conformance::dir() else {
-        return;
-    };
-    let config = dir.join("porch/cli-goldens/repo-register/config.yaml");
-    let Ok(text) = std::fs::read_to_string(&config) else {
-        eprintln!("skipped: {} not found", config.display());
-        return;
-    };
-    let doc: serde_json::Value = serde_yaml::from_str(&text).expect("golden yaml");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let git = git_server(&tmp.path().join("srv"));
-    let base = git.url_for("");
-    let base = base.trim_end_matches('/');
-    let upstream = "http://gitea.gitea.svc.cluster.local:3000";
-    let s = Server::start();
-    let client = s.client().await;
-    create_namespace(&client, "repo-register").await;
-    let commands = doc["commands"].as_array().expect("commands");
-    for c in commands {
-        let args: Vec<String> = c["args"]
-            .as_array()
-            .expect("args")
-            .iter()
-            .map(|a| a.as_str().expect("arg").replace(upstream, base))
-            .collect();
-        if args[0] != "porchctl" {
-            continue; // `sleep`: nothing to wait for here.
-        }
-        let argv: Vec<&str> = args[1..].iter().map(String::as_str).collect();
-        let out = s.porchctl(&argv);
-        let want_code = c["exitCode"].as_i64().unwrap_or(0);
-        assert_eq!(
-            i64::from(out.status.code().expect("exit code")),
-            want_code,
-            "{argv:?}"
-        );
-        let want_out = c["stdout"].as_str().unwrap_or("").replace(upstream, base);
-        let got_out = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (mut want_out, mut got_out) = (normalise(&want_out), normalise(&got_out));
-        if c["ignoreWhitespace"].as_bool() == Some(true) {
-            want_out = collapse(&want_out);
-            got_out = collapse(&got_out);
-        }
-        assert_eq!(got_out, want_out, "stdout of {argv:?}");
-        let want_err = c["stderr"].as_str().unwrap_or("");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr),
-            want_err,
-            "stderr of {argv:?}"
-        );
-        if argv.contains(&"register") {
-            let name = argv
-                .iter()
-                .find_map(|a| a.strip_prefix("--name="))
-                .expect("--name");
-            let repos: Api<Repository> = Api::namespaced(client.clone(), "repo-register");
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let r = repos.get(name).await.expect("registered");
-                if ready_status(&r).as_deref() == Some("True") {
-                    break;
-                }
-                assert!(Instant::now() < deadline, "never Ready: {:?}", r.status);
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
     }
 }
 

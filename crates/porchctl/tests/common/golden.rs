@@ -1,0 +1,249 @@
+//! Replays one upstream CLI golden case (`cli-goldens/<case>/config.yaml`) the way Porch's
+//! own harness does (test/e2e/cli/suite.go): same commands, the git server URL rewritten
+//! to the fixture's, and only upstream's normalisations before comparing exit code,
+//! stdout and stderr.
+//!
+//! Environment differences that are not output normalisations: `/tmp/porch-e2e` becomes a
+//! per-case temporary directory (cases run in parallel), `kpt fn eval` runs as
+//! `porchctl fn eval` (the same functions, native), and `kubectl` is the one on PATH.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use porch_testkit::{GitServer, repos};
+use serde_json::Value;
+
+use super::{PASS, Server, USER, create_namespace, wait_ready};
+
+/// The git server address the goldens were recorded against.
+pub const UPSTREAM_GIT: &str = "http://gitea.gitea.svc.cluster.local:3000";
+
+/// One command of a case.
+#[derive(Debug)]
+struct Step {
+    args: Vec<String>,
+    stdin: Option<String>,
+    stdout: String,
+    stderr: String,
+    exit_code: i64,
+    yaml: bool,
+    ignore_whitespace: bool,
+    contains_error: bool,
+}
+
+fn steps(doc: &Value) -> Vec<Step> {
+    let s = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let b = |c: &Value, k: &str| c.get(k).and_then(Value::as_bool).unwrap_or(false);
+    doc["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .map(|c| Step {
+            args: c["args"]
+                .as_array()
+                .expect("args")
+                .iter()
+                .map(|a| a.as_str().expect("arg").to_string())
+                .collect(),
+            stdin: c.get("stdin").and_then(Value::as_str).map(str::to_string),
+            stdout: s(c, "stdout"),
+            stderr: s(c, "stderr"),
+            exit_code: c.get("exitCode").and_then(Value::as_i64).unwrap_or(0),
+            yaml: b(c, "yaml"),
+            ignore_whitespace: b(c, "ignoreWhitespace"),
+            contains_error: b(c, "containsErrorString"),
+        })
+        .collect()
+}
+
+/// `reorderCommandStdout`: first line kept, the others sorted, every line newline-ended.
+pub fn reorder_lines(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let mut lines: Vec<&str> = s.lines().collect();
+    if lines.len() > 1 {
+        lines[1..].sort_unstable();
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// `reorderYamlStdout` minus the re-encoding: lines with `resourceVersion:` or
+/// `creationTimestamp:` dropped, then parsed. Comparing parsed values is what comparing
+/// go-yaml's re-encoding of both sides amounts to. `None` when it is not YAML.
+pub fn yaml_value(s: &str) -> Option<Value> {
+    let kept: String = s
+        .lines()
+        .filter(|l| !l.contains("resourceVersion:") && !l.contains("creationTimestamp:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    serde_yaml::from_str(&kept).ok()
+}
+
+/// `cleanupStderr`: `[PASS]` lines dropped, every line newline-ended.
+pub fn clean_stderr(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.contains("[PASS]"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// `normalizeWhitespace`: runs of spaces collapsed.
+pub fn collapse_spaces(s: &str) -> String {
+    s.split(' ')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The git fixture: `nephio/test-blueprints.git` from the bundle and a fresh
+/// `nephio/porch-test.git` with one commit on `main`, behind basic auth.
+pub fn git_fixture(root: &Path, bundle: &Path) -> GitServer {
+    repos::bare_from_bundle(bundle, &root.join("nephio/test-blueprints.git")).expect("bundle");
+    let repo = repos::init_bare(&root.join("nephio/porch-test.git"), "main").expect("init");
+    repos::commit_files(
+        &repo,
+        "main",
+        &repos::files(&[("README.md", "# Test Go-Git Repo\nCreated programmatically.")]),
+        "Initial commit",
+    )
+    .expect("commit");
+    GitServer::start(root, Some((USER, PASS))).expect("git server")
+}
+
+fn kubectl() -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("kubectl"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs the case; returns the mismatches (empty when it passes), or `Err` with why the
+/// case cannot run here.
+pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
+    let config = dir.join(format!("porch/cli-goldens/{case}/config.yaml"));
+    let text =
+        std::fs::read_to_string(&config).map_err(|e| format!("{}: {e}", config.display()))?;
+    let doc: Value = serde_yaml::from_str(&text).expect("golden yaml");
+    let bundle = dir.join("porch/test-blueprints.bundle");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_fixture(&tmp.path().join("srv"), &bundle);
+    let base = git.url_for("");
+    let base = base.trim_end_matches('/').to_string();
+    let scratch = tmp.path().join("porch-e2e");
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let scratch = scratch.to_str().expect("utf8 path").to_string();
+    let rewrite = |s: &str| {
+        s.replace(UPSTREAM_GIT, &base)
+            .replace("/tmp/porch-e2e", &scratch)
+    };
+
+    let server = Server::start();
+    let client = server.client().await;
+    create_namespace(&client, case).await;
+    let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
+    let mut failures = Vec::new();
+    for (i, step) in steps(&doc).into_iter().enumerate() {
+        let args: Vec<String> = step.args.iter().map(|a| rewrite(a)).collect();
+        let program = match args[0].as_str() {
+            "porchctl" | "kpt" => porchctl.clone(),
+            "kubectl" => kubectl().ok_or("kubectl not found on PATH")?,
+            other => PathBuf::from(other),
+        };
+        let mut cmd = Command::new(&program);
+        cmd.args(&args[1..])
+            .env("KUBECONFIG", server.kubeconfig())
+            .env("HOME", tmp.path())
+            .stdin(if step.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| format!("{program:?}: {e}"))?;
+        if let (Some(input), Some(mut pipe)) = (&step.stdin, child.stdin.take()) {
+            use std::io::Write;
+            pipe.write_all(input.as_bytes()).expect("stdin");
+        }
+        let out = child.wait_with_output().expect("wait");
+        let got_out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let got_err = clean_stderr(&String::from_utf8_lossy(&out.stderr));
+        let mut want_out = rewrite(&step.stdout);
+        let mut want_err = rewrite(&step.stderr);
+        let label = format!("#{i} {}", step.args.join(" "));
+        let code = i64::from(out.status.code().unwrap_or(-1));
+        if code != step.exit_code {
+            failures.push(format!(
+                "{label}\n  exit code: got {code}, want {}\n  stderr: {got_err}",
+                step.exit_code
+            ));
+        }
+        let yaml = if step.yaml && !got_out.is_empty() {
+            yaml_value(&got_out)
+        } else {
+            None
+        };
+        let mut got_err = got_err;
+        if let Some(got) = yaml {
+            let want: Value = serde_yaml::from_str(&want_out).unwrap_or(Value::Null);
+            if got != want {
+                failures.push(format!(
+                    "{label}\n  stdout (yaml) differs:\n--- want\n{}\n--- got\n{}",
+                    serde_yaml::to_string(&want).unwrap_or_default(),
+                    serde_yaml::to_string(&got).unwrap_or_default()
+                ));
+            }
+        } else {
+            // Output that is not YAML stays as it is; other output is reordered.
+            let mut got_out = if step.yaml {
+                got_out
+            } else {
+                reorder_lines(&got_out)
+            };
+            if step.ignore_whitespace {
+                want_out = collapse_spaces(&want_out);
+                got_out = collapse_spaces(&got_out);
+            }
+            if got_out != want_out {
+                failures.push(format!(
+                    "{label}\n  stdout differs:\n--- want\n{want_out}--- got\n{got_out}"
+                ));
+            }
+        }
+        if step.ignore_whitespace {
+            want_err = collapse_spaces(&want_err);
+            got_err = collapse_spaces(&got_err);
+        }
+        let stderr_ok = if step.contains_error {
+            got_err.contains(&want_err)
+        } else {
+            got_err == want_err
+        };
+        if !stderr_ok {
+            failures.push(format!(
+                "{label}\n  stderr differs{}:\n--- want\n{want_err}\n--- got\n{got_err}",
+                if step.contains_error {
+                    " (substring)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if args.iter().any(|a| a == "register")
+            && let Some(name) = args.iter().find_map(|a| a.strip_prefix("--name="))
+        {
+            wait_ready(&client, case, name).await;
+        }
+    }
+    if !failures.is_empty() {
+        failures.push(format!("server log tail:\n{}", tail(&server.log(), 40)));
+    }
+    Ok(failures)
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
