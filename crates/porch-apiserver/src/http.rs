@@ -583,14 +583,22 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             written(rest.update(&ns, name, obj, fv, part).await?)
         }
         (&Method::PATCH, Some(name)) => {
-            if custom_sub.is_some() {
-                return Err(ApiError::method_not_allowed(
-                    "PATCH is not supported on this subresource",
-                ));
-            }
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let pt = PatchType::from_content_type(&content_type(&headers))?;
+            if let Some(sub) = &custom_sub {
+                // A custom subresource is patched as read, patch, write back.
+                if pt == PatchType::Apply {
+                    return Err(ApiError::method_not_allowed(
+                        "server-side apply is not supported on this subresource",
+                    ));
+                }
+                let backend = &target.resource.backend;
+                let mut obj = backend.subresource(&ctx, &ns, name, sub, None).await?;
+                crate::patch::apply(pt, &mut obj, &crate::patch::parse_body(pt, &body)?)?;
+                let out = backend.subresource(&ctx, &ns, name, sub, Some(obj)).await?;
+                return Ok(ok_json(&out));
+            }
             written(rest.patch(&ns, name, pt, &body, fv, part).await?)
         }
         (&Method::DELETE, Some(name)) if target.sub.is_none() => {

@@ -79,8 +79,11 @@ impl RepositoryOpener for GitOpener {
             .map_err(|e| e.to_string())?;
         let name = repo.name().clone();
         self.engine.unregister(&target.namespace, &name);
+        let options = porch_engine::RegisterOptions {
+            deployment: target.spec.deployment.unwrap_or(false),
+        };
         self.engine
-            .register(&target.namespace, repo.clone())
+            .register_with(&target.namespace, repo.clone(), options)
             .await
             .map_err(|e| e.to_string())?;
         if let Some(status) = self.engine.repository_status(&target.namespace, &name)

@@ -15,6 +15,7 @@ mod http;
 mod server;
 
 pub mod conformance;
+pub mod generate;
 pub mod repos;
 
 pub use error::TestkitError;

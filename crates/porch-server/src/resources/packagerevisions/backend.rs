@@ -13,7 +13,7 @@ use porch_apiserver::{
 use porch_core::lifecycle::{Endpoint, Lifecycle};
 use porch_core::revision::Author;
 use porch_core::store::EventType;
-use porch_engine::{CreateRequest, Engine, PackageRevision};
+use porch_engine::{CreateRequest, Engine, MetadataUpdate, PackageRevision};
 use serde_json::Value;
 
 use super::convert::{self, api_error, revision_json, str_at, string_map, wire_rv};
@@ -89,18 +89,13 @@ impl RevisionBackend {
     ) -> Result<PackageRevision, ApiError> {
         let current = self.engine.get(namespace, name).map_err(err(name))?;
         let to = lifecycle_of(new)?;
-        let mut labels = string_map(new, "/metadata/labels");
-        labels.remove(porch_engine::LATEST_REVISION_LABEL);
-        let annotations = string_map(new, "/metadata/annotations");
-        let mut stored_labels = current.labels.clone();
-        stored_labels.remove(porch_engine::LATEST_REVISION_LABEL);
         let mut result = current.clone();
         if endpoint == Endpoint::Update
-            && (labels != stored_labels || annotations != current.annotations)
+            && let Some(update) = metadata_update(new, &current)?
         {
             result = self
                 .engine
-                .update_metadata(namespace, name, &rv, labels, annotations)
+                .update_metadata(namespace, name, &rv, update)
                 .await
                 .map_err(err(name))?;
             rv = result.resource_version.clone();
@@ -114,6 +109,36 @@ impl RevisionBackend {
         }
         Ok(result)
     }
+}
+
+/// The metadata change `new` asks for, if any. Spec parts absent from `new` are kept.
+fn metadata_update(
+    new: &Value,
+    current: &PackageRevision,
+) -> Result<Option<MetadataUpdate>, ApiError> {
+    let mut labels = string_map(new, "/metadata/labels");
+    labels.remove(porch_engine::LATEST_REVISION_LABEL);
+    let mut stored_labels = current.labels.clone();
+    stored_labels.remove(porch_engine::LATEST_REVISION_LABEL);
+    let update = MetadataUpdate {
+        labels,
+        annotations: string_map(new, "/metadata/annotations"),
+        finalizers: convert::typed_at(new, "/metadata/finalizers")?.unwrap_or_default(),
+        owner_references: convert::typed_at(new, "/metadata/ownerReferences")?.unwrap_or_default(),
+        package_metadata: convert::typed_at(new, "/spec/packageMetadata")?
+            .filter(|p| *p != current.package_metadata),
+        readiness_gates: convert::readiness_gates(new).filter(|g| *g != current.readiness_gates),
+        conditions: convert::typed_at(new, "/status/conditions")?
+            .filter(|c: &Vec<porch_engine::Condition>| *c != current.conditions),
+    };
+    let changed = update.labels != stored_labels
+        || update.annotations != current.annotations
+        || update.finalizers != current.finalizers
+        || update.owner_references != current.owner_references
+        || update.package_metadata.is_some()
+        || update.readiness_gates.is_some()
+        || update.conditions.is_some();
+    Ok(changed.then_some(update))
 }
 
 #[async_trait::async_trait]
@@ -165,6 +190,11 @@ impl ResourceBackend for RevisionBackend {
             tasks: convert::tasks(&obj)?,
             labels: string_map(&obj, "/metadata/labels"),
             annotations: string_map(&obj, "/metadata/annotations"),
+            finalizers: convert::typed_at(&obj, "/metadata/finalizers")?.unwrap_or_default(),
+            owner_references: convert::typed_at(&obj, "/metadata/ownerReferences")?
+                .unwrap_or_default(),
+            package_metadata: convert::typed_at(&obj, "/spec/packageMetadata")?,
+            readiness_gates: convert::readiness_gates(&obj).unwrap_or_default(),
         };
         let name = "(new creation)";
         let pr = self.engine.create(req).await.map_err(err(name))?;
@@ -181,6 +211,17 @@ impl ResourceBackend for RevisionBackend {
     ) -> Result<Value, ApiError> {
         let current = self.engine.get(namespace, name).map_err(err(name))?;
         let rv = expected_version(&current, expect, name)?;
+        // The REST layer marks an object with finalizers for deletion through an update.
+        if current.deletion_timestamp.is_none()
+            && obj.pointer("/metadata/deletionTimestamp").is_some()
+        {
+            let pr = self
+                .engine
+                .delete(namespace, name, Some(&rv))
+                .await
+                .map_err(err(name))?;
+            return Ok(revision_json(&pr));
+        }
         let pr = self
             .apply_update(ctx, namespace, name, &obj, rv, Endpoint::Update)
             .await?;
@@ -196,6 +237,21 @@ impl ResourceBackend for RevisionBackend {
     ) -> Result<Value, ApiError> {
         let current = self.engine.get(namespace, name).map_err(err(name))?;
         let rv = expected_version(&current, expect, name)?;
+        // The REST layer asks for the real deletion when an update empties the finalizers of
+        // a terminating revision; the engine deletes when its finalizers are emptied.
+        if current.deletion_timestamp.is_some() && !current.finalizers.is_empty() {
+            let update = MetadataUpdate {
+                labels: current.labels.clone(),
+                annotations: current.annotations.clone(),
+                owner_references: current.owner_references.clone(),
+                ..MetadataUpdate::default()
+            };
+            self.engine
+                .update_metadata(namespace, name, &rv, update)
+                .await
+                .map_err(err(name))?;
+            return Ok(revision_json(&current));
+        }
         let pr = self
             .engine
             .delete(namespace, name, Some(&rv))

@@ -58,6 +58,16 @@ fn metadata(pr: &PackageRevision, with_labels: bool) -> Value {
         insert_opt(&mut m, "labels", map_or_skip(&pr.labels));
         insert_opt(&mut m, "annotations", map_or_skip(&pr.annotations));
     }
+    if !pr.finalizers.is_empty() {
+        m.insert("finalizers".into(), json!(pr.finalizers));
+    }
+    if !pr.owner_references.is_empty() {
+        m.insert("ownerReferences".into(), json!(pr.owner_references));
+    }
+    if let Some(t) = pr.deletion_timestamp {
+        m.insert("deletionTimestamp".into(), t.to_rfc3339().into());
+        m.insert("deletionGracePeriodSeconds".into(), 0.into());
+    }
     Value::Object(m)
 }
 
@@ -75,6 +85,26 @@ pub fn revision_json(pr: &PackageRevision) -> Value {
     if !pr.tasks.is_empty() {
         spec.insert("tasks".into(), json!(pr.tasks));
     }
+    if !pr.readiness_gates.is_empty() {
+        let gates: Vec<Value> = pr
+            .readiness_gates
+            .iter()
+            .map(|g| json!({"conditionType": g}))
+            .collect();
+        spec.insert("readinessGates".into(), gates.into());
+    }
+    let mut package_metadata = Map::new();
+    insert_opt(
+        &mut package_metadata,
+        "labels",
+        map_or_skip(&pr.package_metadata.labels),
+    );
+    insert_opt(
+        &mut package_metadata,
+        "annotations",
+        map_or_skip(&pr.package_metadata.annotations),
+    );
+    spec.insert("packageMetadata".into(), package_metadata.into());
     let mut status = Map::new();
     insert_opt(
         &mut status,
@@ -97,6 +127,12 @@ pub fn revision_json(pr: &PackageRevision) -> Value {
             "publishTimestamp",
             pr.publish_timestamp.map(|t| t.to_rfc3339().into()),
         );
+    }
+    if pr.deployment {
+        status.insert("deployment".into(), true.into());
+    }
+    if !pr.conditions.is_empty() {
+        status.insert("conditions".into(), json!(pr.conditions));
     }
     json!({
         "apiVersion": API_VERSION,
@@ -183,6 +219,35 @@ pub fn string_map(obj: &Value, pointer: &str) -> BTreeMap<String, String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A typed value at a JSON pointer; `None` when absent or null.
+pub fn typed_at<T: serde::de::DeserializeOwned>(
+    obj: &Value,
+    pointer: &str,
+) -> Result<Option<T>, ApiError> {
+    match obj.pointer(pointer) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
+            ApiError::bad_request(format!(
+                "{}: {e}",
+                pointer.trim_start_matches('/').replace('/', ".")
+            ))
+        }),
+    }
+}
+
+/// `spec.readinessGates` condition types.
+pub fn readiness_gates(obj: &Value) -> Option<Vec<String>> {
+    obj.pointer("/spec/readinessGates")
+        .and_then(Value::as_array)
+        .map(|gates| {
+            gates
+                .iter()
+                .filter_map(|g| g.get("conditionType").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
 }
 
 /// `spec.tasks` of a request.

@@ -1,0 +1,332 @@
+//! The issue-6 benchmark: the release porch-server over HTTPS with repositories on a
+//! smart-HTTP git fixture, driven with kube-rs. Prints registration, list, resources update
+//! with render, propose, approve-and-publish and watch latency figures and the server's RSS.
+//!
+//! `cargo bench -p porch-server --bench api -- [repositories] [packages] [revisions]`
+//! (default 100 x 20 x 5 = 10,000 published revisions plus 2,000 placeholders).
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use kube::api::{ListParams, WatchEvent, WatchParams};
+use porch_testkit::GitServer;
+use porch_testkit::generate::{Shape, porch_repository};
+use serde_json::json;
+
+const NS: &str = "default";
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn pct(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).copied().unwrap_or_default()
+}
+
+fn api(client: &kube::Client, group: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1alpha1", kind), plural);
+    Api::namespaced_with(client.clone(), NS, &ar)
+}
+
+fn object(v: serde_json::Value) -> anyhow::Result<DynamicObject> {
+    Ok(serde_json::from_value(v)?)
+}
+
+struct ServerProcess(Child);
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn start_server(
+    dir: &std::path::Path,
+) -> anyhow::Result<(ServerProcess, kube::config::Kubeconfig)> {
+    let data = dir.join("data");
+    let child = Command::new(env!("CARGO_BIN_EXE_porch-server"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("start porch-server")?;
+    let proc = ServerProcess(child);
+    let kc = data.join("kubeconfig");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !kc.exists() {
+        if Instant::now() > deadline {
+            bail!("porch-server did not write its kubeconfig");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    Ok((proc, kube::config::Kubeconfig::read_from(&kc)?))
+}
+
+/// A Kptfile with three built-in mutators and 50 ConfigMaps.
+fn fifty_resources(name: &str, value: usize) -> serde_json::Map<String, serde_json::Value> {
+    let mut files = serde_json::Map::new();
+    files.insert(
+        "Kptfile".into(),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\npipeline:\n  mutators:\n  - image: set-namespace:v0.4.1\n    configMap:\n      namespace: bench\n  - image: set-labels:v0.2.0\n    configMap:\n      app: bench\n  - image: set-annotations:v0.1.4\n    configMap:\n      owner: bench\n"
+        )
+        .into(),
+    );
+    for i in 0..50 {
+        files.insert(
+            format!("cm-{i:02}.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02} # generated\ndata:\n  value: \"{value}\"\n"
+            )
+            .into(),
+        );
+    }
+    files
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 4)]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let (repos, packages, revisions) = (
+        args.first().copied().unwrap_or(100),
+        args.get(1).copied().unwrap_or(20),
+        args.get(2).copied().unwrap_or(5),
+    );
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("git");
+    std::fs::create_dir_all(&root)?;
+    let t = Instant::now();
+    let shape = Shape {
+        packages,
+        revisions,
+        resources: 1,
+    };
+    porch_repository(&root.join("r000.git"), &shape)?;
+    for r in 1..repos {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(root.join("r000.git"))
+            .arg(root.join(format!("r{r:03}.git")))
+            .status()?;
+        if !status.success() {
+            bail!("cp failed");
+        }
+    }
+    let writable = root.join("bench.git");
+    porch_repository(
+        &writable,
+        &Shape {
+            packages: 1,
+            revisions: 1,
+            resources: 1,
+        },
+    )?;
+    eprintln!(
+        "generated {repos} remotes of {packages} packages x {revisions} revisions in {}",
+        ms(t.elapsed())
+    );
+    let git = GitServer::start(&root, None)?;
+
+    let (server, kc) = start_server(dir.path())?;
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
+    let client = kube::Client::try_from(cfg)?;
+    let repos_api = api(
+        &client,
+        "config.porch.kpt.dev",
+        "Repository",
+        "repositories",
+    );
+    let prs = api(
+        &client,
+        "porch.kpt.dev",
+        "PackageRevision",
+        "packagerevisions",
+    );
+    let prr = api(
+        &client,
+        "porch.kpt.dev",
+        "PackageRevisionResources",
+        "packagerevisionresources",
+    );
+
+    // Registration to a complete listing.
+    let t = Instant::now();
+    let mut names: Vec<String> = (0..repos).map(|r| format!("r{r:03}")).collect();
+    names.push("bench".into());
+    for name in &names {
+        let body = object(json!({
+            "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"type": "git", "git": {"repo": git.url_for(&format!("{name}.git")), "branch": "main"}},
+        }))?;
+        repos_api.create(&PostParams::default(), &body).await?;
+    }
+    let expected = repos * packages * (revisions + 1) + 2;
+    loop {
+        let n = prs.list(&ListParams::default()).await?.items.len();
+        if n >= expected {
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(600) {
+            bail!("only {n} of {expected} revisions listed after 10 minutes");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let registration = t.elapsed();
+
+    // List p50.
+    let mut list = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        let n = prs.list(&ListParams::default()).await?.items.len();
+        list.push(t.elapsed());
+        assert!(n >= expected);
+    }
+
+    // Watch: when each change arrives, by object name and lifecycle.
+    let seen: Arc<Mutex<HashMap<(String, String), Instant>>> = Arc::default();
+    {
+        let seen = seen.clone();
+        let mut stream = prs.watch(&WatchParams::default(), "0").await?.boxed();
+        tokio::spawn(async move {
+            while let Ok(Some(ev)) = stream.try_next().await {
+                if let WatchEvent::Added(o) | WatchEvent::Modified(o) = ev {
+                    let lc = o.data["spec"]["lifecycle"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned();
+                    let name = o.metadata.name.clone().unwrap_or_default();
+                    if let Ok(mut m) = seen.lock() {
+                        m.entry((name, lc)).or_insert_with(Instant::now);
+                    }
+                }
+            }
+        });
+    }
+
+    // Drafts to edit, propose and approve in the writable repository.
+    let ops = 20;
+    let mut update = Vec::new();
+    let mut propose = Vec::new();
+    let mut approve = Vec::new();
+    let mut watch_lag = Vec::new();
+    let mut lag = |name: &str, lc: &str, done: Instant| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(at) = seen
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&(name.to_owned(), lc.to_owned())).copied())
+            {
+                watch_lag.push(at.saturating_duration_since(done));
+                return;
+            }
+            if Instant::now() > deadline {
+                watch_lag.push(Duration::from_secs(5));
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    };
+    for i in 0..ops {
+        let ws = format!("b{i}");
+        let body = object(json!({
+            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
+            "spec": {"repository": "bench", "packageName": "edited", "workspaceName": ws,
+                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
+        }))?;
+        let created = prs.create(&PostParams::default(), &body).await?;
+        let name = created.metadata.name.clone().unwrap_or_default();
+        let mut res = prr.get(&name).await?;
+        res.data["spec"]["resources"] = json!(fifty_resources("edited", i));
+        let t = Instant::now();
+        res = prr.replace(&name, &PostParams::default(), &res).await?;
+        update.push(t.elapsed());
+        if res.data["status"]["renderStatus"]["error"] != "" {
+            bail!("render failed: {}", res.data["status"]["renderStatus"]);
+        }
+        let t = Instant::now();
+        let proposed = prs
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"lifecycle": "Proposed"}})),
+            )
+            .await?;
+        propose.push(t.elapsed());
+        lag(&name, "Proposed", Instant::now());
+        let mut body = proposed;
+        body.data["spec"]["lifecycle"] = json!("Published");
+        let t = Instant::now();
+        prs.replace_subresource("approval", &name, &PostParams::default(), &body)
+            .await?;
+        approve.push(t.elapsed());
+        lag(&name, "Published", Instant::now());
+    }
+    let (rss, hwm) = rss_kib(server.0.id());
+
+    println!(
+        "porch-server API benchmark: {repos} repositories x {packages} packages x {revisions} revisions ({expected} package revisions incl. placeholders)"
+    );
+    println!(
+        "  registration of {} repositories to a complete listing   {}",
+        names.len(),
+        ms(registration)
+    );
+    println!(
+        "  list all package revisions in the namespace p50        {}",
+        ms(pct(&mut list, 0.5))
+    );
+    println!(
+        "  resources update, render 50 resources x 3 mutators p50 {}",
+        ms(pct(&mut update, 0.5))
+    );
+    println!(
+        "  propose p50                                              {}",
+        ms(pct(&mut propose, 0.5))
+    );
+    let first: Duration = approve.iter().take(5).sum::<Duration>() / 5;
+    let last: Duration = approve.iter().rev().take(5).sum::<Duration>() / 5;
+    println!(
+        "  approve and publish p50                                  {} (first 5 mean {}, last 5 mean {})",
+        ms(pct(&mut approve, 0.5)),
+        ms(first),
+        ms(last)
+    );
+    println!(
+        "  watch event after the write returned p99               {}",
+        ms(pct(&mut watch_lag, 0.99))
+    );
+    println!("  server RSS {} MiB (peak {} MiB)", rss / 1024, hwm / 1024);
+    Ok(())
+}
