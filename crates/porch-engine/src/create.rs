@@ -278,9 +278,9 @@ impl Engine {
                     .into(),
             )
         })?;
-        if git.repo.is_empty() {
+        if git.repo.is_empty() || git.git_ref.is_empty() {
             return Err(EngineError::Invalid(
-                "clone.upstreamRef.git.repo is required".into(),
+                "clone.upstreamRef.git needs repo and ref".into(),
             ));
         }
         let fetched = fetcher

@@ -14,9 +14,13 @@
 //!   its own store record per object name, so it survives lifecycle changes, restarts and
 //!   syncs ([`Engine::update_metadata`] takes a [`MetadataUpdate`]); a metadata write
 //!   changes the revision's resourceVersion (git revisions: `<commit>.<store version>`);
-//! - **creates** drafts with one task (`init`, `clone` from a registered revision, `edit`,
-//!   `upgrade` by 3-way merge), merging `spec.packageMetadata`/`readinessGates` into the
-//!   Kptfile, validating names and (repository, package, workspace) uniqueness on full paths;
+//! - **creates** drafts with one task (`init`, `clone` from a registered revision or from a
+//!   raw git URL through an [`UpstreamFetcher`](porch_core::upstream::UpstreamFetcher) set
+//!   with [`Engine::set_upstream_fetcher`], `edit`, `upgrade` by 3-way merge), merging
+//!   `spec.packageMetadata`/`readinessGates` into the Kptfile, regenerating
+//!   `package-context.yaml` on clones into deployment repositories
+//!   ([`Engine::register_with`]), validating names and (repository, package, workspace)
+//!   uniqueness on full paths; a failed create writes nothing;
 //! - **updates resources** with comment healing and render-on-write through the Kptfile
 //!   pipeline; Draft metadata updates rewrite the Kptfile fields and re-render;
 //! - runs **lifecycle transitions** (propose, reject, approve = publish through the
@@ -34,9 +38,9 @@
 //! What it does not do: HTTP, Kubernetes wire types or selectors (the API layer converts
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets
 //! (callers register `Arc<dyn Repository>`); schedule syncs (callers call [`Engine::sync`] or
-//! feed [`Engine::apply_change_report`]). Not yet: raw git/oci clones, deployment
-//! package-context on clone, mirroring drafts to git, changing drafts written to git by
-//! another server, or cleaning object metadata of revisions removed by someone else.
+//! feed [`Engine::apply_change_report`]). Not yet: oci clones, mirroring drafts to git,
+//! changing drafts written to git by another server, cleaning object metadata of revisions
+//! removed by someone else, or merge-key annotations on clone/upgrade.
 
 mod create;
 mod drafts;

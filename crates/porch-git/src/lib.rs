@@ -30,6 +30,7 @@ mod repository;
 mod schedule;
 mod spec;
 mod tree;
+mod upstream_fetch;
 mod worker;
 mod write;
 
@@ -41,3 +42,4 @@ pub use mirror::MirrorPool;
 pub use repository::GitRepository;
 pub use schedule::{Cron, OnChange, SyncLoop, spawn_sync_loop};
 pub use spec::{GitAuth, GitOptions, RepoSpec};
+pub use upstream_fetch::{CredentialResolver, GitUpstreamFetcher};

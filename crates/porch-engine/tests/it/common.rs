@@ -8,7 +8,7 @@ use krm_functions::Builtins;
 use porch_core::names::RepositoryName;
 use porch_core::revision::{Author, InitTask, Task};
 use porch_core::store::{ListQuery, MetadataStore};
-use porch_engine::{CreateRequest, Engine, ListOptions, PackageRevision};
+use porch_engine::{CreateRequest, Engine, ListOptions, PackageRevision, RegisterOptions};
 use porch_git::{GitOptions, GitRepository, MirrorPool, RepoSpec};
 use porch_store::{RedbStore, StoreOptions};
 use porch_testkit::repos;
@@ -68,13 +68,24 @@ impl World {
 
     /// Registers `url` as repository `name` in [`NS`].
     pub async fn register(&self, name: &str, url: &str) -> anyhow::Result<Arc<GitRepository>> {
+        self.register_with(name, url, RegisterOptions::default())
+            .await
+    }
+
+    /// Registers `url` as repository `name` in [`NS`] with `options`.
+    pub async fn register_with(
+        &self,
+        name: &str,
+        url: &str,
+        options: RegisterOptions,
+    ) -> anyhow::Result<Arc<GitRepository>> {
         let spec = RepoSpec::new(RepositoryName::new(name)?, url);
         let repo = GitRepository::open(
             &self.pool,
             &GitOptions::new(self.tmp.path().join("data")),
             spec,
         )?;
-        self.engine.register(NS, repo.clone()).await?;
+        self.engine.register_with(NS, repo.clone(), options).await?;
         Ok(repo)
     }
 

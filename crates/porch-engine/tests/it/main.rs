@@ -1,6 +1,7 @@
 //! Engine integration tests on real parts: porch-git on `file://` bare remotes and the redb
 //! metadata store in a temporary directory, native functions for render.
 
+mod clone_git;
 mod common;
 mod create;
 mod discovery;

@@ -1,0 +1,159 @@
+//! Clone from a git repository that is not registered (spec §9.3) through porch-git's
+//! `GitUpstreamFetcher`, and clones into deployment repositories (package context).
+
+use std::sync::Arc;
+
+use porch_core::ErrorKind;
+use porch_core::revision::{CloneTask, GitUpstream, RevisionRef, Task, UpstreamPackage};
+use porch_engine::{CreateRequest, RegisterOptions};
+use porch_git::GitUpstreamFetcher;
+
+use crate::common::{NS, World, commit_and_tag, init_req, kptfile};
+use crate::create::publish_init;
+
+fn git_clone(repo: &str, package: &str, url: &str, git_ref: &str, dir: &str) -> CreateRequest {
+    CreateRequest {
+        tasks: vec![Task {
+            task_type: "clone".into(),
+            clone: Some(CloneTask {
+                upstream: UpstreamPackage {
+                    origin_type: "git".into(),
+                    git: Some(GitUpstream {
+                        repo: url.into(),
+                        git_ref: git_ref.into(),
+                        directory: dir.into(),
+                        ..GitUpstream::default()
+                    }),
+                    upstream_ref: None,
+                },
+            }),
+            ..Task::default()
+        }],
+        ..init_req(repo, package, "ws")
+    }
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n";
+
+#[tokio::test]
+async fn clone_from_a_raw_git_url_resolves_package_tags_and_branches() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let up = w.empty_remote("up.git")?;
+    commit_and_tag(
+        &w.remote_dir("up.git"),
+        &[
+            ("blueprints/basens/Kptfile", &kptfile("basens")),
+            ("blueprints/basens/cm.yaml", CM),
+        ],
+        "blueprints/basens/v1",
+    )?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+
+    let err = w
+        .engine
+        .create(git_clone("r", "a", &up, "v1", "blueprints/basens"))
+        .await
+        .expect_err("no fetcher configured");
+    assert_eq!(err.kind(), ErrorKind::Invalid);
+    w.engine
+        .set_upstream_fetcher(Arc::new(GitUpstreamFetcher::new(w.tmp.path().join("data"))));
+
+    // `<dir>/<ref>` (a package tag), with a leading slash in the directory.
+    let a = w
+        .engine
+        .create(git_clone("r", "a", &up, "v1", "/blueprints/basens"))
+        .await?;
+    let lock = a
+        .upstream_lock
+        .as_ref()
+        .and_then(|l| l.git.clone())
+        .expect("upstream lock");
+    assert_eq!(
+        (lock.repo.as_str(), lock.git_ref.as_str()),
+        (up.as_str(), "v1")
+    );
+    assert_eq!(lock.commit.len(), 40);
+    let (_, files) = w.engine.read_resources(NS, "r.a.ws").await?;
+    assert_eq!(files["cm.yaml"], CM.as_bytes());
+    let kf = String::from_utf8_lossy(&files["Kptfile"]).into_owned();
+    assert!(kf.contains("name: a"), "{kf}");
+    assert!(kf.contains("upstreamLock:"), "{kf}");
+    assert!(kf.contains(&lock.commit), "{kf}");
+
+    // `<ref>` (a branch).
+    let b = w
+        .engine
+        .create(git_clone("r", "b", &up, "main", "blueprints/basens"))
+        .await?;
+    assert!(b.upstream_lock.is_some());
+
+    // Missing ref or directory: an error and nothing behind.
+    let before = w.list().len();
+    for (r, d) in [("nope", "blueprints/basens"), ("main", "missing")] {
+        let err = w
+            .engine
+            .create(git_clone("r", "c", &up, r, d))
+            .await
+            .expect_err("not found");
+        assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    }
+    assert_eq!(w.list().len(), before);
+    assert_eq!(w.stored_drafts()?, 2);
+    let leftovers = std::fs::read_dir(w.tmp.path().join("data/upstream"))?.count();
+    assert_eq!(leftovers, 0, "temporary clones are removed");
+
+    let err = w
+        .engine
+        .create(CreateRequest {
+            tasks: vec![Task {
+                task_type: "clone".into(),
+                clone: Some(CloneTask {
+                    upstream: UpstreamPackage {
+                        origin_type: "oci".into(),
+                        ..UpstreamPackage::default()
+                    },
+                }),
+                ..Task::default()
+            }],
+            ..init_req("r", "d", "ws")
+        })
+        .await
+        .expect_err("oci");
+    assert_eq!(err.to_string(), "clone from OCI is not implemented");
+    Ok(())
+}
+
+#[tokio::test]
+async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let bp = w.empty_remote("bp.git")?;
+    w.register("bp", &bp).await?;
+    let dep = w.empty_remote("dep.git")?;
+    w.register_with("dep", &dep, RegisterOptions { deployment: true })
+        .await?;
+    let source = publish_init(&w.engine, "bp", "basens", "v1").await?;
+    assert!(!w.engine.get(NS, &source)?.deployment);
+    let c = w
+        .engine
+        .create(CreateRequest {
+            tasks: vec![Task {
+                task_type: "clone".into(),
+                clone: Some(CloneTask {
+                    upstream: UpstreamPackage {
+                        upstream_ref: Some(RevisionRef { name: source }),
+                        ..UpstreamPackage::default()
+                    },
+                }),
+                ..Task::default()
+            }],
+            ..init_req("dep", "sites/edge1", "ws")
+        })
+        .await?;
+    assert!(c.deployment);
+    let (_, files) = w.engine.read_resources(NS, "dep.sites.edge1.ws").await?;
+    let ctx = String::from_utf8_lossy(&files["package-context.yaml"]).into_owned();
+    assert!(ctx.contains("name: edge1"), "{ctx}");
+    assert!(ctx.contains("package-path: sites/edge1"), "{ctx}");
+    Ok(())
+}
