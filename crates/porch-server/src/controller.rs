@@ -135,9 +135,20 @@ async fn credentials(
     let (Some(name), Some(secrets)) = (name, secrets) else {
         return Ok(None);
     };
+    secret_credentials(secrets, ctx, ns, &name).await.map(Some)
+}
+
+/// The credentials in secret `ns/name`: basic auth (`kubernetes.io/basic-auth`) or a bearer
+/// token (`Opaque` with `bearerToken`), as Porch reads them.
+pub async fn secret_credentials(
+    secrets: &Resource,
+    ctx: &RequestContext,
+    ns: &str,
+    name: &str,
+) -> Result<Credentials, String> {
     let secret = secrets
         .backend
-        .get(ctx, ns, &name)
+        .get(ctx, ns, name)
         .await
         .map_err(|e| format!("cannot read secret {name:?}: {}", e.message))?;
     let field = |k: &str| {
@@ -152,12 +163,12 @@ async fn credentials(
         .and_then(Value::as_str)
         .unwrap_or("Opaque")
     {
-        "kubernetes.io/basic-auth" => Ok(Some(Credentials::Basic {
+        "kubernetes.io/basic-auth" => Ok(Credentials::Basic {
             username: field("username").unwrap_or_default(),
             password: field("password").unwrap_or_default(),
-        })),
+        }),
         "Opaque" => field("bearerToken")
-            .map(|t| Some(Credentials::Bearer(t)))
+            .map(Credentials::Bearer)
             .ok_or_else(|| "bearer Token secret.Data key must be set as bearerToken".to_string()),
         other => Err(format!("no resolver for secret with type {other}")),
     }

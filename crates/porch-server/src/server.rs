@@ -54,6 +54,34 @@ async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
 
+/// Resolves the `secretRef` of a clone from a raw git URL from the Secrets this server holds.
+fn upstream_credentials(
+    secrets: Option<porch_apiserver::Resource>,
+) -> porch_git::CredentialResolver {
+    Arc::new(move |namespace: &str, name: &str| {
+        let secrets = secrets
+            .as_ref()
+            .ok_or_else(|| "this server serves no secrets".to_string())?;
+        let ctx = porch_apiserver::RequestContext {
+            user: "system:package-upstream".into(),
+            ..Default::default()
+        };
+        // The fetcher asks from async code but through a sync callback; the runtime is
+        // multi-threaded, so this worker may block while another drives the read.
+        let creds = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(controller::secret_credentials(
+                secrets, &ctx, namespace, name,
+            ))
+        })?;
+        Ok(match creds {
+            crate::opener::Credentials::Basic { username, password } => {
+                porch_git::GitAuth::Basic { username, password }
+            }
+            crate::opener::Credentials::Bearer(token) => porch_git::GitAuth::Bearer { token },
+        })
+    })
+}
+
 /// Runs the server until SIGTERM/SIGINT.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.insecure_http && !args.listen.ip().is_loopback() {
@@ -95,6 +123,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     );
     let engine = porch_engine::Engine::new(store.clone(), runtime);
     let registry = resources::registry(&store, &hub, &engine);
+    engine.set_upstream_fetcher(Arc::new(
+        porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream")).with_credentials(
+            upstream_credentials(registry.find("", "v1", "secrets").cloned()),
+        ),
+    ));
     resources::ensure_default_namespaces(&registry)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
