@@ -153,6 +153,21 @@ impl Engine {
         Ok(())
     }
 
+    /// Applies changed registration options (e.g. the Repository's `spec.deployment` was
+    /// edited); revisions whose view changes are reported MODIFIED. `NotFound` when the
+    /// repository is not registered.
+    pub fn set_repository_options(
+        &self,
+        namespace: &str,
+        name: &RepositoryName,
+        options: RegisterOptions,
+    ) -> Result<()> {
+        let id: RepoId = (namespace.to_owned(), name.clone());
+        self.handle(&id)?;
+        self.mutate(&id, |ix| ix.deployment = options.deployment);
+        Ok(())
+    }
+
     /// Forgets a repository; its revisions are reported DELETED. Stored drafts stay.
     pub fn unregister(&self, namespace: &str, name: &RepositoryName) {
         let removed = self
@@ -289,7 +304,7 @@ impl Engine {
     /// One revision by object name.
     pub fn get(&self, namespace: &str, name: &str) -> Result<PackageRevision> {
         let id = Self::repo_of(namespace, name)?;
-        self.with_index(&id, |ix| ix.views(namespace).remove(name))
+        self.with_index(&id, |ix| ix.view(namespace, name))
             .flatten()
             .ok_or_else(|| not_found(name))
     }

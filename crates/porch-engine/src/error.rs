@@ -19,6 +19,10 @@ pub enum EngineError {
     /// A stale resourceVersion or a lost race.
     #[error("{0}")]
     Conflict(String),
+    /// Another request on the same object (or create identity) is in progress: Porch's
+    /// try-lock, the one conflict Porch answers with a real 409 (spec §20.2).
+    #[error("{0}")]
+    InProgress(String),
     /// The request breaks a rule.
     #[error("{0}")]
     Invalid(String),
@@ -67,7 +71,7 @@ impl EngineError {
         match self {
             EngineError::NotFound(_) => ErrorKind::NotFound,
             EngineError::AlreadyExists(_) => ErrorKind::AlreadyExists,
-            EngineError::Conflict(_) => ErrorKind::Conflict,
+            EngineError::Conflict(_) | EngineError::InProgress(_) => ErrorKind::Conflict,
             EngineError::Invalid(_) => ErrorKind::Invalid,
             EngineError::Forbidden(_) => ErrorKind::Forbidden,
             // Porch answers a render failure with 500; the API layer reads `Render` itself.

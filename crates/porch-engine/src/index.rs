@@ -129,6 +129,25 @@ impl RepoIndex {
         out
     }
 
+    /// One revision as the API sees it (what [`RepoIndex::views`] has under `name`, without
+    /// building the others).
+    pub(crate) fn view(&self, namespace: &str, name: &str) -> Option<PackageRevision> {
+        if let Some(d) = self.drafts.get(name) {
+            return Some(self.draft_view(name, d));
+        }
+        let m = self.git.get(name)?;
+        let numbered = |o: &PackageRevisionMeta| {
+            o.lifecycle.is_published() && o.key.revision.is_published_number()
+        };
+        let latest = numbered(m)
+            && self
+                .git
+                .values()
+                .filter(|o| o.key.package == m.key.package && numbered(o))
+                .all(|o| o.key.revision <= m.key.revision);
+        Some(self.git_view(namespace, name, m, latest))
+    }
+
     /// Package paths present in git (published or on the registered branch). Drafts do not
     /// count: two drafts of a new package may exist side by side, as with Go Porch's git
     /// repositories, and their approvals get consecutive revision numbers.

@@ -33,7 +33,7 @@ impl Drop for Guard {
 }
 
 impl InFlight {
-    /// Takes `key`, or fails with `Conflict(message)` when it is taken.
+    /// Takes `key`, or fails with `InProgress(message)` when it is taken.
     fn acquire(&self, key: String, message: impl FnOnce() -> String) -> Result<Guard> {
         let fresh = self
             .keys
@@ -41,7 +41,7 @@ impl InFlight {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(key.clone());
         if !fresh {
-            return Err(EngineError::Conflict(message()));
+            return Err(EngineError::InProgress(message()));
         }
         Ok(Guard {
             keys: self.keys.clone(),

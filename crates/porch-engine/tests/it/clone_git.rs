@@ -155,5 +155,17 @@ async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyh
     let ctx = String::from_utf8_lossy(&files["package-context.yaml"]).into_owned();
     assert!(ctx.contains("name: edge1"), "{ctx}");
     assert!(ctx.contains("package-path: sites/edge1"), "{ctx}");
+    // The flag follows the Repository.
+    let mut events = w.engine.subscribe();
+    w.engine.set_repository_options(
+        NS,
+        &porch_core::names::RepositoryName::new("dep")?,
+        RegisterOptions { deployment: false },
+    )?;
+    assert!(!w.engine.get(NS, "dep.sites.edge1.ws")?.deployment);
+    assert_eq!(
+        crate::common::drain(&mut events),
+        vec!["MODIFIED dep.sites.edge1.ws Draft"]
+    );
     Ok(())
 }

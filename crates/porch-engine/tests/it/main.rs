@@ -9,3 +9,4 @@ mod finalizers;
 mod lifecycle;
 mod metadata;
 mod resources;
+mod uniqueness;

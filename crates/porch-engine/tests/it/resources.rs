@@ -192,3 +192,34 @@ async fn labels_and_annotations_of_drafts() -> anyhow::Result<()> {
     assert_eq!(err.kind(), ErrorKind::Conflict);
     Ok(())
 }
+
+#[tokio::test]
+async fn an_update_heals_comments_of_the_previous_version() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let d = w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, mut files) = w.engine.read_resources(NS, "r.app.ws").await?;
+    files.insert(
+        "cm.yaml".into(),
+        b"# owned by team blue\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v # the value\n"
+            .to_vec(),
+    );
+    let u = w
+        .engine
+        .update_resources(NS, "r.app.ws", &d.resource_version, files.clone())
+        .await?;
+    // A client that drops comments (e.g. a JSON round trip) changes the value.
+    files.insert(
+        "cm.yaml".into(),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: w\n".to_vec(),
+    );
+    w.engine
+        .update_resources(NS, "r.app.ws", &u.revision.resource_version, files)
+        .await?;
+    let (_, files) = w.engine.read_resources(NS, "r.app.ws").await?;
+    let cm = String::from_utf8_lossy(&files["cm.yaml"]).into_owned();
+    assert!(cm.contains("# owned by team blue"), "{cm}");
+    assert!(cm.contains("k: w # the value"), "{cm}");
+    Ok(())
+}
