@@ -253,7 +253,9 @@ impl Engine {
         });
     }
 
-    /// Deletes revision `name` (spec §7.2, §8.4); returns its last state.
+    /// Deletes revision `name` (spec §7.2, §8.4); returns its last state. A revision with
+    /// finalizers is not deleted: it gets a `deletion_timestamp` (returned, with the
+    /// finalizers, and reported MODIFIED) and goes when an update empties its finalizers.
     pub async fn delete(
         &self,
         namespace: &str,

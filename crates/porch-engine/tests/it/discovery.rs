@@ -173,3 +173,44 @@ async fn drafts_survive_a_restart() -> anyhow::Result<()> {
     assert_eq!(again, d);
     Ok(())
 }
+
+#[tokio::test]
+async fn kptfile_fields_of_revisions_found_by_a_sync() -> anyhow::Result<()> {
+    use porch_core::repository::Repository;
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    let dir = w.remote_dir("r.git");
+    let labelled = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n  labels:\n    tier: web\ninfo:\n  readinessGates:\n  - conditionType: Ready\n";
+    commit_and_tag(&dir, &[("app/Kptfile", labelled)], "app/v1")?;
+    let repo = w.register("r", &url).await?;
+    let v1 = w.engine.get(NS, "r.app.v1")?;
+    assert_eq!(
+        v1.package_metadata.labels.get("tier").map(String::as_str),
+        Some("web")
+    );
+    assert_eq!(v1.readiness_gates, vec!["Ready".to_owned()]);
+
+    // A report applied from outside (a sync loop callback): fields follow on the queue.
+    commit_and_tag(&dir, &[("other/Kptfile", labelled)], "other/v1")?;
+    let mut events = w.engine.subscribe();
+    let report = repo.sync().await?;
+    w.engine
+        .apply_change_report(NS, &RepositoryName::new("r")?, report);
+    for _ in 0..100 {
+        if w.engine
+            .get(NS, "r.other.v1")
+            .is_ok_and(|p| !p.package_metadata.labels.is_empty())
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let other = w.engine.get(NS, "r.other.v1")?;
+    assert_eq!(other.readiness_gates, vec!["Ready".to_owned()]);
+    let seen = crate::common::drain(&mut events);
+    assert!(
+        seen.contains(&"MODIFIED r.other.v1 Published".to_owned()),
+        "{seen:?}"
+    );
+    Ok(())
+}
