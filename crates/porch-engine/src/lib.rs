@@ -28,12 +28,17 @@
 //!   propose-delete and undo) and **deletes** by Porch's rules, waiting for finalizers
 //!   with a deletionTimestamp;
 //! - refuses a **concurrent** create of the same identity or update/delete of the same
-//!   object with Porch's try-lock Conflict messages;
+//!   object with Porch's try-lock messages ([`EngineError::InProgress`], a real 409, unlike
+//!   a stale resourceVersion's [`EngineError::Conflict`]);
 //! - emits every change, including ones found by a sync, on an **event bus**
 //!   ([`Engine::subscribe`]) the API layer turns into watch events.
 //!
 //! Writes to one repository run one after another on that repository's queue (no lock is
 //! held across `.await`); repositories proceed in parallel.
+//!
+//! Deliberate difference from Go Porch: readiness gates are checked by the server at
+//! approval (Go Porch leaves that to porchctl, spec §8.7), and the creation uniqueness rules
+//! compare full package paths (Go Porch compares last segments, quirk §20.6).
 //!
 //! What it does not do: HTTP, Kubernetes wire types or selectors (the API layer converts
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets

@@ -98,6 +98,17 @@ async fn clone_from_a_raw_git_url_resolves_package_tags_and_branches() -> anyhow
             .expect_err("not found");
         assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     }
+    let mut secret = git_clone("r", "c", &up, "v1", "blueprints/basens");
+    if let Some(g) = secret.tasks[0]
+        .clone
+        .as_mut()
+        .and_then(|c| c.upstream.git.as_mut())
+    {
+        g.secret_ref.name = "creds".into();
+    }
+    let err = w.engine.create(secret).await.expect_err("no resolver");
+    assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+    assert!(err.to_string().contains("creds"), "{err}");
     assert_eq!(w.list().len(), before);
     assert_eq!(w.stored_drafts()?, 2);
     let leftovers = std::fs::read_dir(w.tmp.path().join("data/upstream"))?.count();
