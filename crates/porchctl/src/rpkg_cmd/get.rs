@@ -152,7 +152,9 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
     let client = &remote.client;
     let ns = (!args.all_namespaces).then_some(remote.namespace.as_str());
     let selector = args.field_selector();
-    let out = if format.wants_table() {
+    // Upstream asks for a Table for every format but custom-columns, yaml and json(path),
+    // `name` included: the rows carry the names, and the server sends no full objects.
+    let out = if format.wants_table() || format == OutputFormat::Name {
         let accept = Some(TABLE_ACCEPT);
         let mut tables = Vec::new();
         if args.names.is_empty() {
@@ -175,6 +177,9 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         }
         let mut merged = merge_tables(tables)?;
         args.filter_rows(&mut merged);
+        if format == OutputFormat::Name {
+            return remote::out(&row_names(&merged));
+        }
         print::print_table(
             &merged,
             &TableOptions {
@@ -205,7 +210,6 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         match &format {
             OutputFormat::Yaml => print::print_yaml(&objects)?,
             OutputFormat::Json => print::print_json(&objects)?,
-            OutputFormat::Name => print::print_names(&objects, "packagerevision.porch.kpt.dev"),
             OutputFormat::CustomColumns(cols) if !objects.is_empty() => {
                 print::print_custom_columns(&objects, cols, args.no_headers)
             }
@@ -248,6 +252,40 @@ fn merge_tables(tables: Vec<Value>) -> Result<Value, RemoteError> {
         }
     }
     Ok(first)
+}
+
+/// `packagerevision.porch.kpt.dev/<name>` per Table row (kubectl's name printer on the
+/// rows' objects); the name is the row object's, else the `Name` column's cell.
+fn row_names(table: &Value) -> String {
+    let name_col = table
+        .get("columnDefinitions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .position(|c| c.get("name").and_then(Value::as_str) == Some("Name"))
+        });
+    let mut out = String::new();
+    for row in table
+        .get("rows")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = row
+            .pointer("/object/metadata/name")
+            .and_then(Value::as_str)
+            .or_else(|| {
+                name_col
+                    .and_then(|i| row.pointer(&format!("/cells/{i}")))
+                    .and_then(Value::as_str)
+            });
+        if let Some(name) = name {
+            out.push_str("packagerevision.porch.kpt.dev/");
+            out.push_str(name);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The items of a List, each given the list's apiVersion/kind when it lacks its own.
@@ -320,6 +358,20 @@ mod tests {
         args(&["--name=basens", "--revision=1"]).filter_rows(&mut t);
         assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
         assert_eq!(t["rows"][0]["cells"][0], "x.basens.v1");
+    }
+
+    #[test]
+    fn names_from_table_rows() {
+        let t = json!({"kind": "Table", "columnDefinitions": [{"name": "Name"}, {"name": "Package"}],
+        "rows": [
+            {"cells": ["cell.name", "p"], "object": {"metadata": {"name": "x.p.v1"}}},
+            {"cells": ["x.p.v2", "p"]},
+        ]});
+        assert_eq!(
+            row_names(&t),
+            "packagerevision.porch.kpt.dev/x.p.v1\npackagerevision.porch.kpt.dev/x.p.v2\n"
+        );
+        assert_eq!(row_names(&json!({"kind": "Table", "rows": []})), "");
     }
 
     #[test]
