@@ -269,6 +269,16 @@ pub fn clean_path(p: &str) -> Result<String, ResourceError> {
     Ok(parts.join("/"))
 }
 
+/// [`clean_path`] without a copy when the path is already clean (the usual case).
+pub fn clean_path_cow(p: &str) -> Result<std::borrow::Cow<'_, str>, ResourceError> {
+    let clean = !p.is_empty() && p.split('/').all(|seg| !matches!(seg, "" | "." | ".."));
+    if clean {
+        Ok(std::borrow::Cow::Borrowed(p))
+    } else {
+        clean_path(p).map(std::borrow::Cow::Owned)
+    }
+}
+
 /// Write items (paths root-relative) into `files`, replacing the resource files that
 /// were read (`sources`): unchanged documents keep their bytes, files whose resources
 /// all disappeared are left for [`prune`], other files are not touched.

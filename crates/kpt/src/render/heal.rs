@@ -1,90 +1,262 @@
 //! Comment and key-order restoration around a function call (kyaml's CopyComments +
 //! SyncOrder): functions may change comments but cannot silently drop them, and
 //! mapping keys keep the input's order with new keys after the known ones.
+//!
+//! Render heals every item after every function, so the input side is kept as a
+//! [`Snapshot`]: a flat copy of just what healing reads (keys, scalar text, comments,
+//! shape) in two allocations per item, instead of a deep clone of the tree.
+
+use std::ops::Range;
 
 use crate::yaml::{Node, NodeKind, Style};
 
 /// Restore comments from `src` into `dst` where `dst` has none, and re-order `dst`'s
 /// mapping keys to follow `src`, recursively.
 pub fn heal(src: &Node, dst: &mut Node) {
-    copy_comments(src, dst);
-    sync_order(src, dst);
+    Snapshot::of(src).heal(dst);
 }
 
-fn copy_comments(src: &Node, dst: &mut Node) {
-    let mut got_comment = false;
-    if dst.head_comment.is_empty() && !src.head_comment.is_empty() {
-        dst.head_comment = src.head_comment.clone();
-        got_comment = true;
-    }
-    if dst.line_comment.is_empty() && !src.line_comment.is_empty() {
-        dst.line_comment = src.line_comment.clone();
-        got_comment = true;
-    }
-    if dst.foot_comment.is_empty() && !src.foot_comment.is_empty() {
-        dst.foot_comment = src.foot_comment.clone();
-        got_comment = true;
-    }
-    if got_comment && dst.style == Style::Folded {
-        dst.style = Style::DoubleQuoted;
-    }
-    match (&src.kind, &mut dst.kind) {
-        (NodeKind::Mapping(s), NodeKind::Mapping(d)) => {
-            for (dk, dv) in d.iter_mut() {
-                let Some(key) = dk.as_str() else { continue };
-                if let Some((sk, sv)) = s.iter().find(|(k, _)| k.as_str() == Some(key)) {
-                    copy_comments(sk, dk);
-                    copy_comments(sv, dv);
-                }
-            }
-        }
-        (NodeKind::Sequence(s), NodeKind::Sequence(d)) => {
-            for (sv, dv) in s.iter().zip(d.iter_mut()) {
-                if same_element(sv, dv) {
-                    copy_comments(sv, dv);
-                }
-            }
-        }
-        _ => {}
-    }
+/// What healing needs of a node tree, taken before the tree is handed to a function.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    nodes: Vec<SNode>,
+    /// Comment triples (head, line, foot), referenced from nodes that have any.
+    comments: Vec<[Range<usize>; 3]>,
+    /// Every key, scalar value and comment, back to back.
+    text: String,
 }
 
-/// List elements are matched by index only when they are the same element: equal
-/// scalars, or maps with the same `name` (or both without one).
-fn same_element(a: &Node, b: &Node) -> bool {
-    match (&a.kind, &b.kind) {
-        (NodeKind::Scalar(x), NodeKind::Scalar(y)) => x == y,
-        (NodeKind::Mapping(_), NodeKind::Mapping(_)) => {
-            a.get("name").and_then(Node::as_str) == b.get("name").and_then(Node::as_str)
-        }
-        (NodeKind::Sequence(_), NodeKind::Sequence(_)) => true,
-        _ => false,
-    }
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Scalar,
+    Mapping,
+    Sequence,
+    Alias,
 }
 
-fn sync_order(src: &Node, dst: &mut Node) {
-    match (&src.kind, &mut dst.kind) {
-        (NodeKind::Mapping(s), NodeKind::Mapping(d)) => {
-            let pos = |k: &Node| {
-                k.as_str()
-                    .and_then(|k| s.iter().position(|(sk, _)| sk.as_str() == Some(k)))
-                    .unwrap_or(usize::MAX)
-            };
-            // Stable sort: known keys in source order, new keys keep their relative order.
-            d.sort_by_key(|(k, _)| pos(k));
-            for (dk, dv) in d.iter_mut() {
-                let Some(key) = dk.as_str() else { continue };
-                if let Some((_, sv)) = s.iter().find(|(k, _)| k.as_str() == Some(key)) {
-                    sync_order(sv, dv);
+#[derive(Debug, Clone)]
+struct SNode {
+    shape: Shape,
+    /// For a mapping value: its key's text (`None` when the key is not a scalar).
+    key: Option<Range<usize>>,
+    /// For a mapping value: its key's comments.
+    key_comments: Option<usize>,
+    comments: Option<usize>,
+    /// Scalar text.
+    value: Range<usize>,
+    /// Children (mapping values or sequence items), contiguous in `nodes`.
+    children: Range<usize>,
+}
+
+const NONE: Range<usize> = 0..0;
+
+impl Snapshot {
+    /// Take the snapshot of `root`.
+    pub fn of(root: &Node) -> Snapshot {
+        let mut s = Snapshot {
+            nodes: Vec::with_capacity(64),
+            comments: Vec::new(),
+            text: String::with_capacity(1024),
+        };
+        let top = s.shallow(root, None);
+        s.nodes.push(top);
+        s.fill(root, 0);
+        s
+    }
+
+    fn push_text(&mut self, t: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(t);
+        start..self.text.len()
+    }
+
+    fn push_comments(&mut self, n: &Node) -> Option<usize> {
+        if n.head_comment.is_empty() && n.line_comment.is_empty() && n.foot_comment.is_empty() {
+            return None;
+        }
+        let c = [
+            self.push_text(&n.head_comment),
+            self.push_text(&n.line_comment),
+            self.push_text(&n.foot_comment),
+        ];
+        self.comments.push(c);
+        Some(self.comments.len() - 1)
+    }
+
+    /// The node itself, without its children.
+    fn shallow(&mut self, n: &Node, key: Option<&Node>) -> SNode {
+        let (shape, value) = match &n.kind {
+            NodeKind::Scalar(v) => (Shape::Scalar, self.push_text(v)),
+            NodeKind::Mapping(_) => (Shape::Mapping, NONE),
+            NodeKind::Sequence(_) => (Shape::Sequence, NONE),
+            NodeKind::Alias(_) => (Shape::Alias, NONE),
+        };
+        let (key_text, key_comments) = match key {
+            Some(k) => (k.as_str().map(|t| self.push_text(t)), self.push_comments(k)),
+            None => (None, None),
+        };
+        SNode {
+            shape,
+            key: key_text,
+            key_comments,
+            comments: self.push_comments(n),
+            value,
+            children: NONE,
+        }
+    }
+
+    /// Append `n`'s children (snapshot node `at`), breadth first so each node's
+    /// children are contiguous.
+    fn fill(&mut self, n: &Node, at: usize) {
+        let start = self.nodes.len();
+        match &n.kind {
+            NodeKind::Mapping(entries) => {
+                for (k, v) in entries {
+                    let c = self.shallow(v, Some(k));
+                    self.nodes.push(c);
+                }
+                self.nodes[at].children = start..self.nodes.len();
+                for (i, (_, v)) in entries.iter().enumerate() {
+                    self.fill(v, start + i);
                 }
             }
+            NodeKind::Sequence(items) => {
+                for v in items {
+                    let c = self.shallow(v, None);
+                    self.nodes.push(c);
+                }
+                self.nodes[at].children = start..self.nodes.len();
+                for (i, v) in items.iter().enumerate() {
+                    self.fill(v, start + i);
+                }
+            }
+            _ => {}
         }
-        (NodeKind::Sequence(s), NodeKind::Sequence(d)) => {
-            for (sv, dv) in s.iter().zip(d.iter_mut()) {
-                sync_order(sv, dv);
+    }
+
+    fn str(&self, r: &Range<usize>) -> &str {
+        &self.text[r.clone()]
+    }
+
+    /// The first child of mapping node `at` whose key is `key`.
+    fn child(&self, at: usize, key: &str) -> Option<usize> {
+        self.nodes[at].children.clone().find(|&c| {
+            self.nodes[c]
+                .key
+                .as_ref()
+                .is_some_and(|k| self.str(k) == key)
+        })
+    }
+
+    /// Scalar text at a path of mapping keys from the root.
+    pub fn get_str(&self, path: &[&str]) -> Option<&str> {
+        let mut at = 0;
+        for k in path {
+            if self.nodes[at].shape != Shape::Mapping {
+                return None;
+            }
+            at = self.child(at, k)?;
+        }
+        let n = &self.nodes[at];
+        (n.shape == Shape::Scalar).then(|| self.str(&n.value))
+    }
+
+    /// Restore comments and key order into `dst` (see [`heal`]).
+    pub fn heal(&self, dst: &mut Node) {
+        self.copy_comments(0, dst);
+        self.sync_order(0, dst);
+    }
+
+    fn copy_own_comments(&self, comments: Option<usize>, dst: &mut Node) {
+        let Some(c) = comments else { return };
+        let [head, line, foot] = &self.comments[c];
+        let mut got_comment = false;
+        for (d, s) in [
+            (&mut dst.head_comment, head),
+            (&mut dst.line_comment, line),
+            (&mut dst.foot_comment, foot),
+        ] {
+            if d.is_empty() && !s.is_empty() {
+                d.push_str(self.str(s));
+                got_comment = true;
             }
         }
-        _ => {}
+        if got_comment && dst.style == Style::Folded {
+            dst.style = Style::DoubleQuoted;
+        }
+    }
+
+    fn copy_comments(&self, at: usize, dst: &mut Node) {
+        let n = &self.nodes[at];
+        self.copy_own_comments(n.comments, dst);
+        match (n.shape, &mut dst.kind) {
+            (Shape::Mapping, NodeKind::Mapping(d)) => {
+                for (dk, dv) in d.iter_mut() {
+                    let Some(key) = dk.as_str() else { continue };
+                    if let Some(c) = self.child(at, key) {
+                        self.copy_own_comments(self.nodes[c].key_comments, dk);
+                        self.copy_comments(c, dv);
+                    }
+                }
+            }
+            (Shape::Sequence, NodeKind::Sequence(d)) => {
+                for (c, dv) in n.children.clone().zip(d.iter_mut()) {
+                    if self.same_element(c, dv) {
+                        self.copy_comments(c, dv);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// List elements are matched by index only when they are the same element: equal
+    /// scalars, or maps with the same `name` (or both without one).
+    fn same_element(&self, at: usize, b: &Node) -> bool {
+        let a = &self.nodes[at];
+        match (a.shape, &b.kind) {
+            (Shape::Scalar, NodeKind::Scalar(y)) => self.str(&a.value) == y,
+            (Shape::Mapping, NodeKind::Mapping(_)) => {
+                let name = self.child(at, "name").and_then(|c| {
+                    let c = &self.nodes[c];
+                    (c.shape == Shape::Scalar).then(|| self.str(&c.value))
+                });
+                name == b.get("name").and_then(Node::as_str)
+            }
+            (Shape::Sequence, NodeKind::Sequence(_)) => true,
+            _ => false,
+        }
+    }
+
+    fn sync_order(&self, at: usize, dst: &mut Node) {
+        let n = &self.nodes[at];
+        match (n.shape, &mut dst.kind) {
+            (Shape::Mapping, NodeKind::Mapping(d)) => {
+                let pos = |k: &Node| {
+                    k.as_str()
+                        .and_then(|k| self.child(at, k))
+                        .map_or(usize::MAX, |c| c - n.children.start)
+                };
+                // Usually already in order (functions edit in place): check before
+                // sorting. Stable sort: known keys in source order, new keys keep
+                // their relative order.
+                if !d.is_sorted_by_key(|(k, _)| pos(k)) {
+                    d.sort_by_cached_key(|(k, _)| pos(k));
+                }
+                for (dk, dv) in d.iter_mut() {
+                    let Some(key) = dk.as_str() else { continue };
+                    if let Some(c) = self.child(at, key) {
+                        self.sync_order(c, dv);
+                    }
+                }
+            }
+            (Shape::Sequence, NodeKind::Sequence(d)) => {
+                for (c, dv) in n.children.clone().zip(d.iter_mut()) {
+                    self.sync_order(c, dv);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -100,5 +272,30 @@ mod tests {
         heal(&src, &mut dst);
         let out = emit_node(&dst, SeqIndent::Compact);
         assert_eq!(out, "a: 1 # one\n# head\nb:\n  c: y # cx\ne: new\n");
+    }
+
+    #[test]
+    fn list_elements_heal_only_when_they_are_the_same_element() {
+        let src =
+            parse_one("l:\n- name: a # ka\n  v: 1\n- name: b\n  v: 2 # kb\n- x # kx\n- y # ky\n")
+                .expect("yaml");
+        let mut dst =
+            parse_one("l:\n- name: a\n  v: 9\n- name: c\n  v: 2\n- x\n- z\n").expect("yaml");
+        heal(&src, &mut dst);
+        let out = emit_node(&dst, SeqIndent::Compact);
+        assert_eq!(
+            out,
+            "l:\n- name: a # ka\n  v: 9\n- name: c\n  v: 2\n- x # kx\n- z\n"
+        );
+    }
+
+    #[test]
+    fn snapshot_reads_scalars_by_path() {
+        let src = parse_one("metadata:\n  annotations:\n    a: 'x'\n  m: {}\n").expect("yaml");
+        let s = Snapshot::of(&src);
+        assert_eq!(s.get_str(&["metadata", "annotations", "a"]), Some("x"));
+        assert_eq!(s.get_str(&["metadata", "m"]), None);
+        assert_eq!(s.get_str(&["metadata", "zz"]), None);
+        assert_eq!(s.get_str(&["metadata", "annotations", "a", "b"]), None);
     }
 }

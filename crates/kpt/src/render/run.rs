@@ -1,10 +1,11 @@
 //! Running one package's pipeline: function configs, selection, the runtime call,
 //! healing, and the invariants kpt checks after every function.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::{Ctx, RenderError, heal, pkg_label, printer, select};
+use super::heal::Snapshot;
+use super::{Ctx, RenderError, pkg_label, printer, select};
 use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
 use crate::resource_list::{ResourceList, ResultItem};
@@ -255,12 +256,13 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
-        let mut originals: HashMap<String, Node> = HashMap::new();
+        // What healing needs of each input, by call id (`i + 1`).
+        let mut originals: Vec<Snapshot> = Vec::with_capacity(selected.len());
         for (i, item) in selected.iter_mut().enumerate() {
             let id = (i + 1).to_string();
             set_annotation(item, res::ID, &id);
             set_annotation(item, res::LEGACY_ID, &id);
-            originals.insert(id, item.clone());
+            originals.push(Snapshot::of(item));
         }
         for item in &selected {
             if let Err(message) = check_krm(item) {
@@ -328,10 +330,11 @@ impl Ctx<'_> {
 
         let mut out_items = output.list.items;
         for item in &mut out_items {
-            if let Some(id) = annotation(item, res::ID).map(str::to_string)
-                && let Some(orig) = originals.get(&id)
+            if let Some(orig) = annotation(item, res::ID)
+                .and_then(call_index)
+                .and_then(|i| originals.get(i))
             {
-                heal(orig, item);
+                orig.heal(item);
                 reconcile_twins(orig, item);
             }
             remove_annotation(item, res::ID);
@@ -418,13 +421,23 @@ impl Ctx<'_> {
     }
 }
 
+/// The position of the input an id annotation (`1`, `2`, ...) names; ids written
+/// differently (`01`, `+1`) name no input, as they would in a lookup by string.
+fn call_index(id: &str) -> Option<usize> {
+    if id.starts_with('0') || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id.parse::<usize>().ok()?.checked_sub(1)
+}
+
 /// If a function changed only one of the path/index twins, the changed one wins.
-fn reconcile_twins(orig: &Node, item: &mut Node) {
+fn reconcile_twins(orig: &Snapshot, item: &mut Node) {
+    let ann = |key: &str| orig.get_str(&["metadata", "annotations", key]);
     for (internal, legacy) in [
         (res::PATH, res::LEGACY_PATH),
         (res::INDEX, res::LEGACY_INDEX),
     ] {
-        let (oi, ol) = (annotation(orig, internal), annotation(orig, legacy));
+        let (oi, ol) = (ann(internal), ann(legacy));
         let (ni, nl) = (
             annotation(item, internal).map(str::to_string),
             annotation(item, legacy).map(str::to_string),
@@ -443,19 +456,19 @@ fn reconcile_twins(orig: &Node, item: &mut Node) {
 
 /// No resource outside its package, no two resources in one (path, index) slot.
 fn check_invariants(items: &[Node]) -> Result<(), String> {
-    let mut seen = BTreeSet::new();
+    // Borrowed keys: this runs over every item after every function.
+    let mut seen = HashSet::with_capacity(items.len());
     for item in items {
         let Some(path) = res::item_path(item) else {
             continue;
         };
-        let cleaned = res::clean_path(path).map_err(|e| e.to_string())?;
-        if let Some(index) = res::item_index(item) {
-            let key = (pkg_of(item).to_string(), cleaned.clone(), index.to_string());
-            if !seen.insert(key) {
-                return Err(format!(
-                    "resource at path {cleaned:?} and index {index:?} already exists"
-                ));
-            }
+        let cleaned = res::clean_path_cow(path).map_err(|e| e.to_string())?;
+        if let Some(index) = res::item_index(item)
+            && !seen.insert((pkg_of(item), cleaned.clone(), index))
+        {
+            return Err(format!(
+                "resource at path {cleaned:?} and index {index:?} already exists"
+            ));
         }
     }
     Ok(())

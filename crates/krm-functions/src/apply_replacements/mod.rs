@@ -30,12 +30,11 @@ const CONFIG_API_VERSION: &str = "fn.kpt.dev/v1alpha1";
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     let config = parse_config(list.function_config.as_ref()).map_err(FnError::Config)?;
-    let mut items = list.items.clone();
+    // In place: on an error the function fails and its items are discarded.
     for r in &config.replacements {
-        apply_one(&mut items, r).map_err(FnError::Failed)?;
+        apply_one(&mut list.items, r).map_err(FnError::Failed)?;
     }
-    preserve_string_typing(&mut items, &config.replacements);
-    list.items = items;
+    preserve_string_typing(&mut list.items, &config.replacements);
     Ok(())
 }
 
@@ -165,7 +164,8 @@ fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<
             .reject
             .iter()
             .any(|r| !r.id.is_empty() && ids.iter().any(|id| select::is_selected_by(id, &r.id)));
-        if ids.iter().any(|id| select::is_selected_by(id, &select.id)) && !rejected {
+        let selected = ids.iter().any(|id| select::is_selected_by(id, &select.id)) && !rejected;
+        if selected {
             copy_value_to_target(n, value, t, field_paths)?;
         }
     }

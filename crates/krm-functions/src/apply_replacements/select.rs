@@ -17,20 +17,31 @@ fn text<'a>(node: &'a Node, path: &[&str]) -> &'a str {
         .unwrap_or_default()
 }
 
+/// A resource id borrowed from the node it was read from (kustomize `resid.ResId`
+/// without allocation: selection runs over every item for every target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdRef<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+}
+
 /// kustomize `utils.MakeResIds`: the current id, then previous ids.
-pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
+pub(crate) fn res_ids(node: &Node) -> Result<Vec<IdRef<'_>>, String> {
     let api_version = text(node, &["apiVersion"]);
     let (group, version) = match api_version.split_once('/') {
-        Some((g, v)) => (g.to_string(), v.to_string()),
-        None if api_version == "builtin" => (api_version.to_string(), String::new()),
-        None => (String::new(), api_version.to_string()),
+        Some((g, v)) => (g, v),
+        None if api_version == "builtin" => (api_version, ""),
+        None => ("", api_version),
     };
-    let current = ResId {
-        group: group.clone(),
-        version: version.clone(),
-        kind: text(node, &["kind"]).to_string(),
-        name: text(node, &["metadata", "name"]).to_string(),
-        namespace: text(node, &["metadata", "namespace"]).to_string(),
+    let current = IdRef {
+        group,
+        version,
+        kind: text(node, &["kind"]),
+        name: text(node, &["metadata", "name"]),
+        namespace: text(node, &["metadata", "namespace"]),
     };
     let mut ids = vec![current];
     let ann = |k: &str| {
@@ -49,13 +60,13 @@ pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
                         number of previous kinds not equal"
                 .into());
         }
-        for ((name, ns), kind) in names.iter().zip(nss).zip(kinds) {
-            ids.push(ResId {
-                group: group.clone(),
-                version: version.clone(),
-                kind: kind.to_string(),
-                name: name.to_string(),
-                namespace: ns.to_string(),
+        for ((name, namespace), kind) in names.into_iter().zip(nss).zip(kinds) {
+            ids.push(IdRef {
+                group,
+                version,
+                kind,
+                name,
+                namespace,
             });
         }
     }
@@ -64,16 +75,12 @@ pub(crate) fn res_ids(node: &Node) -> Result<Vec<ResId>, String> {
 
 /// kustomize `ResId.IsSelectedBy`: empty selector fields match anything;
 /// namespaces compare by effective namespace ("" is "default").
-pub(crate) fn is_selected_by(id: &ResId, sel: &ResId) -> bool {
-    let eff = |ns: &str| {
-        if ns.is_empty() {
-            "default".to_string()
-        } else {
-            ns.to_string()
-        }
-    };
+pub(crate) fn is_selected_by(id: &IdRef<'_>, sel: &ResId) -> bool {
+    fn eff(ns: &str) -> &str {
+        if ns.is_empty() { "default" } else { ns }
+    }
     (sel.name.is_empty() || sel.name == id.name)
-        && (sel.namespace.is_empty() || eff(&sel.namespace) == eff(&id.namespace))
+        && (sel.namespace.is_empty() || eff(&sel.namespace) == eff(id.namespace))
         && (sel.group.is_empty() || sel.group == id.group)
         && (sel.version.is_empty() || sel.version == id.version)
         && (sel.kind.is_empty() || sel.kind == id.kind)
