@@ -18,6 +18,10 @@ pub const IMAGE_PREFIX: &str = "ghcr.io/kptdev/krm-functions-catalog";
 /// Resolve an image as kpt does: prefix short names, default the tag to `latest`.
 pub fn resolve_image(image: &str) -> String {
     let image = image.trim();
+    // kpt's reserved built-in images (`builtins/gen-pkg-context`) are not registry images.
+    if image.starts_with("builtins/") {
+        return image.to_string();
+    }
     let full = if image.contains('/') {
         image.to_string()
     } else {

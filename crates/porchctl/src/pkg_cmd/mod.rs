@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use kpt::package::{PackageFiles, fs};
 use kpt::pkg::Strategy;
+use kpt::pkg::context::customize_dir;
 use kpt::pkg::get::{GetOptions, get, parse_package_arg};
 use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
 use kpt::pkg::update::driver::update_dir;
@@ -48,6 +49,10 @@ pub struct GetArgs {
     /// Update strategy recorded in the Kptfile.
     #[arg(long, default_value = "resource-merge")]
     strategy: String,
+    /// (Experimental) the package will be deployed to a cluster: generate its
+    /// package context (`package-context.yaml`) as kpt does.
+    #[arg(long)]
+    for_deployment: bool,
 }
 
 #[derive(Debug, Args)]
@@ -126,6 +131,14 @@ fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
     eprintln!("Package {:?}:", base_name(&dest));
     let files: PackageFiles = get(&dest, &opts)?;
     eprintln!("\nFetched {} file(s).", files.len());
+    if a.for_deployment {
+        eprintln!("\nCustomizing package for deployment.");
+        let log = customize_dir(&dest, &base_name(&dest))?;
+        for line in log.iter().filter(|l| !l.is_empty()) {
+            eprintln!("{line}");
+        }
+        eprintln!("\nCustomized package for deployment.");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -144,3 +157,6 @@ fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
     eprintln!("\nUpdated 1 package(s).");
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests;
