@@ -42,15 +42,18 @@ pub(crate) struct Entry {
 }
 
 /// What the engine sees: every revision, sorted by key.
+///
+/// Entries are shared with the index (`Arc`), so building the next snapshot after a sync
+/// copies pointers, not revisions, and comparing two snapshots mostly compares pointers.
 #[derive(Debug, Default)]
 pub(crate) struct Snapshot {
-    pub entries: BTreeMap<PackageRevisionKey, Entry>,
+    pub entries: BTreeMap<PackageRevisionKey, Arc<Entry>>,
     pub branch_head: Option<Oid>,
 }
 
 struct MainState {
     head: Oid,
-    placeholders: Vec<Entry>,
+    placeholders: Vec<Arc<Entry>>,
     /// Full package path → newest commit annotated for it (for publishedBy of placeholders).
     latest: HashMap<String, Oid>,
 }
@@ -58,8 +61,8 @@ struct MainState {
 /// Per-registration discovery state, owned by the mirror worker.
 #[derive(Default)]
 pub(crate) struct RepoIndex {
-    tags: HashMap<String, (Oid, Option<Entry>)>,
-    drafts: HashMap<String, (Oid, Option<Entry>)>,
+    tags: HashMap<String, (Oid, Option<Arc<Entry>>)>,
+    drafts: HashMap<String, (Oid, Option<Arc<Entry>>)>,
     main: Option<MainState>,
     pub snapshot: Arc<Snapshot>,
     pub synced: bool,
@@ -73,6 +76,7 @@ impl RepoIndex {
         caches: &mut Caches,
         scope: &Scope,
     ) -> Result<ChangeReport, GitError> {
+        let t0 = std::time::Instant::now();
         let mut tags = HashMap::new();
         let mut drafts = HashMap::new();
         let mut deletion_proposed = HashSet::new();
@@ -86,7 +90,7 @@ impl RepoIndex {
                 Some(RefName::Tag(t)) => {
                     let entry = match self.tags.remove(name) {
                         Some((old, e)) if old == target => e,
-                        _ => load_tag(repo, caches, scope, &t, target)?,
+                        _ => load_tag(repo, caches, scope, &t, target)?.map(Arc::new),
                     };
                     tags.insert(name.to_owned(), (target, entry));
                 }
@@ -98,7 +102,8 @@ impl RepoIndex {
                     if let Some((proposed, path, ws)) = refs::parse_draft_branch(&b) {
                         let entry = match self.drafts.remove(name) {
                             Some((old, e)) if old == target => e,
-                            _ => load_draft(repo, caches, scope, (proposed, path, ws), &b, target)?,
+                            _ => load_draft(repo, caches, scope, (proposed, path, ws), &b, target)?
+                                .map(Arc::new),
                         };
                         drafts.insert(name.to_owned(), (target, entry));
                     }
@@ -108,7 +113,9 @@ impl RepoIndex {
         }
         self.tags = tags;
         self.drafts = drafts;
+        let t_refs = t0.elapsed();
         self.refresh_main(repo, caches, scope, head)?;
+        let t_main = t0.elapsed();
 
         let mut entries = BTreeMap::new();
         let published = self
@@ -117,32 +124,46 @@ impl RepoIndex {
             .filter_map(|(_, e)| e.as_ref())
             .chain(self.main.iter().flat_map(|m| m.placeholders.iter()));
         for e in published {
-            let mut e = e.clone();
-            let suffix = if e.meta.key.revision == Revision::PLACEHOLDER {
-                scope.branch.clone()
-            } else {
-                e.meta.key.revision.tag_suffix()
+            let proposed_for_deletion = !deletion_proposed.is_empty() && {
+                let suffix = if e.meta.key.revision == Revision::PLACEHOLDER {
+                    scope.branch.clone()
+                } else {
+                    e.meta.key.revision.tag_suffix()
+                };
+                deletion_proposed.contains(&format!("{}/{}", e.full_path, suffix))
             };
-            if deletion_proposed.contains(&format!("{}/{}", e.full_path, suffix)) {
-                e.meta.lifecycle = Lifecycle::DeletionProposed;
-            }
+            let e = if proposed_for_deletion {
+                let mut flagged = Entry::clone(e);
+                flagged.meta.lifecycle = Lifecycle::DeletionProposed;
+                Arc::new(flagged)
+            } else {
+                Arc::clone(e)
+            };
             entries.insert(e.meta.key.clone(), e);
         }
         // Proposed wins over a draft of the same workspace (deterministic on a half-done move).
-        let mut ds: Vec<&Entry> = self
+        let mut ds: Vec<&Arc<Entry>> = self
             .drafts
             .values()
             .filter_map(|(_, e)| e.as_ref())
             .collect();
         ds.sort_by_key(|e| e.meta.lifecycle == Lifecycle::Proposed);
         for e in ds {
-            entries.insert(e.meta.key.clone(), e.clone());
+            entries.insert(e.meta.key.clone(), Arc::clone(e));
         }
         let new = Arc::new(Snapshot {
             entries,
             branch_head: head,
         });
+        let t_build = t0.elapsed();
         let report = diff(&self.snapshot, &new);
+        tracing::debug!(
+            refs_us = t_refs.as_micros() as u64,
+            main_us = (t_main - t_refs).as_micros() as u64,
+            build_us = (t_build - t_main).as_micros() as u64,
+            diff_us = (t0.elapsed() - t_build).as_micros() as u64,
+            "discovery refreshed"
+        );
         self.snapshot = new;
         self.synced = true;
         Ok(report)
@@ -214,7 +235,7 @@ impl RepoIndex {
                     rev,
                 )? {
                     e.task_workspace = ws;
-                    placeholders.push(e);
+                    placeholders.push(Arc::new(e));
                 }
             }
         }
@@ -306,14 +327,20 @@ fn load_tag(
     if !refs::in_directory(path, &scope.dir) {
         return Ok(None);
     }
-    let commit = match repo
-        .find_object(target, None)
-        .and_then(|o| o.peel_to_commit())
-    {
-        Ok(c) => c.id(),
-        Err(e) => {
-            tracing::warn!(tag, error = %e, "tag does not point to a commit");
-            return Ok(None);
+    // Lightweight tags (what Porch writes) point at the commit itself: no peeling needed.
+    // Reading it as a commit through the cache decompresses it once for all later lookups.
+    let commit = if caches.commit(repo, target).is_ok() {
+        target
+    } else {
+        match repo
+            .find_object(target, None)
+            .and_then(|o| o.peel_to_commit())
+        {
+            Ok(c) => c.id(),
+            Err(e) => {
+                tracing::warn!(tag, error = %e, "tag does not point to a commit");
+                return Ok(None);
+            }
         }
     };
     let Some(pkg) = caches.package_at(repo, commit, path)? else {
@@ -439,18 +466,41 @@ fn newest_per_package(
     Ok(found)
 }
 
+/// Added, changed and removed revisions between two snapshots: one merge pass over both
+/// sorted maps; an entry shared by both (same `Arc`) is unchanged without comparing fields.
 fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
+    use std::cmp::Ordering;
     let mut report = ChangeReport::default();
-    for (k, e) in &new.entries {
-        match old.entries.get(k) {
-            None => report.added.push(e.meta.clone()),
-            Some(o) if o.meta != e.meta => report.changed.push(e.meta.clone()),
-            Some(_) => {}
-        }
-    }
-    for k in old.entries.keys() {
-        if !new.entries.contains_key(k) {
-            report.removed.push(k.clone());
+    let mut olds = old.entries.iter().peekable();
+    let mut news = new.entries.iter().peekable();
+    loop {
+        match (olds.peek(), news.peek()) {
+            (None, None) => break,
+            (Some((k, _)), None) => {
+                report.removed.push((*k).clone());
+                olds.next();
+            }
+            (None, Some((_, e))) => {
+                report.added.push(e.meta.clone());
+                news.next();
+            }
+            (Some((ko, o)), Some((kn, n))) => match ko.cmp(kn) {
+                Ordering::Less => {
+                    report.removed.push((*ko).clone());
+                    olds.next();
+                }
+                Ordering::Greater => {
+                    report.added.push(n.meta.clone());
+                    news.next();
+                }
+                Ordering::Equal => {
+                    if !Arc::ptr_eq(o, n) && o.meta != n.meta {
+                        report.changed.push(n.meta.clone());
+                    }
+                    olds.next();
+                    news.next();
+                }
+            },
         }
     }
     report

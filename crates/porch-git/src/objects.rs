@@ -16,6 +16,8 @@ use crate::kptfile;
 /// What discovery needs from a commit.
 #[derive(Debug, Clone)]
 pub(crate) struct CommitInfo {
+    /// Root tree.
+    pub tree: Oid,
     pub author_email: String,
     pub author_time: i64,
     pub annotations: Vec<Annotation>,
@@ -61,6 +63,7 @@ impl Caches {
         let c = repo.find_commit(oid)?;
         let author = c.author();
         let info = Arc::new(CommitInfo {
+            tree: c.tree_id(),
             author_email: author.email().unwrap_or_default().to_owned(),
             author_time: author.when().seconds(),
             annotations: annotation::parse(&String::from_utf8_lossy(c.message_bytes())),
@@ -81,7 +84,9 @@ impl Caches {
         if let Some(p) = self.package_at.get(&key) {
             return Ok(*p);
         }
-        let tree = repo.find_commit(commit)?.tree()?;
+        // The root tree id comes from the commit cache, so a commit is decompressed once
+        // however many lookups (tag, annotations, package path) discovery makes on it.
+        let tree = repo.find_tree(self.commit(repo, commit)?.tree)?;
         let found = match tree.get_path(std::path::Path::new(path)) {
             Ok(e) if e.kind() == Some(ObjectType::Tree) => {
                 kptfile_in(repo, e.id())?.map(|k| PackageAt {

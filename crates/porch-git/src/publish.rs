@@ -66,7 +66,7 @@ fn publish_once(
     snap.entries
         .values()
         .find(|e| e.ref_name == tag)
-        .cloned()
+        .map(|e| Entry::clone(e))
         .ok_or_else(|| GitError::Command {
             args: "publish".into(),
             stderr: format!("published tag {} not discovered", tag.short()),
@@ -210,7 +210,7 @@ pub(crate) fn entry<'a>(
     snap: &'a Snapshot,
     key: &PackageRevisionKey,
 ) -> Result<&'a Entry, GitError> {
-    snap.entries.get(key).ok_or_else(|| {
+    snap.entries.get(key).map(|e| &**e).ok_or_else(|| {
         GitError::NotFound(format!(
             "package revision {} (revision {}) not found",
             key.name(),
