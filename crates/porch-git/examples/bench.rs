@@ -187,6 +187,13 @@ async fn main() -> anyhow::Result<()> {
             .arg(&remote_dir)
             .args(["pack-refs", "--all"]),
     )?;
+    // A served repository is maintained (`git gc`/`git maintenance`), which writes a
+    // commit-graph; receive-pack's connectivity check against 5,000 refs uses it.
+    repos::run(Command::new("git").arg("-C").arg(&remote_dir).args([
+        "commit-graph",
+        "write",
+        "--reachable",
+    ]))?;
     println!(
         "generated remote: {packages} packages x {revisions} revisions ({} tags, {} commits) in {}",
         packages * revisions,

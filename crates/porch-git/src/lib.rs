@@ -22,6 +22,7 @@ mod cli;
 mod discovery;
 mod error;
 mod kptfile;
+mod maintenance;
 mod mirror;
 mod objects;
 mod publish;

@@ -27,6 +27,8 @@ pub(crate) struct MirrorState {
     pub caches: Caches,
     /// Per-registration discovery state, by registration id.
     pub indexes: HashMap<u64, RepoIndex>,
+    /// Ref updates since the commit-graph was last written (see [`crate::maintenance`]).
+    pub graph_debt: usize,
 }
 
 /// Handle to a mirror's worker.
@@ -53,12 +55,25 @@ impl Mirror {
             path: path.clone(),
             caches: Caches::default(),
             indexes: HashMap::new(),
+            graph_debt: 0,
         };
         std::thread::Builder::new()
             .name(format!("git-mirror:{}", mirror_dir_name(url)))
             .spawn(move || {
-                // Exits when every handle (and so every sender) is dropped.
-                while let Ok(job) = rx.recv() {
+                // Exits when every handle (and so every sender) is dropped. Housekeeping
+                // runs only when no job is waiting, so it never delays a queued operation.
+                loop {
+                    let job = match rx.try_recv() {
+                        Ok(job) => job,
+                        Err(mpsc::TryRecvError::Empty) => {
+                            crate::maintenance::when_idle(&mut state);
+                            match rx.recv() {
+                                Ok(job) => job,
+                                Err(_) => break,
+                            }
+                        }
+                        Err(mpsc::TryRecvError::Disconnected) => break,
+                    };
                     job(&mut state);
                 }
             })?;

@@ -7,6 +7,7 @@ use porch_core::revision::Author;
 use crate::cli::{self, RefUpdate, Remote};
 use crate::discovery::{RepoIndex, Scope, Snapshot};
 use crate::error::GitError;
+use crate::maintenance;
 use crate::mirror::MirrorState;
 use crate::refs::{LOCAL_BRANCHES, RefName};
 use crate::tree;
@@ -75,6 +76,7 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         std::fs::rename(&fresh, &state.path)?;
         std::fs::remove_dir_all(&old)?;
         state.repo = Repository::open_bare(&state.path)?;
+        maintenance::note_ref_updates(state, maintenance::AFTER_CLONE);
         return Ok(());
     }
     let t = std::time::Instant::now();
@@ -94,6 +96,8 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         let t = std::time::Instant::now();
         cli::fetch_refs(&state.path, remote, &changed)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
+        let n = changed.len();
+        maintenance::note_ref_updates(state, n);
     }
     for name in local
         .keys()
@@ -180,6 +184,7 @@ pub(crate) fn push_and_apply(
         })
         .collect();
     cli::push(&state.path, &ctx.remote, &remote_updates)?;
+    maintenance::note_ref_updates(state, updates.len());
     for (r, new, _) in updates {
         let local = r.local();
         match new {
