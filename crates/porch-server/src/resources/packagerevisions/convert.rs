@@ -20,15 +20,18 @@ pub const PORCH_PREFIX: &str = "Internal error occurred: ";
 /// Git-backed resourceVersions (commit SHAs) live above this; store counters below it.
 const SHA_SPACE: u64 = 1 << 60;
 
-/// The wire resourceVersion of an engine version: the store's counter as is, a commit SHA as
-/// a number derived from its first 56 bits. Deterministic, so every reader of one state sees
-/// the same value, and it changes whenever the commit does.
+/// The wire resourceVersion of an engine version: the store's counter as is; anything else
+/// (a commit SHA, `<sha>.<store version>` when metadata is stored beside a git revision) as a
+/// 60-bit FNV-1a hash above the counters' range. Deterministic, so every reader of one state
+/// sees the same value, and it changes whenever any part of the engine version does.
 pub fn wire_rv(engine_rv: &str) -> u64 {
     if let Ok(n) = engine_rv.parse::<u64>() {
         return n;
     }
-    let prefix: String = engine_rv.chars().take(14).collect();
-    SHA_SPACE + u64::from_str_radix(&prefix, 16).unwrap_or(0)
+    let hash = engine_rv.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    SHA_SPACE + (hash & (SHA_SPACE - 1))
 }
 
 fn map_or_skip(m: &BTreeMap<String, String>) -> Option<Value> {
@@ -275,9 +278,7 @@ pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
             format!("PackageRevision.{GROUP} \"{name}\" is invalid: {message}"),
         )
         .with_details(name, GROUP, "PackageRevision"),
-        (EngineError::Conflict(m), _)
-            if m.starts_with("another request is already in progress") =>
-        {
+        (EngineError::InProgress(_), _) => {
             ApiError::new(ErrorKind::Conflict, message).with_details(name, GROUP, plural)
         }
         (EngineError::Conflict(m), _) if m.starts_with("Operation cannot be fulfilled") => {
@@ -310,6 +311,7 @@ mod tests {
         assert_eq!(a, wire_rv("0123456789abcdef0123456789abcdef01234567"));
         assert!(a >= SHA_SPACE);
         assert_ne!(a, wire_rv("1123456789abcdef0123456789abcdef01234567"));
+        assert_ne!(a, wire_rv("0123456789abcdef0123456789abcdef01234567.7"));
     }
 
     #[test]
