@@ -23,15 +23,29 @@ pub(crate) fn note_ref_updates(state: &mut MirrorState, n: usize) {
     state.graph_debt = state.graph_debt.saturating_add(n);
 }
 
-/// Runs pending housekeeping; called by the worker between jobs.
+/// Runs pending housekeeping; called by the worker between jobs. The graph is written by a
+/// child process the worker does not wait for, so a job queued meanwhile starts at once
+/// (git replaces the graph files atomically; readers see the old or the new one).
 pub(crate) fn when_idle(state: &mut MirrorState) {
+    if let Some(child) = state.graph_writer.as_mut() {
+        match child.try_wait() {
+            Ok(None) => return,
+            Ok(Some(status)) => {
+                if !status.success() {
+                    tracing::warn!(%status, path = %state.path.display(), "commit-graph write failed");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot wait for git commit-graph"),
+        }
+        state.graph_writer = None;
+    }
     if state.graph_debt < GRAPH_EVERY {
         return;
     }
-    let t = std::time::Instant::now();
-    // Only local work: no network, no credentials. Failures are harmless (the graph is an
-    // optional index) and retried after the next batch.
-    let out = Command::new("git")
+    // Only local work: no network, no credentials. A failure is harmless (the graph is an
+    // optional index) and retried after the next batch of updates.
+    state.graph_debt = 0;
+    let spawned = Command::new("git")
         .arg("--git-dir")
         .arg(&state.path)
         .args([
@@ -47,24 +61,20 @@ pub(crate) fn when_idle(state: &mut MirrorState) {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            state.graph_debt = 0;
-            tracing::debug!(
-                ms = t.elapsed().as_millis() as u64,
-                path = %state.path.display(),
-                "commit-graph written"
-            );
+        .stderr(Stdio::null())
+        .spawn();
+    match spawned {
+        Ok(child) => {
+            tracing::debug!(path = %state.path.display(), "writing commit-graph");
+            state.graph_writer = Some(child);
         }
-        Ok(o) => {
-            state.graph_debt = 0;
-            tracing::warn!(stderr = %String::from_utf8_lossy(&o.stderr).trim(), "commit-graph write failed");
-        }
-        Err(e) => {
-            state.graph_debt = 0;
-            tracing::warn!(error = %e, "cannot run git commit-graph");
-        }
+        Err(e) => tracing::warn!(error = %e, "cannot run git commit-graph"),
+    }
+}
+
+/// Waits for a running graph writer (before the mirror directory is replaced or dropped).
+pub(crate) fn finish(state: &mut MirrorState) {
+    if let Some(mut child) = state.graph_writer.take() {
+        let _ = child.wait();
     }
 }

@@ -29,6 +29,8 @@ pub(crate) struct MirrorState {
     pub indexes: HashMap<u64, RepoIndex>,
     /// Ref updates since the commit-graph was last written (see [`crate::maintenance`]).
     pub graph_debt: usize,
+    /// A running `git commit-graph write`, reaped when the worker is next idle.
+    pub graph_writer: Option<std::process::Child>,
 }
 
 /// Handle to a mirror's worker.
@@ -56,6 +58,7 @@ impl Mirror {
             caches: Caches::default(),
             indexes: HashMap::new(),
             graph_debt: 0,
+            graph_writer: None,
         };
         std::thread::Builder::new()
             .name(format!("git-mirror:{}", mirror_dir_name(url)))
@@ -76,6 +79,7 @@ impl Mirror {
                     };
                     job(&mut state);
                 }
+                crate::maintenance::finish(&mut state);
             })?;
         Ok(Arc::new(Mirror {
             url: url.to_owned(),

@@ -64,6 +64,7 @@ pub(crate) fn sync(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeRep
 pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitError> {
     let local = local_refs(&state.repo)?;
     if local.is_empty() {
+        maintenance::finish(state);
         let fresh = state.path.with_extension("clone");
         let old = state.path.with_extension("old");
         for leftover in [&fresh, &old] {
