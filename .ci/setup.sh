@@ -3,6 +3,8 @@
 set -euo pipefail
 need=()
 [ -x /usr/lib/git-core/git-http-backend ] || need+=(git)
+# porch-testkit's SshServer runs sshd (and ssh-keygen/ssh from openssh-client, a dependency).
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -257,8 +257,23 @@ fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Outpu
             cmd.env(
                 "GIT_SSH_COMMAND",
                 format!(
-                    "ssh -i '{}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new",
-                    private_key.display()
+                    "ssh -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new",
+                    shell_quote(&private_key.display().to_string())
+                ),
+            );
+        }
+        GitAuth::SshKeyKnownHosts {
+            private_key,
+            known_hosts,
+        } => {
+            // `-F /dev/null`: no user or system ssh config, as git runs without its own.
+            cmd.env(
+                "GIT_SSH_COMMAND",
+                format!(
+                    "ssh -F /dev/null -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile={} -o ConnectTimeout={}",
+                    shell_quote(&private_key.display().to_string()),
+                    shell_quote(&known_hosts.display().to_string()),
+                    remote.timeout.as_secs().max(1)
                 ),
             );
         }
@@ -298,6 +313,11 @@ fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Outpu
     })
 }
 
+/// Quotes `s` for the shell git runs `GIT_SSH_COMMAND` with.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 fn read_all<R: Read>(r: Option<R>) -> String {
     let mut s = String::new();
     if let Some(mut r) = r {
@@ -331,6 +351,12 @@ pub(crate) fn base64(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_paths_for_the_shell() {
+        assert_eq!(shell_quote("/k/id"), "'/k/id'");
+        assert_eq!(shell_quote("/k/it's"), "'/k/it'\\''s'");
+    }
 
     #[test]
     fn base64_encodes() {

@@ -29,6 +29,15 @@ pub enum GitAuth {
         /// Path of the private key file.
         private_key: PathBuf,
     },
+    /// An SSH private key for `ssh://` URLs, with the server's host key pinned by a
+    /// `known_hosts` file: a server presenting any other key is refused, and nothing is
+    /// written to the user's `~/.ssh`.
+    SshKeyKnownHosts {
+        /// Path of the private key file (no passphrase: git runs non-interactively).
+        private_key: PathBuf,
+        /// `known_hosts` file holding the server's host key (`[host]:port` for other ports).
+        known_hosts: PathBuf,
+    },
 }
 
 impl std::fmt::Debug for GitAuth {
@@ -39,6 +48,15 @@ impl std::fmt::Debug for GitAuth {
             GitAuth::Basic { username, .. } => write!(f, "Basic({username}, ***)"),
             GitAuth::Bearer { .. } => f.write_str("Bearer(***)"),
             GitAuth::SshKey { private_key } => write!(f, "SshKey({})", private_key.display()),
+            GitAuth::SshKeyKnownHosts {
+                private_key,
+                known_hosts,
+            } => write!(
+                f,
+                "SshKeyKnownHosts({}, {})",
+                private_key.display(),
+                known_hosts.display()
+            ),
         }
     }
 }

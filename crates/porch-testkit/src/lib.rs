@@ -3,6 +3,8 @@
 //! - [`GitServer`]: a real smart-HTTP git server on a loopback port: `git http-backend` run as
 //!   CGI per request behind a tiny HTTP/1.1 shim, with optional basic auth, receive-pack
 //!   enabled, stop/restart and [`Fault`] injection for failure tests.
+//! - [`SshServer`]: OpenSSH `sshd` on a loopback port with generated host and client keys,
+//!   serving bare repositories over `ssh://` as the current user.
 //! - [`repos`]: build bare repositories from in-memory trees, from the upstream blueprint
 //!   bundle, or from the Go Porch test tarballs.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
@@ -13,6 +15,7 @@
 mod error;
 mod http;
 mod server;
+mod ssh;
 
 pub mod conformance;
 pub mod generate;
@@ -20,3 +23,4 @@ pub mod repos;
 
 pub use error::TestkitError;
 pub use server::{Fault, GitServer};
+pub use ssh::SshServer;
