@@ -160,7 +160,12 @@ pub struct Env {
 impl Env {
     /// A fresh server and a git fixture requiring basic auth.
     pub async fn start() -> Env {
-        let server = super::Server::start();
+        Self::start_with(&[]).await
+    }
+
+    /// Like [`Env::start`], with extra server flags.
+    pub async fn start_with(flags: &[&str]) -> Env {
+        let server = super::Server::start_with(flags);
         let root = server.dir.path().join("git");
         std::fs::create_dir_all(&root).expect("git root");
         let git = GitServer::start(&root, Some((GIT_USER, GIT_PASSWORD))).expect("git server");
