@@ -175,9 +175,15 @@ impl RepoIndex {
         let meta = self.meta.get(name);
         // A metadata write must change the version clients see, but the commit stays the
         // git part of it (and is all there is without stored metadata).
+        // A deletion proposal is a branch at the same commit: mark it so the version moves.
+        let git_part = if m.lifecycle == Lifecycle::DeletionProposed {
+            format!("{}+deletion-proposed", m.commit)
+        } else {
+            m.commit.clone()
+        };
         let resource_version = match meta {
-            Some(o) => format!("{}.{}", m.commit, o.resource_version),
-            None => m.commit.clone(),
+            Some(o) => format!("{git_part}.{}", o.resource_version),
+            None => git_part,
         };
         let mut pr = PackageRevision {
             namespace: namespace.to_owned(),

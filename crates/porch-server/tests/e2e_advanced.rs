@@ -12,31 +12,10 @@ use serde_json::{Value, json};
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "test_create_package_revision_rollback",
-        "clone from a raw git URL (clone.upstreamRef.git) is refused with 422 'not supported yet', \
-         so the rollback after a failed fetch is never reached",
-    ),
-    (
-        "test_package_metadata_from_kptfile",
-        "spec.packageMetadata is neither applied on create nor returned from the Kptfile",
-    ),
-    (
-        "test_package_metadata_field_selectors",
-        "spec.packageMetadata given at create is not applied, so the \
-         spec.packageMetadata.labels[k] selector matches nothing",
-    ),
-];
-
 const SET_ANNOTATIONS: &str = "gcr.io/kpt-fn/set-annotations:v0.1.4";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_large_package_revision() {
-    if known_gap(KNOWN_GAPS, "test_large_package_revision") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -86,9 +65,6 @@ async fn test_large_package_revision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_in_multiple_namespaces() {
-    if known_gap(KNOWN_GAPS, "test_package_revision_in_multiple_namespaces") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -131,9 +107,6 @@ async fn test_package_revision_in_multiple_namespaces() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_uniqueness_of_uids() {
-    if known_gap(KNOWN_GAPS, "test_uniqueness_of_uids") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -179,9 +152,6 @@ async fn test_uniqueness_of_uids() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_create_package_revision_rollback() {
-    if known_gap(KNOWN_GAPS, "test_create_package_revision_rollback") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -238,9 +208,6 @@ async fn test_create_package_revision_rollback() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_metadata_after_approve_and_background_job() {
-    if known_gap(KNOWN_GAPS, "test_metadata_after_approve_and_background_job") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -267,9 +234,6 @@ async fn test_metadata_after_approve_and_background_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_metadata_after_delete_and_background_job() {
-    if known_gap(KNOWN_GAPS, "test_metadata_after_delete_and_background_job") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -286,26 +250,32 @@ async fn test_metadata_after_delete_and_background_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_metadata_from_kptfile() {
-    if known_gap(KNOWN_GAPS, "test_package_metadata_from_kptfile") {
-        return;
-    }
     let env = Env::start().await;
-    let Some(url) = env.blueprints() else {
-        return;
-    };
-    env.register(NS, "test-blueprints", &url, json!({})).await;
     let target = env.empty_repo("git");
     env.register(NS, "git", &target, json!({})).await;
     let prs = env.prs(NS);
     let prrs = env.prrs(NS);
     let pr = "git.meta-package.ws";
 
+    // An upstream whose Kptfile carries labels and annotations.
+    let mut upstream = new_revision("git", "meta-upstream", "v1", json!([]));
+    upstream.data["spec"]["packageMetadata"] = json!({
+        "labels": {"test-label": "test-value"},
+        "annotations": {"test-annotation": "true"},
+    });
+    prs.create(&PostParams::default(), &upstream)
+        .await
+        .expect("upstream with packageMetadata");
+    let upstream = publish(&prs, "git.meta-upstream.v1").await;
+    let mut want = spec(&upstream)["packageMetadata"].clone();
+    assert_eq!(want["labels"]["test-label"], "test-value", "{want}");
+
     // Create-time packageMetadata is merged with the upstream Kptfile's labels/annotations.
     let mut body = new_revision(
         "git",
         "meta-package",
         "ws",
-        clone_task("test-blueprints.basens.v1"),
+        clone_task("git.meta-upstream.v1"),
     );
     body.data["spec"]["packageMetadata"] = json!({
         "labels": {"added-label": "added"},
@@ -315,10 +285,8 @@ async fn test_package_metadata_from_kptfile() {
         .create(&PostParams::default(), &body)
         .await
         .expect("clone with packageMetadata");
-    let want = json!({
-        "labels": {"test-label": "test-value", "added-label": "added"},
-        "annotations": {"test-annotation": "true", "added-annotation": "yes"},
-    });
+    want["labels"]["added-label"] = json!("added");
+    want["annotations"]["added-annotation"] = json!("yes");
     assert_eq!(spec(&created)["packageMetadata"], want);
     let kf = kptfile_of(&prrs, pr).await;
     assert_eq!(kf["metadata"]["labels"], want["labels"]);
@@ -360,9 +328,6 @@ async fn test_package_metadata_from_kptfile() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_metadata_field_selectors() {
-    if known_gap(KNOWN_GAPS, "test_package_metadata_field_selectors") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;

@@ -9,19 +9,6 @@ use serde_json::json;
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "test_clone_into_deployment_repository",
-        "a clone into a deployment repository gets no generated package-context.yaml \
-         (ConfigMap kptfile.kpt.dev with data.name = the new package)",
-    ),
-    (
-        "test_clone_leading_slash",
-        "clone from a raw git URL (clone.upstreamRef.git) is refused with 422 'not supported yet'",
-    ),
-];
-
 /// The commit a tag of the blueprint repository points at.
 fn tag_commit(env: &Env, tag: &str) -> String {
     porch_testkit::repos::run(
@@ -37,9 +24,6 @@ fn tag_commit(env: &Env, tag: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_clone_from_upstream() {
-    if known_gap(KNOWN_GAPS, "test_clone_from_upstream") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -90,9 +74,6 @@ async fn test_clone_from_upstream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_clone_into_deployment_repository() {
-    if known_gap(KNOWN_GAPS, "test_clone_into_deployment_repository") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -126,9 +107,6 @@ async fn test_clone_into_deployment_repository() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_clone_leading_slash() {
-    if known_gap(KNOWN_GAPS, "test_clone_leading_slash") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -161,9 +139,6 @@ async fn test_clone_leading_slash() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_upgrade() {
-    if known_gap(KNOWN_GAPS, "test_package_upgrade") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;

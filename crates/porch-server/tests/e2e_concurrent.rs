@@ -14,13 +14,6 @@ use serde_json::json;
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "test_concurrent_propose_deletes",
-    "two PUTs to DeletionProposed with the same resourceVersion both succeed: the deletion \
-     proposal does not change the resourceVersion, so the second one is not stale",
-)];
-
 /// Asserts exactly one success and that every failure is a conflict (or a 404 when
 /// `allow_not_found`); returns the winner.
 fn one_winner<T: std::fmt::Debug>(
@@ -61,9 +54,6 @@ async fn setup() -> (Env, Api<DynamicObject>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_clones() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_clones") {
-        return;
-    }
     let (_env, prs) = setup().await;
     init_published(&prs, "git", "upstream", "v1").await;
     let body = new_revision("git", "clone-target", "ws", clone_task("git.upstream.v1"));
@@ -83,9 +73,6 @@ async fn test_concurrent_clones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_inits() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_inits") {
-        return;
-    }
     let (_env, prs) = setup().await;
     let body = new_revision(
         "git",
@@ -104,9 +91,6 @@ async fn test_concurrent_inits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_edits() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_edits") {
-        return;
-    }
     let (_env, prs) = setup().await;
     init_published(&prs, "git", "edit-pkg", "v1").await;
     let body = new_revision("git", "edit-pkg", "v2", edit_task("git.edit-pkg.v1"));
@@ -121,9 +105,6 @@ async fn test_concurrent_edits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_resource_updates() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_resource_updates") {
-        return;
-    }
     let (env, prs) = setup().await;
     let prrs = env.prrs(NS);
     let pr = "git.prr-pkg.ws";
@@ -145,9 +126,6 @@ async fn test_concurrent_resource_updates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_propose_approve() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_propose_approve") {
-        return;
-    }
     let (env, prs) = setup().await;
     let pr = "git.propose-pkg.ws";
     init(&prs, "git", "propose-pkg", "ws").await;
@@ -171,9 +149,6 @@ async fn test_concurrent_propose_approve() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_deletes() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_deletes") {
-        return;
-    }
     let (_env, prs) = setup().await;
     let pr = "git.delete-pkg.ws";
     init(&prs, "git", "delete-pkg", "ws").await;
@@ -185,9 +160,6 @@ async fn test_concurrent_deletes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_propose_deletes() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_propose_deletes") {
-        return;
-    }
     let (env, prs) = setup().await;
     let pr = "git.propose-delete-pkg.ws";
     init_published(&prs, "git", "propose-delete-pkg", "ws").await;
@@ -210,9 +182,6 @@ async fn test_concurrent_propose_deletes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_concurrent_package_updates() {
-    if known_gap(KNOWN_GAPS, "test_concurrent_package_updates") {
-        return;
-    }
     let (_env, prs) = setup().await;
     let pr = "git.update-pkg.ws";
     init(&prs, "git", "update-pkg", "ws").await;

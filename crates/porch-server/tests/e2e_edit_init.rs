@@ -9,9 +9,6 @@ use serde_json::json;
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[];
-
 async fn setup() -> Env {
     let env = Env::start().await;
     let url = env.empty_repo("git");
@@ -21,9 +18,6 @@ async fn setup() -> Env {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_edit_package_revision() {
-    if known_gap(KNOWN_GAPS, "test_edit_package_revision") {
-        return;
-    }
     let env = setup().await;
     let prs = env.prs(NS);
     init_published(&prs, "git", "edit-pkg", "v1").await;
@@ -70,9 +64,6 @@ async fn test_edit_package_revision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_update_resources() {
-    if known_gap(KNOWN_GAPS, "test_update_resources") {
-        return;
-    }
     let env = setup().await;
     let prs = env.prs(NS);
     let prrs = env.prrs(NS);
@@ -115,9 +106,6 @@ async fn test_update_resources() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_update_resources_empty_patch() {
-    if known_gap(KNOWN_GAPS, "test_update_resources_empty_patch") {
-        return;
-    }
     let env = setup().await;
     let prs = env.prs(NS);
     let prrs = env.prrs(NS);
@@ -140,9 +128,6 @@ async fn test_update_resources_empty_patch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_init_empty_package() {
-    if known_gap(KNOWN_GAPS, "test_init_empty_package") {
-        return;
-    }
     let env = setup().await;
     let prs = env.prs(NS);
     let created = create(&prs, "git", "empty-package", "ws", json!([])).await;
@@ -156,9 +141,6 @@ async fn test_init_empty_package() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_init_task_package() {
-    if known_gap(KNOWN_GAPS, "test_init_task_package") {
-        return;
-    }
     let env = setup().await;
     let prs = env.prs(NS);
     create(

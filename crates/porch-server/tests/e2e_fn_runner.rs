@@ -9,9 +9,6 @@ use serde_json::{Value, json};
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[];
-
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: original\n";
 
 async fn render_with(env: &Env, pipeline: &str) -> Value {
@@ -42,9 +39,6 @@ async fn render_with(env: &Env, pipeline: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_builtin_function_evaluator() {
-    if known_gap(KNOWN_GAPS, "test_builtin_function_evaluator") {
-        return;
-    }
     let env = Env::start().await;
     let cm = render_with(
         &env,
@@ -57,9 +51,6 @@ async fn test_builtin_function_evaluator() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_exec_function_evaluator() {
-    if known_gap(KNOWN_GAPS, "test_exec_function_evaluator") {
-        return;
-    }
     let env = Env::start_with(&["--allow-exec-functions"]).await;
     let script = env.server.dir.path().join("change-value.sh");
     std::fs::write(

@@ -9,14 +9,8 @@ use serde_json::json;
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[];
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_basic_lifecycle_propose_approve() {
-    if known_gap(KNOWN_GAPS, "test_basic_lifecycle_propose_approve") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -56,9 +50,6 @@ async fn test_basic_lifecycle_propose_approve() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_basic_lifecycle_delete_draft() {
-    if known_gap(KNOWN_GAPS, "test_basic_lifecycle_delete_draft") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -75,9 +66,6 @@ async fn test_basic_lifecycle_delete_draft() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_basic_lifecycle_delete_proposed() {
-    if known_gap(KNOWN_GAPS, "test_basic_lifecycle_delete_proposed") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -95,9 +83,6 @@ async fn test_basic_lifecycle_delete_proposed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_basic_lifecycle_delete_final() {
-    if known_gap(KNOWN_GAPS, "test_basic_lifecycle_delete_final") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -135,9 +120,6 @@ async fn test_basic_lifecycle_delete_final() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_propose_delete_and_undo() {
-    if known_gap(KNOWN_GAPS, "test_propose_delete_and_undo") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -180,9 +162,6 @@ async fn test_propose_delete_and_undo() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_delete_and_recreate() {
-    if known_gap(KNOWN_GAPS, "test_delete_and_recreate") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -215,9 +194,6 @@ async fn test_delete_and_recreate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_delete_from_main() {
-    if known_gap(KNOWN_GAPS, "test_delete_from_main") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -253,9 +229,6 @@ async fn test_delete_from_main() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_latest_version_on_delete() {
-    if known_gap(KNOWN_GAPS, "test_latest_version_on_delete") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -306,9 +279,6 @@ async fn test_latest_version_on_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_subfolder_package_revision_incrementation() {
-    if known_gap(KNOWN_GAPS, "test_subfolder_package_revision_incrementation") {
-        return;
-    }
     let env = Env::start().await;
     // A repository at the root, one with a directory, one on a branch Porch creates.
     let url = env.empty_repo("git");

@@ -11,31 +11,6 @@ use serde_json::json;
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "test_package_revision_metadata_new_package_revision_labels",
-        "labels and annotations given at create are not stored (the created revision has none)",
-    ),
-    (
-        "test_package_revision_metadata_registered_package_revision_labels",
-        "labels and annotations of published (discovered) revisions cannot be stored: 422 \
-         'metadata of package revision ... lives in git'",
-    ),
-    (
-        "test_package_revision_garbage_collection",
-        "metadata.ownerReferences are dropped on create",
-    ),
-    (
-        "test_package_revision_label_selectors",
-        "user labels on published revisions cannot be stored (422), so nothing can be selected",
-    ),
-    (
-        "test_package_revision_finalizers",
-        "metadata.finalizers are dropped on update, so delete is never blocked",
-    ),
-];
-
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -52,12 +27,6 @@ fn user_labels(o: &kube::api::DynamicObject) -> BTreeMap<String, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_metadata_new_package_revision_labels() {
-    if known_gap(
-        KNOWN_GAPS,
-        "test_package_revision_metadata_new_package_revision_labels",
-    ) {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -142,12 +111,6 @@ async fn test_package_revision_metadata_new_package_revision_labels() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_metadata_registered_package_revision_labels() {
-    if known_gap(
-        KNOWN_GAPS,
-        "test_package_revision_metadata_registered_package_revision_labels",
-    ) {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -195,9 +158,6 @@ async fn test_package_revision_metadata_registered_package_revision_labels() {
 /// ownerReferences are accepted and persisted through every transition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_garbage_collection() {
-    if known_gap(KNOWN_GAPS, "test_package_revision_garbage_collection") {
-        return;
-    }
     eprintln!(
         "note: garbage collection itself needs kube-controller-manager (not here); checking \
          that ownerReferences are stored"
@@ -237,9 +197,6 @@ async fn test_package_revision_garbage_collection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_field_selectors() {
-    if known_gap(KNOWN_GAPS, "test_package_revision_field_selectors") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -311,9 +268,6 @@ async fn test_package_revision_field_selectors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_label_selectors() {
-    if known_gap(KNOWN_GAPS, "test_package_revision_label_selectors") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -367,9 +321,6 @@ async fn test_package_revision_label_selectors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_finalizers() {
-    if known_gap(KNOWN_GAPS, "test_package_revision_finalizers") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;

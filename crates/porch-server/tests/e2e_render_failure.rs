@@ -11,9 +11,6 @@ use serde_json::{Value, json};
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[];
-
 /// An image with no built-in implementation and no container runtime: always fails.
 const FAILING: &str = "example.invalid/always-fails:v1";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: value\n";
@@ -55,9 +52,6 @@ fn yaml(text: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_render_failure_no_push() {
-    if known_gap(KNOWN_GAPS, "test_render_failure_no_push") {
-        return;
-    }
     let (_env, _prs, prrs, pr) = setup("no-push").await;
     let before = files_of(&prrs, &pr).await;
     let kptfile = kptfile_with(
@@ -79,9 +73,6 @@ async fn test_render_failure_no_push() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_render_failure_with_push_annotation() {
-    if known_gap(KNOWN_GAPS, "test_render_failure_with_push_annotation") {
-        return;
-    }
     let (_env, prs, prrs, pr) = setup("push").await;
     annotate_push(&prs, &pr).await;
     let kptfile = kptfile_with(
@@ -116,12 +107,6 @@ async fn test_render_failure_with_push_annotation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_render_failure_with_save_and_push_annotations() {
-    if known_gap(
-        KNOWN_GAPS,
-        "test_render_failure_with_save_and_push_annotations",
-    ) {
-        return;
-    }
     let (_env, prs, prrs, pr) = setup("save-and-push").await;
     annotate_push(&prs, &pr).await;
     let kf = files_of(&prrs, &pr).await["Kptfile"]

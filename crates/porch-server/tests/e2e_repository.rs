@@ -12,12 +12,6 @@ use serde_json::{Value, json};
 
 const NS: &str = "default";
 
-/// Scenarios failing because of a server or engine gap: (test, reason).
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "test_register_repository",
-    "status.deployment of a package revision in a deployment repository is missing (want true)",
-)];
-
 fn repository(name: &str, git: Value) -> DynamicObject {
     serde_json::from_value(json!({
         "apiVersion": "config.porch.kpt.dev/v1alpha1",
@@ -36,9 +30,6 @@ fn ready_condition(repo: &DynamicObject) -> Option<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_git_repository() {
-    if known_gap(KNOWN_GAPS, "test_git_repository") {
-        return;
-    }
     let env = Env::start().await;
     let Some(url) = env.blueprints() else {
         return;
@@ -72,12 +63,6 @@ async fn test_git_repository() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_git_repository_with_release_tags_and_directory() {
-    if known_gap(
-        KNOWN_GAPS,
-        "test_git_repository_with_release_tags_and_directory",
-    ) {
-        return;
-    }
     let env = Env::start().await;
     let kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bucket\n";
     let url = env.repo_with(
@@ -128,9 +113,6 @@ async fn test_git_repository_with_release_tags_and_directory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_register_repository() {
-    if known_gap(KNOWN_GAPS, "test_register_repository") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("deployment");
     env.register(
@@ -151,9 +133,6 @@ async fn test_register_repository() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_repository_error() {
-    if known_gap(KNOWN_GAPS, "test_repository_error") {
-        return;
-    }
     let env = Env::start().await;
     let repos = env.repos(NS);
     repos
@@ -182,9 +161,6 @@ async fn test_repository_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_repository_modify() {
-    if known_gap(KNOWN_GAPS, "test_repository_modify") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({"description": "before"}))
@@ -212,12 +188,6 @@ async fn test_repository_modify() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_package_revision_list_with_hanging_repository() {
-    if known_gap(
-        KNOWN_GAPS,
-        "test_package_revision_list_with_hanging_repository",
-    ) {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -258,9 +228,6 @@ async fn test_package_revision_list_with_hanging_repository() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_repository_immutability() {
-    if known_gap(KNOWN_GAPS, "test_repository_immutability") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.register(NS, "git", &url, json!({})).await;
@@ -306,9 +273,6 @@ async fn test_repository_immutability() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn test_repository_branch_default() {
-    if known_gap(KNOWN_GAPS, "test_repository_branch_default") {
-        return;
-    }
     let env = Env::start().await;
     let url = env.empty_repo("git");
     env.auth_secret(NS, "git-auth").await;

@@ -529,21 +529,6 @@ pub async fn put_files(
     prrs.replace(name, &PostParams::default(), &prr).await
 }
 
-/// Whether `test` is listed in a file's `KNOWN_GAPS`; prints the skip line when it is.
-/// `E2E_RUN_GAPS=1` runs listed scenarios anyway (to check a fix).
-pub fn known_gap(gaps: &[(&str, &str)], test: &str) -> bool {
-    if std::env::var_os("E2E_RUN_GAPS").is_some() {
-        return false;
-    }
-    match gaps.iter().find(|(t, _)| *t == test) {
-        Some((_, reason)) => {
-            eprintln!("SKIPPED (known gap: {reason})");
-            true
-        }
-        None => false,
-    }
-}
-
 /// Refs of a bare repository whose names start with `prefix`.
 pub fn refs_under(bare: &Path, prefix: &str) -> Vec<String> {
     remote_refs(bare)
