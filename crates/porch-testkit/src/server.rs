@@ -30,6 +30,9 @@ pub enum Fault {
 struct Shared {
     root: PathBuf,
     auth: Option<(String, String)>,
+    /// Anonymous clones and fetches allowed; `auth` only guards pushes (like a public
+    /// repository on Gitea or GitHub).
+    public_read: AtomicBool,
     running: AtomicBool,
     fault: Mutex<Fault>,
     children: Mutex<Vec<Child>>,
@@ -60,6 +63,7 @@ impl GitServer {
         let shared = Arc::new(Shared {
             root: root.into(),
             auth: auth.map(|(u, p)| (u.to_owned(), p.to_owned())),
+            public_read: AtomicBool::new(false),
             running: AtomicBool::new(true),
             fault: Mutex::new(Fault::None),
             children: Mutex::new(Vec::new()),
@@ -74,6 +78,17 @@ impl GitServer {
             acceptor: None,
         };
         server.spawn_acceptor(listener)?;
+        Ok(server)
+    }
+
+    /// Like [`GitServer::start`] with basic auth, but anyone may clone and fetch: the
+    /// credentials are only needed to push (a public repository on a hosted git service).
+    pub fn start_public_read(
+        root: impl Into<PathBuf>,
+        auth: (&str, &str),
+    ) -> Result<Self, TestkitError> {
+        let server = Self::start(root, Some(auth))?;
+        server.shared.public_read.store(true, Ordering::SeqCst);
         Ok(server)
     }
 
@@ -177,7 +192,13 @@ fn handle(stream: TcpStream, shared: &Shared) -> Result<(), TestkitError> {
         thread::sleep(Duration::from_secs(3600));
         return Ok(());
     }
-    if let Some((user, pass)) = &shared.auth {
+    let reading = !(req.path.ends_with("/git-receive-pack")
+        || req.query.contains("service=git-receive-pack"));
+    if let Some((user, pass)) = shared
+        .auth
+        .as_ref()
+        .filter(|_| !(shared.public_read.load(Ordering::SeqCst) && reading))
+    {
         let header = req.header("authorization").unwrap_or("");
         let ok = if user.is_empty() {
             // Bearer-token mode (see `start_bearer`).

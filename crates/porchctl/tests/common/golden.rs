@@ -97,7 +97,8 @@ pub fn collapse_spaces(s: &str) -> String {
 }
 
 /// The git fixture: `nephio/test-blueprints.git` from the bundle and a fresh
-/// `nephio/porch-test.git` with one commit on `main`, behind basic auth.
+/// `nephio/porch-test.git` with one commit on `main`; pushes need basic auth, reads do not
+/// (both repositories are public on the upstream harness's Gitea).
 pub fn git_fixture(root: &Path, bundle: &Path) -> GitServer {
     repos::bare_from_bundle(bundle, &root.join("nephio/test-blueprints.git")).expect("bundle");
     let repo = repos::init_bare(&root.join("nephio/porch-test.git"), "main").expect("init");
@@ -108,7 +109,7 @@ pub fn git_fixture(root: &Path, bundle: &Path) -> GitServer {
         "Initial commit",
     )
     .expect("commit");
-    GitServer::start(root, Some((USER, PASS))).expect("git server")
+    GitServer::start_public_read(root, (USER, PASS)).expect("git server")
 }
 
 fn kubectl() -> Option<PathBuf> {
