@@ -57,7 +57,13 @@ impl Column {
 
 /// Evaluates `.a.b[?(@.k=="v")].c`; `None` when any step is missing.
 pub fn eval_path(obj: &Value, path: &str) -> Option<Value> {
-    let mut cur = obj.clone();
+    eval_path_ref(obj, path).cloned()
+}
+
+/// [`eval_path`] by reference: a cell is computed for every row of every Table, so only the
+/// final value may be copied, never the objects on the way.
+fn eval_path_ref<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = obj;
     let mut rest = path.trim();
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix("[?(@.") {
@@ -69,11 +75,10 @@ pub fn eval_path(obj: &Value, path: &str) -> Option<Value> {
             cur = cur
                 .as_array()?
                 .iter()
-                .find(|item| item.get(k.trim()).and_then(Value::as_str) == Some(v))?
-                .clone();
+                .find(|item| item.get(k.trim()).and_then(Value::as_str) == Some(v))?;
         } else if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
-            cur = cur.get(&r[..end])?.clone();
+            cur = cur.get(&r[..end])?;
             rest = &r[end..];
         } else {
             return None;
