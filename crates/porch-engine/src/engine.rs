@@ -32,7 +32,8 @@ pub(crate) const FULL: ListFilter = ListFilter {
 };
 
 /// How many events a slow subscriber may lag behind before it sees `Lagged` (and must relist).
-const EVENT_BUFFER: usize = 1024;
+/// Registering a hundred repositories at once emits an ADDED per revision in a burst.
+const EVENT_BUFFER: usize = 16_384;
 
 /// One registered repository.
 struct RepoState {

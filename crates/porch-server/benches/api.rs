@@ -262,13 +262,13 @@ async fn main() -> anyhow::Result<()> {
         let ws = format!("b{i}");
         let body = object(json!({
             "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
-            "spec": {"repository": "bench", "packageName": "edited", "workspaceName": ws,
+            "spec": {"repository": "bench", "packageName": format!("edited-{i}"), "workspaceName": ws,
                      "tasks": [{"type": "init", "init": {"description": "bench"}}]},
         }))?;
         let created = prs.create(&PostParams::default(), &body).await?;
         let name = created.metadata.name.clone().unwrap_or_default();
         let mut res = prr.get(&name).await?;
-        res.data["spec"]["resources"] = json!(fifty_resources("edited", i));
+        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
         let t = Instant::now();
         res = prr.replace(&name, &PostParams::default(), &res).await?;
         update.push(t.elapsed());
