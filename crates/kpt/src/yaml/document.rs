@@ -2,6 +2,7 @@
 //! output of unchanged documents, and the stream-level parse/emit entry
 //! points.
 
+use super::fingerprint::fingerprint;
 use super::node::Node;
 use super::{emit, parse};
 
@@ -31,8 +32,9 @@ pub struct Document {
     /// Exact text of this document as it appeared in the stream (including
     /// any `---` marker line and trailing `...`/comments), if parsed.
     source: Option<String>,
-    /// The root as parsed, to detect modifications.
-    original: Option<Node>,
+    /// Fingerprint of the root as parsed, to detect modifications without
+    /// keeping a copy of the tree.
+    original: Option<u128>,
     seq_indent: SeqIndent,
 }
 
@@ -58,7 +60,7 @@ impl Document {
     /// True when the document has no source or its tree differs from the
     /// parsed one (comments, styles, tags and anchors included).
     pub fn is_modified(&self) -> bool {
-        self.original.as_ref() != Some(&self.root) || self.source.is_none()
+        self.source.is_none() || self.original != Some(fingerprint(&self.root))
     }
 
     /// This document alone, without `---`.
@@ -74,7 +76,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
         let raw = &text[chunk.start..chunk.end];
         let root = parse::parse_document(raw, chunk.first_line)?;
         docs.push(Document {
-            original: Some(root.clone()),
+            original: Some(fingerprint(&root)),
             root,
             source: Some(raw.to_string()),
             seq_indent: parse::derive_seq_indent(raw),
@@ -117,15 +119,17 @@ impl Document {
 /// otherwise documents are joined with `---` lines as kyaml's `ByteWriter`
 /// does, unchanged documents keeping their own text.
 pub fn emit_stream(docs: &[Document]) -> String {
-    if docs.iter().all(|d| !d.is_modified()) {
+    // Each check walks the tree: do it once per document.
+    let modified: Vec<bool> = docs.iter().map(Document::is_modified).collect();
+    if !modified.contains(&true) {
         return docs.iter().filter_map(|d| d.source.as_deref()).collect();
     }
     let mut out = String::new();
-    for (i, d) in docs.iter().enumerate() {
+    for (i, (d, &changed)) in docs.iter().zip(&modified).enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
-        match d.body().filter(|_| !d.is_modified()) {
+        match d.body().filter(|_| !changed) {
             Some(b) => out.push_str(&b),
             None => out.push_str(&emit_node(&d.root, d.seq_indent)),
         }

@@ -12,6 +12,7 @@
 
 mod document;
 mod emit;
+mod fingerprint;
 mod node;
 mod parse;
 mod resolve;

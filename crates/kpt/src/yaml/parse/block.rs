@@ -27,6 +27,9 @@ impl Cursor {
     /// Takes the pending gap: feet go to the closed entries of `prev`
     /// (with `chain`), the rest is returned as the next token's head.
     pub fn take_gap(&mut self, prev: Option<(&mut Node, &[usize])>) -> String {
+        if self.pending.is_empty() {
+            return String::new();
+        }
         let gap = std::mem::take(&mut self.pending);
         let (indent, foot_allowed) = match &prev {
             Some((_, chain)) => (chain.last().copied().unwrap_or(0), true),
@@ -163,23 +166,23 @@ impl Cursor {
     /// True when the text before `pos` on this line is only spaces and
     /// `- ` indicators (so a mapping may start here).
     fn after_dash(&self) -> bool {
-        let start = self.pos - self.col;
-        self.s[start..self.pos]
+        self.s.as_bytes()[self.line_start..self.pos]
             .iter()
-            .all(|c| matches!(c, ' ' | '-'))
+            .all(|c| matches!(c, b' ' | b'-'))
     }
 
     /// Whether an implicit key (`key:`) starts here.
     pub fn is_key_here(&mut self) -> bool {
         let save = self.save();
-        let ok = self.scan_key().is_ok_and(|k| k.is_some());
+        let ok = self.scan_key(false).is_ok_and(|k| k.is_some());
         self.restore(save);
         ok
     }
 
     /// Scans `[props] key :` and returns the key node, or None when the
     /// line is not a mapping entry. Leaves the cursor after the `:`.
-    fn scan_key(&mut self) -> PResult<Option<Node>> {
+    /// Without `build` (look-ahead only) a plain key's text is not copied.
+    fn scan_key(&mut self, build: bool) -> PResult<Option<Node>> {
         let (mut anchor, mut tag) = (None, None);
         loop {
             match self.peek() {
@@ -216,19 +219,22 @@ impl Cursor {
                 }
             }
             _ => {
-                let mut s = String::new();
+                let start = self.pos;
                 loop {
                     match self.peek() {
                         None | Some('\n') => return Ok(None),
                         Some(':') if self.blankz_at(1) => break,
                         Some(' ' | '\t') if self.peek_at(1) == Some('#') => return Ok(None),
-                        Some(c) => {
-                            s.push(c);
+                        Some(_) => {
                             self.bump();
                         }
                     }
                 }
-                Node::plain(s.trim_end())
+                if build {
+                    Node::plain(self.s[start..self.pos].trim_end())
+                } else {
+                    Node::plain("")
+                }
             }
         };
         if self.line != line {
@@ -252,12 +258,14 @@ impl Cursor {
     fn block_mapping(&mut self, depth: usize) -> PResult<Parsed> {
         let indent = self.col;
         let mut entries: Vec<(Node, Node)> = Vec::new();
-        let mut lines: Vec<(String, usize)> = Vec::new();
+        let mut key_lines: Vec<usize> = Vec::new();
         let mut last_chain: Vec<usize> = Vec::new();
         let mut first = true;
         loop {
             let head = if first {
                 self.first_head_slot()
+            } else if self.pending.is_empty() {
+                String::new()
             } else {
                 let mut m = Node::mapping();
                 m.kind = NodeKind::Mapping(std::mem::take(&mut entries));
@@ -270,19 +278,20 @@ impl Cursor {
                 h
             };
             let (kl, kc) = (self.line, self.col);
-            let Some(mut key) = self.scan_key()? else {
+            let Some(mut key) = self.scan_key(true)? else {
                 // libyaml's wording for a plain scalar where a key was expected.
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
             };
-            if let Some(k) = key.as_str().filter(|_| key.is_scalar())
-                && let Some((_, l)) = lines.iter().find(|(s, _)| s == k)
+            // Duplicate scalar keys, compared against the keys parsed so far
+            // (`key_lines[i]` is the line of `entries[i]`).
+            if let Some(k) = key.as_str()
+                && let Some(i) = entries.iter().position(|(e, _)| e.as_str() == Some(k))
             {
+                let l = key_lines[i];
                 let msg = format!("mapping key \"{k}\" already defined at line {l}");
                 return Err(self.error_at(msg, kl, kc));
             }
-            if let Some(k) = key.as_str() {
-                lines.push((k.to_string(), kl + self.line_offset + 1));
-            }
+            key_lines.push(kl + self.line_offset + 1);
             key.head_comment = head;
             first = false;
             self.skip_spaces();
@@ -330,6 +339,8 @@ impl Cursor {
         loop {
             let head = if first {
                 self.first_head_slot()
+            } else if self.pending.is_empty() {
+                String::new()
             } else {
                 let mut s = Node::sequence();
                 s.kind = NodeKind::Sequence(std::mem::take(&mut items));

@@ -1,6 +1,10 @@
 //! Low-level position handling for the parser: characters, lines and
 //! columns, errors with positions, and collecting the "gap" of blank and
 //! comment lines between two content lines.
+//!
+//! The text is scanned as UTF-8 bytes (YAML's indicators are all ASCII), so
+//! scalars and keys can be taken as slices of the input; columns still count
+//! characters, as libyaml's marks do, for error positions.
 
 use super::super::document::YamlError;
 
@@ -17,11 +21,15 @@ pub enum GapLine {
 }
 
 pub struct Cursor {
-    pub s: Vec<char>,
+    /// The document text.
+    pub s: String,
+    /// Byte offset into `s`, always at a character boundary.
     pub pos: usize,
-    /// 0-based line and column of `pos`.
+    /// 0-based line and column (in characters) of `pos`.
     pub line: usize,
     pub col: usize,
+    /// Byte offset of the start of the current line.
+    pub line_start: usize,
     /// Line of the chunk's first line in the whole stream.
     pub line_offset: usize,
     /// Gap lines seen before the current content line, not yet attributed.
@@ -33,10 +41,11 @@ pub type PResult<T> = Result<T, YamlError>;
 impl Cursor {
     pub fn new(text: &str, line_offset: usize) -> Cursor {
         Cursor {
-            s: text.chars().collect(),
+            s: text.to_string(),
             pos: 0,
             line: 0,
             col: 0,
+            line_start: 0,
             line_offset,
             pending: Vec::new(),
         }
@@ -54,12 +63,29 @@ impl Cursor {
         }
     }
 
-    pub fn peek(&self) -> Option<char> {
-        self.s.get(self.pos).copied()
+    /// The character at byte offset `at` (a character boundary).
+    fn char_at(&self, at: usize) -> Option<char> {
+        let b = *self.s.as_bytes().get(at)?;
+        if b.is_ascii() {
+            Some(b as char)
+        } else {
+            self.s[at..].chars().next()
+        }
     }
 
+    pub fn peek(&self) -> Option<char> {
+        self.char_at(self.pos)
+    }
+
+    /// The character `n` characters ahead.
     pub fn peek_at(&self, n: usize) -> Option<char> {
-        self.s.get(self.pos + n).copied()
+        let bytes = self.s.as_bytes();
+        let end = (self.pos + n).min(bytes.len());
+        if bytes[self.pos.min(end)..end].is_ascii() {
+            self.char_at(self.pos + n)
+        } else {
+            self.s[self.pos..].chars().nth(n)
+        }
     }
 
     pub fn eof(&self) -> bool {
@@ -69,14 +95,25 @@ impl Cursor {
     /// Advances one character (line breaks update line/col).
     pub fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
-        self.pos += 1;
+        self.pos += c.len_utf8();
         if c == '\n' {
             self.line += 1;
             self.col = 0;
+            self.line_start = self.pos;
         } else {
             self.col += 1;
         }
         Some(c)
+    }
+
+    /// Advances over the rest of the line (not the break) and returns it.
+    pub fn take_line_rest(&mut self) -> &str {
+        let start = self.pos;
+        let rest = &self.s.as_bytes()[start..];
+        let len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        self.col += self.s[start..start + len].chars().count();
+        self.pos = start + len;
+        &self.s[start..start + len]
     }
 
     /// True when the character at offset `n` is a space, tab, line break or
@@ -103,16 +140,10 @@ impl Cursor {
         self.skip_spaces();
         match self.peek() {
             None | Some('\n') => Ok(String::new()),
-            Some('#') if had_space || self.s.get(self.pos.wrapping_sub(1)) == Some(&' ') => {
-                let mut t = String::new();
-                while let Some(c) = self.peek() {
-                    if c == '\n' {
-                        break;
-                    }
-                    t.push(c);
-                    self.bump();
-                }
-                Ok(t.trim_end().to_string())
+            Some('#')
+                if had_space || self.s.as_bytes().get(self.pos.wrapping_sub(1)) == Some(&b' ') =>
+            {
+                Ok(self.take_line_rest().trim_end().to_string())
             }
             Some(_) => self.err("did not find expected <document start> or end of line"),
         }
@@ -172,29 +203,36 @@ impl Cursor {
 
     fn take_comment_line(&mut self) {
         let col = self.col;
-        let mut t = String::new();
-        while let Some(c) = self.peek() {
-            if c == '\n' {
-                break;
-            }
-            t.push(c);
-            self.bump();
-        }
-        self.pending.push(GapLine::Comment {
-            col,
-            text: t.trim_end().to_string(),
-        });
+        let text = self.take_line_rest().trim_end().to_string();
+        self.pending.push(GapLine::Comment { col, text });
     }
 
     /// Saves the position (for look-ahead that may be undone).
-    pub fn save(&self) -> (usize, usize, usize, usize) {
-        (self.pos, self.line, self.col, self.pending.len())
+    pub fn save(&self) -> Saved {
+        Saved {
+            pos: self.pos,
+            line: self.line,
+            col: self.col,
+            line_start: self.line_start,
+            pending: self.pending.len(),
+        }
     }
 
-    pub fn restore(&mut self, s: (usize, usize, usize, usize)) {
-        self.pos = s.0;
-        self.line = s.1;
-        self.col = s.2;
-        self.pending.truncate(s.3);
+    pub fn restore(&mut self, s: Saved) {
+        self.pos = s.pos;
+        self.line = s.line;
+        self.col = s.col;
+        self.line_start = s.line_start;
+        self.pending.truncate(s.pending);
     }
+}
+
+/// A position to go back to after look-ahead.
+#[derive(Debug, Clone, Copy)]
+pub struct Saved {
+    pos: usize,
+    line: usize,
+    col: usize,
+    line_start: usize,
+    pending: usize,
 }

@@ -153,20 +153,21 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
 /// (the previous non-comment line, trailing comment removed) is `key:`
 /// decides; compact by default.
 pub fn derive_seq_indent(text: &str) -> SeqIndent {
-    let lines: Vec<&str> = text.split('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        let Some((pre, _)) = line.split_once("- ") else {
+    // The last line before the current one that is not a comment line.
+    let mut prev_content: Option<&str> = None;
+    for line in text.split('\n') {
+        let candidate = line.split_once("- ").map(|(pre, _)| pre);
+        let key_line = prev_content;
+        if !line.trim_matches(' ').starts_with('#') {
+            prev_content = Some(line);
+        }
+        let Some(pre) = candidate else {
             continue;
         };
         if !pre.trim_matches(' ').is_empty() {
             continue;
         }
-        let Some(key) = lines[..i]
-            .iter()
-            .rev()
-            .find(|l| !l.trim_matches(' ').starts_with('#'))
-            .map(|l| l.split('#').next().unwrap_or(""))
-        else {
+        let Some(key) = key_line.map(|l| l.split('#').next().unwrap_or("")) else {
             continue;
         };
         if key.is_empty() {

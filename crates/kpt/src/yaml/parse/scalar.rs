@@ -15,16 +15,15 @@ impl Cursor {
     pub fn plain(&mut self, indent: i64, flow: bool) -> PResult<String> {
         let mut s = String::new();
         loop {
-            // One line of content.
-            let mut line = String::new();
+            // One line of content: a slice of the input (whitespace inside it is
+            // kept, whitespace before whatever ends it is not consumed).
+            let start = self.pos;
             loop {
                 match self.peek() {
                     None | Some('\n') => break,
                     Some(' ' | '\t') => {
                         let save = self.save();
-                        let mut ws = String::new();
-                        while let Some(c @ (' ' | '\t')) = self.peek() {
-                            ws.push(c);
+                        while let Some(' ' | '\t') = self.peek() {
                             self.bump();
                         }
                         match self.peek() {
@@ -42,19 +41,18 @@ impl Cursor {
                                 self.restore(save);
                                 break;
                             }
-                            _ => line.push_str(&ws),
+                            _ => {}
                         }
                     }
                     Some(':') if self.blankz_at(1) => break,
                     Some(':') if flow && self.peek_at(1).is_some_and(is_flow_ind) => break,
                     Some(c) if flow && is_flow_ind(c) => break,
-                    Some(c) => {
-                        line.push(c);
+                    Some(_) => {
                         self.bump();
                     }
                 }
             }
-            s.push_str(&line);
+            s.push_str(&self.s[start..self.pos]);
             // Is there a continuation line?
             if !matches!(self.peek(), Some('\n')) {
                 if !self.at_eol() {
@@ -111,6 +109,22 @@ impl Cursor {
     pub fn quoted(&mut self) -> PResult<String> {
         let (l0, c0) = (self.line, self.col);
         let single = self.bump() == Some('\'');
+        // Fast path: a one-line scalar without escapes is its text as written.
+        let rest = &self.s.as_bytes()[self.pos..];
+        let end = if single {
+            rest.iter().position(|&b| matches!(b, b'\'' | b'\n'))
+        } else {
+            rest.iter().position(|&b| matches!(b, b'"' | b'\\' | b'\n'))
+        };
+        if let Some(len) = end
+            && rest[len] == if single { b'\'' } else { b'"' }
+            && !(single && rest.get(len + 1) == Some(&b'\''))
+        {
+            let value = self.s[self.pos..self.pos + len].to_string();
+            self.col += value.chars().count() + 1;
+            self.pos += len + 1;
+            return Ok(value);
+        }
         let mut s = String::new();
         let (mut ws, mut leading_break, mut trailing) = (String::new(), false, 0usize);
         let mut leading_blanks = false;
@@ -339,8 +353,11 @@ impl Cursor {
         }
         // Back to the start of the line that ended the scalar (only
         // indentation of it was consumed).
-        let start = self.pos - self.col;
-        if self.s[start..self.pos].iter().all(|c| *c == ' ') {
+        let start = self.line_start;
+        if self.s.as_bytes()[start..self.pos]
+            .iter()
+            .all(|c| *c == b' ')
+        {
             self.pos = start;
             self.col = 0;
         }
