@@ -204,7 +204,7 @@ impl Engine {
             if task_type != "init" && task_type != "clone" {
                 return Ok(());
             }
-            for existing in ix.git_packages() {
+            for existing in ix.packages() {
                 if existing == package {
                     return Err(EngineError::AlreadyExists(if task_type == "clone" {
                         format!(
@@ -293,9 +293,11 @@ impl Engine {
             })
             .await
             .map_err(|e| EngineError::repo(&git.repo, e))?;
+        // Go Porch accepts `/dir` (e2e TestCloneLeadingSlash) but records `dir`, as the
+        // locks of registered revisions have it.
         let lock = Locator::git(porch_core::revision::GitLock {
             repo: git.repo.clone(),
-            directory: git.directory.clone(),
+            directory: git.directory.trim_start_matches('/').to_owned(),
             git_ref: git.git_ref.clone(),
             commit: fetched.commit,
         });

@@ -148,11 +148,16 @@ impl RepoIndex {
         Some(self.git_view(namespace, name, m, latest))
     }
 
-    /// Package paths present in git (published or on the registered branch). Drafts do not
-    /// count: two drafts of a new package may exist side by side, as with Go Porch's git
-    /// repositories, and their approvals get consecutive revision numbers.
-    pub(crate) fn git_packages(&self) -> BTreeSet<&PackagePath> {
-        self.git.values().map(|m| &m.key.package).collect()
+    /// Every package path with a revision in this repository: in git (published, on the
+    /// registered branch, or a draft branch) or in the store (drafts and proposed
+    /// revisions). Go Porch lists its draft branches too when it refuses an `init` or
+    /// `clone` of an existing package, so a package that exists only as a Draft counts.
+    pub(crate) fn packages(&self) -> BTreeSet<&PackagePath> {
+        self.git
+            .values()
+            .map(|m| &m.key.package)
+            .chain(self.drafts.values().map(|d| &d.package))
+            .collect()
     }
 }
 

@@ -8,7 +8,7 @@ use porch_core::lifecycle::{Endpoint, Lifecycle};
 use porch_core::store::EventType;
 
 use crate::common::{NS, World, alice, init_req, remote_refs};
-use crate::create::publish_init;
+use crate::create::{edit_req, publish_init};
 
 #[tokio::test]
 async fn init_propose_approve_publishes_a_tag() -> anyhow::Result<()> {
@@ -97,8 +97,11 @@ async fn concurrent_approvals_get_distinct_revisions() -> anyhow::Result<()> {
     let w = World::new()?;
     let url = w.empty_remote("r.git")?;
     w.register("r", &url).await?;
+    // Two drafts of one package: copies of its first revision (a second `init` of an
+    // existing package is refused, drafts included).
+    let v1 = publish_init(&w.engine, "r", "app", "base").await?;
     for ws in ["a", "b"] {
-        let d = w.engine.create(init_req("r", "app", ws)).await?;
+        let d = w.engine.create(edit_req("r", "app", ws, &v1)).await?;
         w.engine
             .update_lifecycle(
                 NS,
@@ -136,11 +139,11 @@ async fn concurrent_approvals_get_distinct_revisions() -> anyhow::Result<()> {
         }),
     );
     let revs: BTreeSet<i64> = [ra??, rb??].iter().map(|p| p.key.revision.get()).collect();
-    assert_eq!(revs, BTreeSet::from([1, 2]));
+    assert_eq!(revs, BTreeSet::from([2, 3]));
     let refs = remote_refs(&w.remote_dir("r.git"))?;
     assert!(
-        refs.contains(&"refs/tags/app/v1".to_owned())
-            && refs.contains(&"refs/tags/app/v2".to_owned()),
+        refs.contains(&"refs/tags/app/v2".to_owned())
+            && refs.contains(&"refs/tags/app/v3".to_owned()),
         "{refs:?}"
     );
     let latest: Vec<i64> = w
@@ -149,7 +152,7 @@ async fn concurrent_approvals_get_distinct_revisions() -> anyhow::Result<()> {
         .filter(|p| p.latest)
         .map(|p| p.key.revision.get())
         .collect();
-    assert_eq!(latest, vec![2]);
+    assert_eq!(latest, vec![3]);
     Ok(())
 }
 

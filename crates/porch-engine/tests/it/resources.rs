@@ -88,23 +88,23 @@ async fn render_failure_saves_nothing_unless_asked() -> anyhow::Result<()> {
     assert_eq!(after_pr.resource_version, d.resource_version);
 
     // With the annotation the failed result is kept and the status says why.
-    let mut req = init_req("r", "app", "push");
+    let mut req = init_req("r", "app2", "push");
     req.annotations
         .insert(PUSH_ON_RENDER_FAILURE.into(), "true".into());
     let p = w.engine.create(CreateRequest { ..req }).await?;
     let up = w
         .engine
-        .update_resources(NS, "r.app.push", &p.resource_version, files(BROKEN))
+        .update_resources(NS, "r.app2.push", &p.resource_version, files(BROKEN))
         .await?;
     assert!(!up.render_status.error.is_empty());
-    let (_, kept) = w.engine.read_resources(NS, "r.app.push").await?;
+    let (_, kept) = w.engine.read_resources(NS, "r.app2.push").await?;
     assert!(kept.contains_key("cm.yaml"));
     // A draft that does not render cannot be proposed.
     let err = w
         .engine
         .update_lifecycle(
             NS,
-            "r.app.push",
+            "r.app2.push",
             None,
             porch_core::lifecycle::Lifecycle::Proposed,
             porch_engine::Endpoint::Update,
@@ -114,7 +114,7 @@ async fn render_failure_saves_nothing_unless_asked() -> anyhow::Result<()> {
         .expect_err("render fails on propose");
     assert!(matches!(err, EngineError::Render { .. }), "{err:?}");
     assert_eq!(
-        w.engine.get(NS, "r.app.push")?.lifecycle,
+        w.engine.get(NS, "r.app2.push")?.lifecycle,
         porch_core::lifecycle::Lifecycle::Draft
     );
     Ok(())
