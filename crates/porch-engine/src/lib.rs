@@ -16,11 +16,14 @@
 //!   changes the revision's resourceVersion (git revisions: `<commit>.<store version>`);
 //! - **creates** drafts with one task (`init`, `clone` from a registered revision or from a
 //!   raw git URL through an [`UpstreamFetcher`](porch_core::upstream::UpstreamFetcher) set
-//!   with [`Engine::set_upstream_fetcher`], `edit`, `upgrade` by 3-way merge), merging
-//!   `spec.packageMetadata`/`readinessGates` into the Kptfile, regenerating
+//!   with [`Engine::set_upstream_fetcher`], `edit`, `upgrade` by 3-way merge), adding
+//!   kpt's merge keys (`internal.kpt.dev/upstream-identifier`) on clone/upgrade,
+//!   merging `spec.packageMetadata`/`readinessGates` into the Kptfile, regenerating
 //!   `package-context.yaml` on clones into deployment repositories
 //!   ([`Engine::register_with`]), validating names and (repository, package, workspace)
-//!   uniqueness on full paths; a failed create writes nothing;
+//!   uniqueness on full paths (a package that exists only as a Draft counts); every draft
+//!   is rendered and its Kptfile carries the `Rendered` condition; a failed create writes
+//!   nothing;
 //! - **updates resources** with comment healing and render-on-write through the Kptfile
 //!   pipeline; Draft metadata updates rewrite the Kptfile fields and re-render;
 //! - runs **lifecycle transitions** (propose, reject, approve = publish through the
@@ -44,8 +47,8 @@
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets
 //! (callers register `Arc<dyn Repository>`); schedule syncs (callers call [`Engine::sync`] or
 //! feed [`Engine::apply_change_report`]). Not yet: oci clones, mirroring drafts to git,
-//! changing drafts written to git by another server, cleaning object metadata of revisions
-//! removed by someone else, or merge-key annotations on clone/upgrade.
+//! changing drafts written to git by another server, or cleaning object metadata of
+//! revisions removed by someone else.
 
 mod create;
 mod drafts;

@@ -25,7 +25,11 @@ pub(crate) fn init_files(package: &PackagePath, init: &InitTask) -> PackageFiles
     kpt::pkg::init::init(&kpt::package::PackageFiles::new(), dir, &opts).into_map()
 }
 
-/// Points a cloned package at its upstream: Kptfile `metadata.name`, `upstream`, `upstreamLock`.
+/// Points a cloned or upgraded package at its upstream: Kptfile `metadata.name`,
+/// `upstream`, `upstreamLock`, then kpt's merge-key markers on every resource.
+///
+/// `upstream` carries no `updateStrategy`: Go Porch writes the upstream from the lock
+/// alone (only `kpt pkg get` adds a strategy), and the CLI goldens pin that.
 pub(crate) fn clone_files(
     mut files: PackageFiles,
     package: &PackagePath,
@@ -46,7 +50,7 @@ pub(crate) fn clone_files(
                 directory: lock.directory.clone(),
                 git_ref: lock.git_ref.clone(),
             }),
-            update_strategy: "resource-merge".into(),
+            update_strategy: String::new(),
         });
         kf.upstream_lock = Some(Locator {
             origin_type: "git".into(),
@@ -59,8 +63,34 @@ pub(crate) fn clone_files(
             generic: None,
         });
     }
+    add_kptfile_identity(&mut kf);
     files.insert(KPTFILE.to_owned(), kf.to_yaml().into_bytes());
-    Ok(files)
+    let mut kpt_files = kpt::package::PackageFiles::from_map(files);
+    kpt::pkg::ids::add_identities(&mut kpt_files);
+    Ok(kpt_files.into_map())
+}
+
+/// The Kptfile's `internal.kpt.dev/upstream-identifier`, computed by kpt's own rule.
+/// `add_identities` only visits `*.yaml` files, but Porch's merge-key pass reads the
+/// Kptfile as a resource too (the goldens show `kpt.dev|Kptfile|default|<name>`). The
+/// Kptfile keeps kpt's struct encoding, so only the annotation is taken from the node.
+fn add_kptfile_identity(kf: &mut Kptfile) {
+    let mut node = kf.to_node();
+    kpt::pkg::ids::add_identity(&mut node);
+    let id = node
+        .get_path(&[
+            "metadata",
+            "annotations",
+            kpt::pkg::ids::UPSTREAM_IDENTIFIER,
+        ])
+        .and_then(kpt::yaml::Node::as_str)
+        .map(str::to_owned);
+    if let Some(id) = id {
+        kf.metadata
+            .annotations
+            .entry(kpt::pkg::ids::UPSTREAM_IDENTIFIER.to_owned())
+            .or_insert(id);
+    }
 }
 
 #[cfg(test)]

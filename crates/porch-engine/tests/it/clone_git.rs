@@ -75,7 +75,11 @@ async fn clone_from_a_raw_git_url_resolves_package_tags_and_branches() -> anyhow
     );
     assert_eq!(lock.commit.len(), 40);
     let (_, files) = w.engine.read_resources(NS, "r.a.ws").await?;
-    assert_eq!(files["cm.yaml"], CM.as_bytes());
+    // Copied with kpt's merge keys added (spec §9.3).
+    assert_eq!(
+        String::from_utf8_lossy(&files["cm.yaml"]),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: # kpt-merge: /cm\n  name: cm\n  annotations:\n    internal.kpt.dev/upstream-identifier: '|ConfigMap|default|cm'\ndata:\n  k: v\n"
+    );
     let kf = String::from_utf8_lossy(&files["Kptfile"]).into_owned();
     assert!(kf.contains("name: a"), "{kf}");
     assert!(kf.contains("upstreamLock:"), "{kf}");

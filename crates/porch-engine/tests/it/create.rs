@@ -38,7 +38,7 @@ pub async fn publish_init(
     Ok(name)
 }
 
-fn clone_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
+pub fn clone_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
     CreateRequest {
         tasks: vec![Task {
             task_type: "clone".into(),
@@ -54,7 +54,7 @@ fn clone_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
     }
 }
 
-fn edit_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
+pub fn edit_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
     CreateRequest {
         tasks: vec![Task {
             task_type: "edit".into(),

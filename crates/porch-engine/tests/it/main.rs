@@ -6,6 +6,7 @@ mod common;
 mod create;
 mod discovery;
 mod finalizers;
+mod goldens;
 mod lifecycle;
 mod metadata;
 mod resources;
