@@ -213,3 +213,56 @@ async fn test_package_upgrade() {
         json!(tag_commit(&env, "basens/v2"))
     );
 }
+
+/// The legacy `update` task (older clients, e.g. the Backstage plugin) creates the same
+/// draft as the `upgrade` it stands for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_update_task_upgrades_the_latest_revision() {
+    let env = Env::start().await;
+    let Some(url) = env.blueprints() else {
+        return;
+    };
+    env.register(NS, "test-blueprints", &url, json!({})).await;
+    let target = env.empty_repo("git");
+    env.register(NS, "git", &target, json!({})).await;
+    let prs = env.prs(NS);
+    let prrs = env.prrs(NS);
+    create(
+        &prs,
+        "git",
+        "legacy",
+        "ws1",
+        clone_task("test-blueprints.basens.v1"),
+    )
+    .await;
+    publish(&prs, "git.legacy.ws1").await;
+
+    let update = json!([{"type": "update", "update": {"upstreamRef": {"upstreamRef": {"name": "test-blueprints.basens.v2"}}}}]);
+    let up = create(&prs, "git", "legacy", "ws2", update).await;
+    assert_eq!(spec(&up)["tasks"][0]["type"], "upgrade", "{:?}", spec(&up));
+    assert_eq!(
+        spec(&up)["tasks"][0]["upgrade"]["localPackageRevisionRef"]["name"],
+        "git.legacy.ws1"
+    );
+    assert!(
+        files_of(&prrs, "git.legacy.ws2")
+            .await
+            .contains_key("resourcequota.yaml")
+    );
+
+    // Without a new upstream the request is refused with a hint.
+    let (code, msg) = api_err(
+        prs.create(
+            &PostParams::default(),
+            &new_revision(
+                "git",
+                "legacy",
+                "ws3",
+                json!([{"type": "update", "update": {}}]),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(code, 422, "{msg}");
+    assert!(msg.contains("upgrade task instead"), "{msg}");
+}

@@ -182,12 +182,14 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
+        let mut tasks = convert::tasks(&obj)?;
+        super::legacy::translate(&self.engine, namespace, &obj, &mut tasks)?;
         let req = CreateRequest {
             namespace: namespace.to_owned(),
             repository: str_at(&obj, "/spec/repository").to_owned(),
             package: str_at(&obj, "/spec/packageName").to_owned(),
             workspace: str_at(&obj, "/spec/workspaceName").to_owned(),
-            tasks: convert::tasks(&obj)?,
+            tasks,
             labels: string_map(&obj, "/metadata/labels"),
             annotations: string_map(&obj, "/metadata/annotations"),
             finalizers: convert::typed_at(&obj, "/metadata/finalizers")?.unwrap_or_default(),

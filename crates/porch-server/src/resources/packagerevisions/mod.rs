@@ -7,6 +7,7 @@
 mod backend;
 mod convert;
 mod events;
+mod legacy;
 mod packages;
 mod prr;
 mod select;
