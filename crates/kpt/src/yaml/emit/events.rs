@@ -14,49 +14,51 @@ pub enum ScalarStyle {
     Folded,
 }
 
+/// An event borrows its text from the node tree: emitting a document copies
+/// nothing but the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub enum Kind<'a> {
     DocStart,
     DocEnd,
     SeqStart { flow: bool },
     SeqEnd,
     MapStart { flow: bool },
     MapEnd,
-    Scalar { value: String, style: ScalarStyle },
+    Scalar { value: &'a str, style: ScalarStyle },
     Alias,
 }
 
 #[derive(Debug, Clone)]
-pub struct Event {
-    pub kind: Kind,
-    pub anchor: Option<String>,
+pub struct Event<'a> {
+    pub kind: Kind<'a>,
+    pub anchor: Option<&'a str>,
     /// Tag to write (`None` = implicit).
-    pub tag: Option<String>,
-    pub head: String,
-    pub line: String,
-    pub foot: String,
-    pub tail: String,
+    pub tag: Option<&'a str>,
+    pub head: &'a str,
+    pub line: &'a str,
+    pub foot: &'a str,
+    pub tail: &'a str,
 }
 
-impl Event {
-    fn new(kind: Kind) -> Event {
+impl<'a> Event<'a> {
+    fn new(kind: Kind<'a>) -> Event<'a> {
         Event {
             kind,
             anchor: None,
             tag: None,
-            head: String::new(),
-            line: String::new(),
-            foot: String::new(),
-            tail: String::new(),
+            head: "",
+            line: "",
+            foot: "",
+            tail: "",
         }
     }
 }
 
 /// Events for one document wrapping `node` (kyaml encodes `rn.Document()`,
 /// a document node without comments).
-pub fn document_events(node: &Node) -> Vec<Event> {
+pub fn document_events(node: &Node) -> Vec<Event<'_>> {
     let mut out = vec![Event::new(Kind::DocStart)];
-    node_events(node, "", &mut out, 0);
+    node_events(node, "", false, &mut out, 0);
     out.push(Event::new(Kind::DocEnd));
     out
 }
@@ -65,7 +67,7 @@ const MAX_DEPTH: usize = 1000;
 
 /// Whether the tag must be written, and whether a `!!str` tag dropped from a
 /// plain scalar forces double quotes (yaml.v3 `forceQuoting`).
-fn tag_decision(node: &Node) -> (Option<String>, bool) {
+fn tag_decision(node: &Node) -> (Option<&str>, bool) {
     let explicit = node.style != Style::Any;
     match (&node.kind, &node.tag) {
         (NodeKind::Scalar(v), None) => {
@@ -75,7 +77,7 @@ fn tag_decision(node: &Node) -> (Option<String>, bool) {
         (NodeKind::Scalar(v), Some(t)) => {
             let st = short_tag(t);
             if explicit {
-                return (Some(t.clone()), false);
+                return (Some(t), false);
             }
             if st == "!!str" {
                 return (None, resolve_plain(v) != "!!str");
@@ -83,81 +85,89 @@ fn tag_decision(node: &Node) -> (Option<String>, bool) {
             if resolve_plain(v) == st {
                 (None, false)
             } else {
-                (Some(t.clone()), false)
+                (Some(t), false)
             }
         }
         (NodeKind::Mapping(_), Some(t)) => {
             let keep = explicit || short_tag(t) != "!!map";
-            (keep.then(|| t.clone()), false)
+            (keep.then_some(t.as_str()), false)
         }
         (NodeKind::Sequence(_), Some(t)) => {
             let keep = explicit || short_tag(t) != "!!seq";
-            (keep.then(|| t.clone()), false)
+            (keep.then_some(t.as_str()), false)
         }
         _ => (None, false),
     }
 }
 
-fn node_events(node: &Node, tail: &str, out: &mut Vec<Event>, depth: usize) {
+/// `tail` is the foot comment of the previous key, written before this node;
+/// with `skip_foot` the node's own foot is not written (it becomes the next
+/// key's tail instead).
+fn node_events<'a>(
+    node: &'a Node,
+    tail: &'a str,
+    skip_foot: bool,
+    out: &mut Vec<Event<'a>>,
+    depth: usize,
+) {
     if depth > MAX_DEPTH {
         out.push(Event::new(Kind::Scalar {
-            value: String::new(),
+            value: "",
             style: ScalarStyle::Plain,
         }));
         return;
     }
+    let foot = if skip_foot {
+        ""
+    } else {
+        node.foot_comment.as_str()
+    };
     let (tag, force_quoting) = tag_decision(node);
     match &node.kind {
         NodeKind::Sequence(items) => {
             let mut ev = Event::new(Kind::SeqStart {
                 flow: node.style == Style::Flow,
             });
-            ev.anchor = node.anchor.clone();
+            ev.anchor = node.anchor.as_deref();
             ev.tag = tag;
-            ev.head = node.head_comment.clone();
+            ev.head = &node.head_comment;
             out.push(ev);
             for i in items {
-                node_events(i, "", out, depth + 1);
+                node_events(i, "", false, out, depth + 1);
             }
             let mut end = Event::new(Kind::SeqEnd);
-            end.line = node.line_comment.clone();
-            end.foot = node.foot_comment.clone();
+            end.line = &node.line_comment;
+            end.foot = foot;
             out.push(end);
         }
         NodeKind::Mapping(entries) => {
             let mut ev = Event::new(Kind::MapStart {
                 flow: node.style == Style::Flow,
             });
-            ev.anchor = node.anchor.clone();
+            ev.anchor = node.anchor.as_deref();
             ev.tag = tag;
-            ev.tail = tail.to_string();
-            ev.head = node.head_comment.clone();
+            ev.tail = tail;
+            ev.head = &node.head_comment;
             out.push(ev);
-            let mut tail = String::new();
+            let mut tail = "";
             for (k, v) in entries {
-                if k.foot_comment.is_empty() {
-                    node_events(k, &tail, out, depth + 1);
-                    tail.clear();
-                } else {
-                    let mut kk = k.clone();
-                    let foot = std::mem::take(&mut kk.foot_comment);
-                    node_events(&kk, &tail, out, depth + 1);
-                    tail = foot;
-                }
-                node_events(v, "", out, depth + 1);
+                let has_foot = !k.foot_comment.is_empty();
+                node_events(k, tail, has_foot, out, depth + 1);
+                tail = &k.foot_comment;
+                node_events(v, "", false, out, depth + 1);
             }
             let mut end = Event::new(Kind::MapEnd);
             end.tail = tail;
-            end.line = node.line_comment.clone();
-            end.foot = node.foot_comment.clone();
+            end.line = &node.line_comment;
+            end.foot = foot;
             out.push(end);
         }
         NodeKind::Alias(name) => {
             let mut ev = Event::new(Kind::Alias);
-            ev.anchor = Some(name.clone());
-            ev.head = node.head_comment.clone();
-            ev.line = node.line_comment.clone();
-            ev.foot = node.foot_comment.clone();
+            ev.anchor = Some(name);
+            ev.head = &node.head_comment;
+            ev.line = &node.line_comment;
+            ev.foot = foot;
             out.push(ev);
         }
         NodeKind::Scalar(value) => {
@@ -170,16 +180,13 @@ fn node_events(node: &Node, tail: &str, out: &mut Vec<Event>, depth: usize) {
                 _ if force_quoting => ScalarStyle::Double,
                 _ => ScalarStyle::Plain,
             };
-            let mut ev = Event::new(Kind::Scalar {
-                value: value.clone(),
-                style,
-            });
-            ev.anchor = node.anchor.clone();
+            let mut ev = Event::new(Kind::Scalar { value, style });
+            ev.anchor = node.anchor.as_deref();
             ev.tag = tag;
-            ev.head = node.head_comment.clone();
-            ev.line = node.line_comment.clone();
-            ev.foot = node.foot_comment.clone();
-            ev.tail = tail.to_string();
+            ev.head = &node.head_comment;
+            ev.line = &node.line_comment;
+            ev.foot = foot;
+            ev.tail = tail;
             out.push(ev);
         }
     }

@@ -28,7 +28,7 @@ pub(super) enum State {
     End,
 }
 
-pub struct Emitter {
+pub struct Emitter<'a> {
     pub out: String,
     pub column: usize,
     pub whitespace: bool,
@@ -45,20 +45,20 @@ pub struct Emitter {
     pub(super) simple_key_context: bool,
     pub(super) mapping_context: bool,
     pub(super) compact_seq: bool,
-    pub(super) head: String,
-    pub(super) line: String,
-    pub(super) foot: String,
-    pub(super) tail: String,
-    pub(super) key_line: String,
-    pub(super) anchor: Option<(String, bool)>,
-    pub(super) tag: Option<(String, String)>,
+    pub(super) head: &'a str,
+    pub(super) line: &'a str,
+    pub(super) foot: &'a str,
+    pub(super) tail: &'a str,
+    pub(super) key_line: &'a str,
+    pub(super) anchor: Option<(&'a str, bool)>,
+    pub(super) tag: Option<(&'a str, &'a str)>,
     pub(super) scalar: ScalarAnalysis,
     pub(super) scalar_style: ScalarStyle,
     pub(super) docs_started: usize,
 }
 
-impl Emitter {
-    pub fn new(compact_seq: bool) -> Emitter {
+impl<'a> Emitter<'a> {
+    pub fn new(compact_seq: bool) -> Emitter<'a> {
         Emitter {
             out: String::new(),
             column: 0,
@@ -76,11 +76,11 @@ impl Emitter {
             simple_key_context: false,
             mapping_context: false,
             compact_seq,
-            head: String::new(),
-            line: String::new(),
-            foot: String::new(),
-            tail: String::new(),
-            key_line: String::new(),
+            head: "",
+            line: "",
+            foot: "",
+            tail: "",
+            key_line: "",
             anchor: None,
             tag: None,
             scalar: ScalarAnalysis::default(),
@@ -153,44 +153,44 @@ impl Emitter {
     }
 
     /// Runs all events; `events` must be a well-formed stream of documents.
-    pub fn emit_all(&mut self, events: &[Event]) {
+    pub fn emit_all(&mut self, events: &[Event<'a>]) {
         for i in 0..events.len() {
             self.analyze_event(&events[i]);
             self.dispatch(events, i);
         }
     }
 
-    fn analyze_event(&mut self, ev: &Event) {
+    fn analyze_event(&mut self, ev: &Event<'a>) {
         self.anchor = None;
         self.tag = None;
         if !ev.head.is_empty() {
-            self.head = ev.head.clone();
+            self.head = ev.head;
         }
         if !ev.line.is_empty() {
-            self.line = ev.line.clone();
+            self.line = ev.line;
         }
         if !ev.foot.is_empty() {
-            self.foot = ev.foot.clone();
+            self.foot = ev.foot;
         }
         if !ev.tail.is_empty() {
-            self.tail = ev.tail.clone();
+            self.tail = ev.tail;
         }
         match &ev.kind {
-            Kind::Alias => self.anchor = ev.anchor.clone().map(|a| (a, true)),
+            Kind::Alias => self.anchor = ev.anchor.map(|a| (a, true)),
             Kind::Scalar { value, .. } => {
-                self.anchor = ev.anchor.clone().map(|a| (a, false));
-                self.tag = ev.tag.as_deref().map(split_tag);
+                self.anchor = ev.anchor.map(|a| (a, false));
+                self.tag = ev.tag.map(split_tag);
                 self.scalar = analyze(value);
             }
             Kind::SeqStart { .. } | Kind::MapStart { .. } => {
-                self.anchor = ev.anchor.clone().map(|a| (a, false));
-                self.tag = ev.tag.as_deref().map(split_tag);
+                self.anchor = ev.anchor.map(|a| (a, false));
+                self.tag = ev.tag.map(split_tag);
             }
             _ => {}
         }
     }
 
-    fn dispatch(&mut self, evs: &[Event], i: usize) {
+    fn dispatch(&mut self, evs: &[Event<'a>], i: usize) {
         let ev = &evs[i];
         match self.state {
             State::DocStart => self.emit_doc_start(ev),
@@ -220,7 +220,7 @@ impl Emitter {
         }
     }
 
-    fn emit_doc_start(&mut self, ev: &Event) {
+    fn emit_doc_start(&mut self, ev: &Event<'a>) {
         if ev.kind != Kind::DocStart {
             self.state = State::End;
             return;
@@ -247,7 +247,7 @@ impl Emitter {
         self.state = State::DocStart;
     }
 
-    fn flow_seq_item(&mut self, evs: &[Event], i: usize, first: bool, trail: bool) {
+    fn flow_seq_item(&mut self, evs: &[Event<'a>], i: usize, first: bool, trail: bool) {
         if first {
             self.write_indicator("[", true, true, false);
             self.increase_indent(true, false, false);
@@ -286,7 +286,7 @@ impl Emitter {
         self.process_foot_comment();
     }
 
-    fn flow_map_key(&mut self, evs: &[Event], i: usize, first: bool, trail: bool) {
+    fn flow_map_key(&mut self, evs: &[Event<'a>], i: usize, first: bool, trail: bool) {
         if first {
             self.write_indicator("{", true, true, false);
             self.increase_indent(true, false, false);
@@ -323,7 +323,7 @@ impl Emitter {
         }
     }
 
-    fn flow_map_value(&mut self, evs: &[Event], i: usize, simple: bool) {
+    fn flow_map_value(&mut self, evs: &[Event<'a>], i: usize, simple: bool) {
         if simple {
             self.write_indicator(":", false, false, false);
         } else {
@@ -343,7 +343,7 @@ impl Emitter {
         self.process_foot_comment();
     }
 
-    fn block_seq_item(&mut self, evs: &[Event], i: usize, first: bool) {
+    fn block_seq_item(&mut self, evs: &[Event<'a>], i: usize, first: bool) {
         if first {
             let seq =
                 self.mapping_context && (self.column == 0 || !self.indention) && self.compact_seq;
@@ -363,7 +363,7 @@ impl Emitter {
         self.process_foot_comment();
     }
 
-    fn block_map_key(&mut self, evs: &[Event], i: usize, first: bool) {
+    fn block_map_key(&mut self, evs: &[Event<'a>], i: usize, first: bool) {
         if first {
             self.increase_indent(false, false, false);
         }
@@ -387,7 +387,7 @@ impl Emitter {
         }
     }
 
-    fn block_map_value(&mut self, evs: &[Event], i: usize, simple: bool) {
+    fn block_map_value(&mut self, evs: &[Event<'a>], i: usize, simple: bool) {
         if simple {
             self.write_indicator(":", false, false, false);
         } else {
@@ -413,7 +413,7 @@ impl Emitter {
         self.process_foot_comment();
     }
 
-    fn emit_node(&mut self, evs: &[Event], i: usize, root: bool, mapping: bool, simple: bool) {
+    fn emit_node(&mut self, evs: &[Event<'a>], i: usize, root: bool, mapping: bool, simple: bool) {
         self.root_context = root;
         self.mapping_context = mapping;
         self.simple_key_context = simple;

@@ -4,8 +4,8 @@
 use super::events::{Event, Kind, ScalarStyle};
 use super::machine::Emitter;
 
-impl Emitter {
-    pub(super) fn check_simple_key(&self, evs: &[Event], i: usize) -> bool {
+impl<'a> Emitter<'a> {
+    pub(super) fn check_simple_key(&self, evs: &[Event<'a>], i: usize) -> bool {
         let anchor_len = self.anchor.as_ref().map_or(0, |a| a.0.len());
         let tag_len = self.tag.as_ref().map_or(0, |t| t.0.len() + t.1.len());
         let len = match &evs[i].kind {
@@ -60,7 +60,7 @@ impl Emitter {
     }
 
     pub(super) fn process_anchor(&mut self) {
-        if let Some((a, alias)) = self.anchor.clone() {
+        if let Some((a, alias)) = self.anchor {
             self.write_indicator(if alias { "*" } else { "&" }, true, false, false);
             for c in a.chars() {
                 self.put(c);
@@ -71,12 +71,12 @@ impl Emitter {
     }
 
     pub(super) fn process_tag(&mut self) {
-        let Some((handle, suffix)) = self.tag.clone() else {
+        let Some((handle, suffix)) = self.tag else {
             return;
         };
         if handle.is_empty() {
             self.write_indicator("!<", true, false, false);
-            self.write_tag_content(&suffix);
+            self.write_tag_content(suffix);
             self.write_indicator(">", false, false, false);
         } else {
             if !self.whitespace {
@@ -87,7 +87,7 @@ impl Emitter {
             }
             self.whitespace = false;
             self.indention = false;
-            self.write_tag_content(&suffix);
+            self.write_tag_content(suffix);
         }
     }
 
@@ -112,7 +112,7 @@ impl Emitter {
         if !self.tail.is_empty() {
             self.write_indent();
             let t = std::mem::take(&mut self.tail);
-            self.write_comment(&t);
+            self.write_comment(t);
             self.foot_indent = self.indent.max(0);
         }
         if self.head.is_empty() {
@@ -120,7 +120,7 @@ impl Emitter {
         }
         self.write_indent();
         let h = std::mem::take(&mut self.head);
-        self.write_comment(&h);
+        self.write_comment(h);
     }
 
     pub fn process_line_comment(&mut self, linebreak: bool) {
@@ -134,7 +134,7 @@ impl Emitter {
             self.put(' ');
         }
         let l = std::mem::take(&mut self.line);
-        self.write_comment(&l);
+        self.write_comment(l);
     }
 
     pub(super) fn process_foot_comment(&mut self) {
@@ -143,22 +143,22 @@ impl Emitter {
         }
         self.write_indent();
         let f = std::mem::take(&mut self.foot);
-        self.write_comment(&f);
+        self.write_comment(f);
         self.foot_indent = self.indent.max(0);
     }
 }
 
 /// Splits a tag into yaml.v3's (handle, suffix) using the default
 /// directives `!` and `!!`; verbatim tags get an empty handle.
-pub(super) fn split_tag(tag: &str) -> (String, String) {
+pub(super) fn split_tag(tag: &str) -> (&str, &str) {
     if let Some(rest) = tag.strip_prefix("tag:yaml.org,2002:") {
-        return ("!!".into(), rest.into());
+        return ("!!", rest);
     }
     if let Some(rest) = tag.strip_prefix("!!") {
-        return ("!!".into(), rest.into());
+        return ("!!", rest);
     }
     if let Some(rest) = tag.strip_prefix('!') {
-        return ("!".into(), rest.into());
+        return ("!", rest);
     }
-    (String::new(), tag.into())
+    ("", tag)
 }

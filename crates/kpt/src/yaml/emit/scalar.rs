@@ -41,7 +41,6 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
     if value.is_empty() {
         return a;
     }
-    let chars: Vec<char> = value.chars().collect();
     let (mut block_ind, mut flow_ind) = (false, false);
     if value.starts_with("---") || value.starts_with("...") {
         block_ind = true;
@@ -53,9 +52,12 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
     let (mut break_space, mut space_break) = (false, false);
     let mut preceded_by_ws = true;
     let (mut prev_space, mut prev_break) = (false, false);
-    let n = chars.len();
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_ws = i + 1 >= n || is_blank(chars[i + 1]);
+    let mut chars = value.chars().peekable();
+    let mut i = 0;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_ws = next.is_none_or(is_blank);
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -100,7 +102,7 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
             if i == 0 {
                 leading_space = true;
             }
-            if i + 1 == n {
+            if last {
                 trailing_space = true;
             }
             if prev_break {
@@ -113,7 +115,7 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
             if i == 0 {
                 leading_break = true;
             }
-            if i + 1 == n {
+            if last {
                 trailing_break = true;
             }
             if prev_space {
@@ -126,6 +128,7 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
             prev_break = false;
         }
         preceded_by_ws = is_blank(c) || is_break(c);
+        i += 1;
     }
     a.multiline = line_breaks;
     a.flow_plain_allowed = true;
@@ -163,7 +166,24 @@ pub fn analyze(value: &str) -> ScalarAnalysis {
     a
 }
 
-impl Emitter {
+/// True when `s` has none of the characters the writers treat specially as
+/// line breaks, so it can be copied in one piece.
+fn no_breaks(s: &str) -> bool {
+    // Every break but '\r' and '\n' is non-ASCII.
+    s.bytes().all(|b| b != b'\n' && b != b'\r') && (s.is_ascii() || !s.chars().any(is_break))
+}
+
+impl Emitter<'_> {
+    /// Writes text known to hold no line breaks (as repeated `put`s would).
+    fn put_str(&mut self, s: &str) {
+        self.out.push_str(s);
+        self.column += if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+    }
+
     /// `write_break` for a character from a value: '\n' is a normal break,
     /// other breaks are copied and reset the column.
     fn write_break_char(&mut self, c: char) {
@@ -180,23 +200,28 @@ impl Emitter {
         if !value.is_empty() && !self.whitespace {
             self.put(' ');
         }
-        let mut breaks = false;
-        for c in value.chars() {
-            if c == ' ' {
-                self.put(c);
-            } else if is_break(c) {
-                if !breaks && c == '\n' {
-                    self.put_break();
+        if no_breaks(value) {
+            // What the loop below does for text without breaks: no indentation.
+            self.put_str(value);
+        } else {
+            let mut breaks = false;
+            for c in value.chars() {
+                if c == ' ' {
+                    self.put(c);
+                } else if is_break(c) {
+                    if !breaks && c == '\n' {
+                        self.put_break();
+                    }
+                    self.write_break_char(c);
+                    breaks = true;
+                } else {
+                    if breaks {
+                        self.write_indent();
+                    }
+                    self.put(c);
+                    self.indention = false;
+                    breaks = false;
                 }
-                self.write_break_char(c);
-                breaks = true;
-            } else {
-                if breaks {
-                    self.write_indent();
-                }
-                self.put(c);
-                self.indention = false;
-                breaks = false;
             }
         }
         if !value.is_empty() {
@@ -210,6 +235,21 @@ impl Emitter {
 
     pub fn write_single(&mut self, value: &str) {
         self.write_indicator("'", true, false, false);
+        if no_breaks(value) && !value.contains('\'') {
+            // Nothing to escape or indent: the loop below would copy it.
+            self.put_str(value);
+            if !value.is_empty() {
+                self.indention = false;
+            }
+        } else {
+            self.write_single_chars(value);
+        }
+        self.write_indicator("'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_single_chars(&mut self, value: &str) {
         let mut breaks = false;
         for c in value.chars() {
             if c == ' ' {
@@ -232,13 +272,21 @@ impl Emitter {
                 breaks = false;
             }
         }
-        self.write_indicator("'", false, false, false);
-        self.whitespace = false;
-        self.indention = false;
     }
 
     pub fn write_double(&mut self, value: &str) {
         self.write_indicator("\"", true, false, false);
+        // Printable ASCII other than the two escaped characters is copied as is.
+        if value
+            .bytes()
+            .all(|b| (0x20..=0x7E).contains(&b) && b != b'"' && b != b'\\')
+        {
+            self.put_str(value);
+            self.write_indicator("\"", false, false, false);
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         for c in value.chars() {
             if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
@@ -367,6 +415,20 @@ impl Emitter {
     }
 
     pub fn write_comment(&mut self, comment: &str) {
+        if no_breaks(comment) {
+            // One line: `# ` added when it does not start with `#`, then a break.
+            if let Some(first) = comment.chars().next() {
+                if first != '#' {
+                    self.put('#');
+                    self.put(' ');
+                }
+                self.put_str(comment);
+                self.indention = false;
+            }
+            self.put_break();
+            self.whitespace = true;
+            return;
+        }
         let mut breaks = false;
         let mut pound = false;
         for c in comment.chars() {
