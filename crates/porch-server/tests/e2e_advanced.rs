@@ -287,6 +287,9 @@ async fn test_package_metadata_from_kptfile() {
         .expect("clone with packageMetadata");
     want["labels"]["added-label"] = json!("added");
     want["annotations"]["added-annotation"] = json!("yes");
+    // The clone adds kpt's merge key to the Kptfile, as to every resource.
+    want["annotations"]["internal.kpt.dev/upstream-identifier"] =
+        json!("kpt.dev|Kptfile|default|meta-package");
     assert_eq!(spec(&created)["packageMetadata"], want);
     let kf = kptfile_of(&prrs, pr).await;
     assert_eq!(kf["metadata"]["labels"], want["labels"]);

@@ -25,6 +25,7 @@ const PLURAL: &str = "packagerevisions";
 pub struct RevisionBackend {
     pub engine: Engine,
     pub log: Arc<EventLog>,
+    pub cache: super::cache::JsonCache,
 }
 
 fn err(name: &str) -> impl Fn(porch_engine::EngineError) -> ApiError + '_ {
@@ -74,6 +75,26 @@ impl RevisionBackend {
             .iter()
             .map(revision_json)
             .filter(|o| select::matches(&options.selectors, o))
+            .collect()
+    }
+
+    /// The serialized objects a list answers with (from the cache where unchanged).
+    fn list_bytes(&self, namespace: Option<&str>, options: &ListOptions) -> Vec<Arc<[u8]>> {
+        let revisions = self
+            .engine
+            .list(&select::prefilter(namespace, &options.selectors));
+        if options.selectors.is_empty() {
+            return revisions
+                .iter()
+                .map(|pr| self.cache.bytes(pr, None))
+                .collect();
+        }
+        revisions
+            .iter()
+            .filter_map(|pr| {
+                let obj = revision_json(pr);
+                select::matches(&options.selectors, &obj).then(|| self.cache.bytes(pr, Some(&obj)))
+            })
             .collect()
     }
 
@@ -163,11 +184,7 @@ impl ResourceBackend for RevisionBackend {
     ) -> Result<ListResult, ApiError> {
         select::validate(&options.selectors)?;
         let resource_version = self.log.latest();
-        let items = self
-            .list_objects(namespace, options)
-            .into_iter()
-            .map(|o| Arc::from(serde_json::to_vec(&o).unwrap_or_default()))
-            .collect();
+        let items = self.list_bytes(namespace, options);
         Ok(ListResult {
             items,
             resource_version,

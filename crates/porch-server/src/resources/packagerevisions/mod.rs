@@ -5,6 +5,7 @@
 //! strategy, JSON conversion and watch. Every rule about revisions lives in porch-engine.
 
 mod backend;
+mod cache;
 mod convert;
 mod events;
 mod legacy;
@@ -30,6 +31,7 @@ pub fn register(reg: &mut Registry, engine: &Engine) {
         Arc::new(backend::RevisionBackend {
             engine: engine.clone(),
             log: log.clone(),
+            cache: cache::JsonCache::default(),
         }),
     );
     reg.add(
