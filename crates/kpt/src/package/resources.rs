@@ -178,12 +178,24 @@ pub fn set_annotation(node: &mut Node, key: &str, value: &str) {
     }
 }
 
+/// Set several annotations, as [`set_annotation`] one after the other would.
+pub fn set_annotations(node: &mut Node, pairs: &[(&str, &str)]) {
+    if node.is_mapping() {
+        let ann = node.ensure_mapping(&["metadata", "annotations"]);
+        for (k, v) in pairs {
+            ann.set(k, quoted(v));
+        }
+    }
+}
+
 /// Remove an annotation, dropping an `annotations` map left empty.
 pub fn remove_annotation(node: &mut Node, key: &str) {
     remove_annotations(node, &[key]);
 }
 
-fn remove_annotations(node: &mut Node, keys: &[&str]) {
+/// Remove annotations, dropping an `annotations` map left empty (the same
+/// result as removing them one at a time).
+pub fn remove_annotations(node: &mut Node, keys: &[&str]) {
     let Some(meta) = node.get_mut("metadata") else {
         return;
     };
@@ -341,7 +353,8 @@ pub fn write_items(
                     d
                 }
             };
-            unchanged &= index == pos && from_source && !doc.is_modified();
+            // `is_modified` walks the tree: skip it once the file is known to change.
+            unchanged = unchanged && index == pos && from_source && !doc.is_modified();
             docs.push(doc);
         }
         if !unchanged {

@@ -39,6 +39,14 @@ struct SNode {
     shape: Shape,
     /// For a mapping value: its key's text (`None` when the key is not a scalar).
     key: Option<Range<usize>>,
+    /// [`key_hash`] of the key's text: lookups compare this before the text.
+    key_hash: u64,
+    /// Whether this node or anything below it has a comment (when not, there
+    /// is nothing to copy from it).
+    commented: bool,
+    /// For a mapping: two children have keys with the same hash (possibly the
+    /// same key), so a lookup must scan for the first match.
+    maybe_dup_keys: bool,
     /// For a mapping value: its key's comments.
     key_comments: Option<usize>,
     comments: Option<usize>,
@@ -49,6 +57,25 @@ struct SNode {
 }
 
 const NONE: Range<usize> = 0..0;
+
+/// A quick hash of a key (eight bytes at a time), so that looking a key up among its siblings rarely
+/// compares text (many keys share long prefixes such as annotation names).
+fn key_hash(key: &str) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bytes = key.as_bytes();
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = words.remainder();
+    let mut b = [0u8; 8];
+    b[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
 
 impl Snapshot {
     /// Take the snapshot of `root`.
@@ -91,15 +118,23 @@ impl Snapshot {
             NodeKind::Sequence(_) => (Shape::Sequence, NONE),
             NodeKind::Alias(_) => (Shape::Alias, NONE),
         };
-        let (key_text, key_comments) = match key {
-            Some(k) => (k.as_str().map(|t| self.push_text(t)), self.push_comments(k)),
-            None => (None, None),
+        let (key_text, key_hash, key_comments) = match key {
+            Some(k) => (
+                k.as_str().map(|t| self.push_text(t)),
+                k.as_str().map_or(0, key_hash),
+                self.push_comments(k),
+            ),
+            None => (None, 0, None),
         };
+        let comments = self.push_comments(n);
         SNode {
             shape,
             key: key_text,
+            key_hash,
+            commented: comments.is_some() || key_comments.is_some(),
+            maybe_dup_keys: false,
             key_comments,
-            comments: self.push_comments(n),
+            comments,
             value,
             children: NONE,
         }
@@ -116,9 +151,15 @@ impl Snapshot {
                     self.nodes.push(c);
                 }
                 self.nodes[at].children = start..self.nodes.len();
+                let hashes = &self.nodes[start..];
+                self.nodes[at].maybe_dup_keys = hashes
+                    .iter()
+                    .enumerate()
+                    .any(|(i, a)| hashes[..i].iter().any(|b| b.key_hash == a.key_hash));
                 for (i, (_, v)) in entries.iter().enumerate() {
                     self.fill(v, start + i);
                 }
+                self.mark_commented(at);
             }
             NodeKind::Sequence(items) => {
                 for v in items {
@@ -129,9 +170,18 @@ impl Snapshot {
                 for (i, v) in items.iter().enumerate() {
                     self.fill(v, start + i);
                 }
+                self.mark_commented(at);
             }
             _ => {}
         }
+    }
+
+    /// After `at`'s children are filled: `at` is commented when any child is.
+    fn mark_commented(&mut self, at: usize) {
+        let below = self.nodes[self.nodes[at].children.clone()]
+            .iter()
+            .any(|c| c.commented);
+        self.nodes[at].commented |= below;
     }
 
     fn str(&self, r: &Range<usize>) -> &str {
@@ -140,12 +190,29 @@ impl Snapshot {
 
     /// The first child of mapping node `at` whose key is `key`.
     fn child(&self, at: usize, key: &str) -> Option<usize> {
+        let h = key_hash(key);
         self.nodes[at].children.clone().find(|&c| {
-            self.nodes[c]
+            let n = &self.nodes[c];
+            n.key_hash == h && n.key.as_ref().is_some_and(|k| self.str(k) == key)
+        })
+    }
+
+    /// [`Self::child`], trying the child at position `hint` first: functions
+    /// mostly keep keys where they were. Without duplicate keys the first
+    /// match is the only one, so a hit there is the answer.
+    fn child_hint(&self, at: usize, key: &str, hint: usize) -> Option<usize> {
+        let n = &self.nodes[at];
+        if !n.maybe_dup_keys && hint < n.children.len() {
+            let c = n.children.start + hint;
+            if self.nodes[c]
                 .key
                 .as_ref()
                 .is_some_and(|k| self.str(k) == key)
-        })
+            {
+                return Some(c);
+            }
+        }
+        self.child(at, key)
     }
 
     /// Scalar text at a path of mapping keys from the root.
@@ -188,12 +255,15 @@ impl Snapshot {
 
     fn copy_comments(&self, at: usize, dst: &mut Node) {
         let n = &self.nodes[at];
+        if !n.commented {
+            return;
+        }
         self.copy_own_comments(n.comments, dst);
         match (n.shape, &mut dst.kind) {
             (Shape::Mapping, NodeKind::Mapping(d)) => {
-                for (dk, dv) in d.iter_mut() {
+                for (i, (dk, dv)) in d.iter_mut().enumerate() {
                     let Some(key) = dk.as_str() else { continue };
-                    if let Some(c) = self.child(at, key) {
+                    if let Some(c) = self.child_hint(at, key, i) {
                         self.copy_own_comments(self.nodes[c].key_comments, dk);
                         self.copy_comments(c, dv);
                     }
@@ -232,22 +302,26 @@ impl Snapshot {
         let n = &self.nodes[at];
         match (n.shape, &mut dst.kind) {
             (Shape::Mapping, NodeKind::Mapping(d)) => {
-                let pos = |k: &Node| {
+                let pos = |k: &Node, hint: usize| {
                     k.as_str()
-                        .and_then(|k| self.child(at, k))
+                        .and_then(|k| self.child_hint(at, k, hint))
                         .map_or(usize::MAX, |c| c - n.children.start)
                 };
-                // Usually already in order (functions edit in place): check before
-                // sorting. Stable sort: known keys in source order, new keys keep
-                // their relative order.
-                if !d.is_sorted_by_key(|(k, _)| pos(k)) {
-                    d.sort_by_cached_key(|(k, _)| pos(k));
-                }
-                for (dk, dv) in d.iter_mut() {
-                    let Some(key) = dk.as_str() else { continue };
-                    if let Some(c) = self.child(at, key) {
-                        self.sync_order(c, dv);
+                // One pass: order each value's own keys (which does not depend on
+                // where the value sits) and check whether this mapping is in order,
+                // which it usually is (functions edit in place). Stable sort: known
+                // keys in source order, new keys keep their relative order.
+                let (mut last, mut sorted) = (0, true);
+                for (i, (dk, dv)) in d.iter_mut().enumerate() {
+                    let p = pos(dk, i);
+                    sorted &= p >= last;
+                    last = p;
+                    if p != usize::MAX {
+                        self.sync_order(n.children.start + p, dv);
                     }
+                }
+                if !sorted {
+                    d.sort_by_cached_key(|(k, _)| pos(k, usize::MAX));
                 }
             }
             (Shape::Sequence, NodeKind::Sequence(d)) => {

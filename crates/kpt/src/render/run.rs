@@ -51,14 +51,15 @@ pub fn config_map(data: &std::collections::BTreeMap<String, String>) -> Node {
 
 /// Check an item is KRM (kustomizations excepted); the error is kpt's.
 pub fn check_krm(item: &Node) -> Result<(), String> {
-    let path = res::item_path(item).unwrap_or_default().to_string();
+    let path = res::item_path(item).unwrap_or_default();
     let s = |p: &[&str]| item.get_path(p).and_then(Node::as_str).unwrap_or_default();
     let base = path.rsplit('/').next().unwrap_or_default();
+    let api_version = s(&["apiVersion"]);
     let kustomization = matches!(
         base,
         "kustomization.yaml" | "kustomization.yml" | "Kustomization"
-    ) || s(&["apiVersion"]).starts_with("kustomize.config.k8s.io")
-        || (s(&["apiVersion"]).is_empty() && s(&["kind"]) == "Kustomization");
+    ) || api_version.starts_with("kustomize.config.k8s.io")
+        || (api_version.is_empty() && s(&["kind"]) == "Kustomization");
     if kustomization {
         return Ok(());
     }
@@ -264,8 +265,7 @@ impl Ctx<'_> {
         let mut originals: Vec<Snapshot> = Vec::with_capacity(selected.len());
         for (i, item) in selected.iter_mut().enumerate() {
             let id = (i + 1).to_string();
-            set_annotation(item, res::ID, &id);
-            set_annotation(item, res::LEGACY_ID, &id);
+            res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
             originals.push(Snapshot::of(item));
         }
         for item in &selected {
@@ -341,8 +341,7 @@ impl Ctx<'_> {
                 orig.heal(item);
                 reconcile_twins(orig, item);
             }
-            remove_annotation(item, res::ID);
-            remove_annotation(item, res::LEGACY_ID);
+            res::remove_annotations(item, &[res::ID, res::LEGACY_ID]);
         }
         for item in &out_items {
             if let Err(message) = check_krm(item) {

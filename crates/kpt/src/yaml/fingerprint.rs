@@ -36,24 +36,19 @@ impl Encoding {
         self.0.push(x);
     }
 
-    fn len(&mut self, x: usize) {
-        self.0.extend_from_slice(&(x as u64).to_le_bytes());
+    /// LEB128, so the usual short lengths take one byte.
+    fn len(&mut self, mut x: usize) {
+        while x >= 0x80 {
+            self.0.push((x as u8 & 0x7f) | 0x80);
+            x >>= 7;
+        }
+        self.0.push(x as u8);
     }
 
     /// Length-prefixed, so consecutive strings cannot run into each other.
     fn str(&mut self, s: &str) {
         self.len(s.len());
         self.0.extend_from_slice(s.as_bytes());
-    }
-
-    fn opt(&mut self, s: &Option<String>) {
-        match s {
-            None => self.byte(0),
-            Some(s) => {
-                self.byte(1);
-                self.str(s);
-            }
-        }
     }
 }
 
@@ -70,12 +65,28 @@ fn style_code(s: Style) -> u8 {
 }
 
 fn feed(n: &Node, h: &mut Encoding) {
+    // Which of the optional parts follow (most nodes have none), then those.
+    let parts = [
+        n.tag.is_some(),
+        n.anchor.is_some(),
+        !n.head_comment.is_empty(),
+        !n.line_comment.is_empty(),
+        !n.foot_comment.is_empty(),
+    ];
+    let flags = parts
+        .iter()
+        .enumerate()
+        .fold(0u8, |f, (i, &on)| f | (u8::from(on) << i));
     h.byte(style_code(n.style));
-    h.opt(&n.tag);
-    h.opt(&n.anchor);
-    h.str(&n.head_comment);
-    h.str(&n.line_comment);
-    h.str(&n.foot_comment);
+    h.byte(flags);
+    for t in [&n.tag, &n.anchor].into_iter().flatten() {
+        h.str(t);
+    }
+    for c in [&n.head_comment, &n.line_comment, &n.foot_comment] {
+        if !c.is_empty() {
+            h.str(c);
+        }
+    }
     match &n.kind {
         NodeKind::Scalar(s) => {
             h.byte(0);
