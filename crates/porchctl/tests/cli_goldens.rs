@@ -7,45 +7,6 @@
 
 mod common;
 
-/// Cases that fail because of porch-server, not porchctl: still run and reported, but not
-/// failed. Each entry says what the server gets wrong; empty the list as the server
-/// catches up (details in target/rpkg-server-gaps.md).
-const KNOWN_SERVER_GAPS: &[(&str, &str)] = &[
-    (
-        "rpkg-init",
-        "no Rendered condition in the Kptfile; a second init of the same package is accepted",
-    ),
-    ("rpkg-init-deploy", "no Rendered condition in the Kptfile"),
-    (
-        "rpkg-clone",
-        "clone from a raw git URL refused; cloned Kptfile lacks merge-key annotations and the Rendered condition, has an extra updateStrategy",
-    ),
-    ("rpkg-copy", "clone from a raw git URL refused"),
-    (
-        "rpkg-push",
-        "no Rendered condition in the Kptfile (plus the fn eval layout below)",
-    ),
-    (
-        "rpkg-unready",
-        "clone from a raw git URL refused (plus the fn eval layout below)",
-    ),
-];
-
-/// Cases that also fail outside porch-server and outside `rpkg`: the goldens' `kpt fn
-/// eval` steps expect kpt 1.0.0-beta.5x's layout (`[RUNNING] "<image>" on 1 resource(s)`,
-/// `[Results]: [info] ...` unindented), which `porchctl fn eval` (run in kpt's place) does
-/// not print yet.
-const KNOWN_OTHER_GAPS: &[(&str, &str)] = &[
-    (
-        "rpkg-push",
-        "porchctl fn eval prints the older kpt result layout",
-    ),
-    (
-        "rpkg-unready",
-        "porchctl fn eval prints the older kpt result layout",
-    ),
-];
-
 /// Every case in the golden directory has a test below.
 const CASES: &[&str] = &[
     "repo-register",
@@ -74,15 +35,6 @@ async fn golden(case: &str) {
         return;
     }
     let report = failures.join("\n\n");
-    let known = KNOWN_SERVER_GAPS.iter().chain(KNOWN_OTHER_GAPS);
-    let reasons: Vec<&str> = known.filter(|(c, _)| *c == case).map(|(_, w)| *w).collect();
-    if !reasons.is_empty() {
-        eprintln!(
-            "skipped: {case} is a known gap ({}):\n{report}",
-            reasons.join("; ")
-        );
-        return;
-    }
     panic!("golden case {case} failed:\n{report}");
 }
 
