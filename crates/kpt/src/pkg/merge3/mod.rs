@@ -204,13 +204,15 @@ pub fn merge_resources(
             }
             (_, None, None) | (Some(_), Some(_), None) => {}
             (o, Some(u), Some(d)) => {
-                let merged = merge_resource(o.as_ref(), &u, &d, schemas, opts).map_err(|e| {
-                    MergeError::Resource {
-                        id: t.id.to_string(),
-                        path: t.id.path.clone(),
-                        source: Box::new(e),
-                    }
-                })?;
+                // Local is owned here: the walk edits it in place instead of a copy.
+                let merged =
+                    merge_owned(Some(d), o.as_ref(), Some(&u), schemas, opts).map_err(|e| {
+                        MergeError::Resource {
+                            id: t.id.to_string(),
+                            path: t.id.path.clone(),
+                            source: Box::new(e),
+                        }
+                    })?;
                 if let Some(m) = merged {
                     out.push(m);
                 }
@@ -239,7 +241,18 @@ pub fn merge_nodes(
     schemas: &SchemaRegistry,
     opts: &MergeOptions,
 ) -> Result<Option<Node>, MergeError> {
-    let root = [dest, origin, updated]
+    merge_owned(dest.cloned(), origin, updated, schemas, opts)
+}
+
+/// [`merge_nodes`] taking `dest` by value.
+fn merge_owned(
+    dest: Option<Node>,
+    origin: Option<&Node>,
+    updated: Option<&Node>,
+    schemas: &SchemaRegistry,
+    opts: &MergeOptions,
+) -> Result<Option<Node>, MergeError> {
+    let root = [dest.as_ref(), origin, updated]
         .into_iter()
         .flatten()
         .find(|n| !n.is_null())
@@ -248,7 +261,7 @@ pub fn merge_nodes(
         infer: opts.infer_lists,
         null_needs_origin: opts.keep_tagged_null,
     };
-    w.walk(dest.cloned(), origin, updated, &root, &mut Vec::new())
+    w.walk(dest, origin, updated, &root, &mut Vec::new())
 }
 
 /// The resource path annotation key, re-exported for callers building inputs.

@@ -343,6 +343,12 @@ fn element_set(dest: &mut Node, keys: &[String], values: &[String], element: Opt
     };
     let mut out = Vec::with_capacity(items.len() + 1);
     let mut found = false;
+    // The replacement is moved into the last matching slot, cloned for any before it.
+    let mut left = items
+        .iter()
+        .filter(|e| !e.is_null() && !is_empty_map(e) && e.is_mapping() && matches(e, keys, values))
+        .count();
+    let mut element = element;
     for e in items.drain(..) {
         if e.is_null() || is_empty_map(&e) {
             continue;
@@ -356,7 +362,12 @@ fn element_set(dest: &mut Node, keys: &[String], values: &[String], element: Opt
             continue;
         }
         found = true;
-        if let Some(el) = &element {
+        left -= 1;
+        if left == 0 {
+            if let Some(el) = element.take() {
+                out.push(el);
+            }
+        } else if let Some(el) = &element {
             out.push(el.clone());
         }
     }

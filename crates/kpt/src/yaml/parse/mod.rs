@@ -156,7 +156,12 @@ pub fn derive_seq_indent(text: &str) -> SeqIndent {
     // The last line before the current one that is not a comment line.
     let mut prev_content: Option<&str> = None;
     for line in text.split('\n') {
-        let candidate = line.split_once("- ").map(|(pre, _)| pre);
+        // `pre` is the text before the first "- ", which must be only spaces:
+        // that is, the line is spaces and then "- ".
+        let body = line.trim_start_matches(' ');
+        let candidate = body
+            .starts_with("- ")
+            .then(|| &line[..line.len() - body.len()]);
         let key_line = prev_content;
         if !line.trim_matches(' ').starts_with('#') {
             prev_content = Some(line);
