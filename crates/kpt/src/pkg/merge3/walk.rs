@@ -232,10 +232,11 @@ impl Walker {
                 }
             }
         }
+        let selectors: Vec<(Vec<String>, Vec<String>)> =
+            tuples.iter().map(|t| valid_keys(t, keys)).collect();
         let mut to_add: Vec<(Vec<String>, Vec<String>, Node)> = Vec::new();
-        for t in tuples {
-            let (vk, vv) = valid_keys(&t, keys);
-            let ed = find_elem(Some(&dest), &vk, &vv).cloned();
+        for (vk, vv) in selectors.clone() {
+            let ed = take_elem(&mut dest, &selectors, keys, &vk, &vv);
             let (eo, eu) = (find_elem(o, &vk, &vv), find_elem(u, &vk, &vv));
             path.push(format!("[{}]", vv.join(",")));
             let val = self.walk(ed, eo, eu, &elem_schema, path)?;
@@ -321,6 +322,39 @@ fn valid_keys(values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) 
         return (keys.to_vec(), values.to_vec());
     }
     (vk, vv)
+}
+
+/// The first element of `dest` matching the selector, for the walk to edit. An
+/// element no other selector of the list matches is moved out, leaving a
+/// stand-in with just its list-key fields: every selector matches the stand-in
+/// exactly as it matched the element (selectors test only list-key fields), so
+/// no other selector's lookup can reach it, and [`element_set`] replaces or
+/// removes it as it would the element. Otherwise the element is copied.
+fn take_elem(
+    dest: &mut Node,
+    selectors: &[(Vec<String>, Vec<String>)],
+    keys: &[String],
+    vk: &[String],
+    vv: &[String],
+) -> Option<Node> {
+    let items = dest.items_mut()?;
+    let i = items.iter().position(|e| matches(e, vk, vv))?;
+    let seen_by = selectors
+        .iter()
+        .filter(|(k, v)| matches(&items[i], k, v))
+        .count();
+    if seen_by != 1 {
+        return Some(items[i].clone());
+    }
+    let mut stand_in = Node::mapping();
+    if let Some(entries) = stand_in.entries_mut() {
+        for (k, v) in items[i].entries() {
+            if k.as_str().is_some_and(|k| keys.iter().any(|x| x == k)) {
+                entries.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    Some(std::mem::replace(&mut items[i], stand_in))
 }
 
 fn find_elem<'a>(s: Option<&'a Node>, keys: &[String], values: &[String]) -> Option<&'a Node> {
