@@ -150,7 +150,8 @@ impl Ctx<'_> {
         let want = res::clean_path(&f.config_path).unwrap_or_default();
         let found: Vec<&Node> = items
             .iter()
-            .filter(|n| pkg_of(n) == pkg_key(pkg) && res::item_path(n) == Some(want.as_str()))
+            // Path first: it rules out almost every item.
+            .filter(|n| res::item_path(n) == Some(want.as_str()) && pkg_of(n) == pkg_key(pkg))
             .collect();
         match found.as_slice() {
             [one] => {

@@ -39,9 +39,9 @@ pub struct Cursor {
 pub type PResult<T> = Result<T, YamlError>;
 
 impl Cursor {
-    pub fn new(text: &str, line_offset: usize) -> Cursor {
+    pub fn new(text: String, line_offset: usize) -> Cursor {
         Cursor {
-            s: text.to_string(),
+            s: text,
             pos: 0,
             line: 0,
             col: 0,

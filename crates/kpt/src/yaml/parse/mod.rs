@@ -119,7 +119,7 @@ fn parse_text(raw: &str) -> String {
 /// Parses one document chunk.
 pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     let text = parse_text(raw);
-    let mut c = Cursor::new(&text, first_line);
+    let mut c = Cursor::new(text, first_line);
     c.skip_to_content()?;
     let gap = std::mem::take(&mut c.pending);
     let all = split_gap(&gap, false, 0).1;
