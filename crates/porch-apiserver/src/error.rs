@@ -216,7 +216,9 @@ impl ApiError {
             ErrorKind::Conflict => (409, "Conflict"),
             ErrorKind::Invalid => (422, "Invalid"),
             ErrorKind::Forbidden => (403, "Forbidden"),
-            ErrorKind::Unavailable => (503, "ServiceUnavailable"),
+            // An unreachable git remote or upstream is reported as Porch reports task
+            // errors: 500 InternalError. Not 503: clients (kube-rs, client-go) retry 503
+            // with backoff for minutes, which turns a clear error into a hang.
             _ => (500, "InternalError"),
         }
     }
@@ -303,6 +305,14 @@ mod tests {
             "repositories.config.porch.kpt.dev \"x\" not found"
         );
         assert_eq!(s["kind"], "Status");
+    }
+
+    #[test]
+    fn unreachable_remote_is_an_internal_error_not_a_retryable_503() {
+        let e = ApiError::new(ErrorKind::Unavailable, "remote x unavailable".into());
+        let s = e.to_status();
+        assert_eq!(s["code"], 500);
+        assert_eq!(s["reason"], "InternalError");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! approval commits) served over smart HTTP; prints listing, sync and publish figures and
 //! `git clone --mirror` + `git for-each-ref` for comparison.
 //!
-//! `cargo run --release -p porch-git --example bench [packages] [revisions]`
+//! `cargo run --release -p porch-git --example git_bench [packages] [revisions]`
 
 use std::fmt::Write as _;
 use std::io::Write as _;

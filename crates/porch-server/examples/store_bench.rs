@@ -1,5 +1,5 @@
 //! Benchmark of the real server binary (release build), printing figures; not part of the
-//! test run. Run with `cargo run --release -p porch-server --example bench [-- N]`.
+//! test run. Run with `cargo run --release -p porch-server --example store_bench [-- N]`.
 //!
 //! With N (default 10,000) PackageVariant objects stored it measures: create and update
 //! throughput (64 concurrent clients), get p50/p99, full-list p50 next to serde_json
