@@ -50,13 +50,14 @@ fn main() -> ExitCode {
         Command::Repo(args) => return repo_cmd::run(*args),
         Command::Rpkg(args) => return rpkg_cmd::run(*args),
         Command::Completion { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "porchctl",
-                &mut std::io::stdout(),
-            );
-            Ok(ExitCode::SUCCESS)
+            // Generated into memory first: clap_complete panics on a write error, and a
+            // closed pipe (`porchctl completion bash | head`) is not a crash.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "porchctl", &mut script);
+            match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(ExitCode::SUCCESS),
+            }
         }
     };
     match result {

@@ -301,6 +301,21 @@ fn completion_scripts() {
     }
 }
 
+#[test]
+fn completion_into_a_closed_pipe_is_not_a_crash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["completion", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run porchctl");
+    drop(child.stdout.take()); // the reader goes away before anything is written
+    let out = child.wait_with_output().expect("wait for porchctl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?} {stderr}", out.status);
+}
+
 /// Runs porchctl with exactly the given environment for kubeconfig discovery.
 fn porchctl_env(args: &[&str], kubeconfig_env: Option<&Path>, home: &Path) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_porchctl"));
