@@ -19,6 +19,38 @@ use clap::{CommandFactory, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Enable the truncation for output (function results printed by `rpkg push`).
+    #[arg(
+        long,
+        global = true,
+        default_value_t = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    truncate_output: bool,
+    /// The porch.kpt.dev API version of PackageRevisions to use (only v1alpha1 is served by
+    /// porch-server).
+    #[arg(
+        long,
+        global = true,
+        env = "PORCHCTL_API_VERSION",
+        default_value = "v1alpha1",
+        value_name = "VERSION"
+    )]
+    api_version: String,
+    /// Print a stack-trace on failure (accepted for compatibility; errors carry their causes).
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    stack_trace: Option<bool>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -35,6 +67,8 @@ enum Command {
     /// Manage packages.
     #[command(visible_alias = "rpackage")]
     Rpkg(Box<rpkg_cmd::RpkgArgs>),
+    /// Print the version number of porchctl.
+    Version,
     /// Generate the autocompletion script for the specified shell.
     Completion {
         /// bash, zsh, fish, elvish or powershell.
@@ -44,11 +78,26 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Repo(_) | Command::Rpkg(_)) && cli.api_version != "v1alpha1" {
+        // Upstream dispatches v1alpha2 to the experimental PackageRevision CRD, which
+        // porch-server does not serve.
+        eprintln!(
+            "Error: unsupported --api-version {:?}: porch-server serves porch.kpt.dev/v1alpha1 only \nhint: drop --api-version (or unset PORCHCTL_API_VERSION) to use v1alpha1",
+            cli.api_version
+        );
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Fn(cmd) => fn_cmd::run(cmd),
         Command::Pkg(cmd) => pkg_cmd::run(cmd),
         Command::Repo(args) => return repo_cmd::run(*args),
-        Command::Rpkg(args) => return rpkg_cmd::run(*args),
+        Command::Rpkg(args) => return rpkg_cmd::run(*args, cli.truncate_output),
+        Command::Version => {
+            // Upstream's two lines; the commit is the one the binary was built from.
+            println!("Version: {}", env!("CARGO_PKG_VERSION"));
+            println!("Git commit: {}", env!("PORCHCTL_GIT_COMMIT"));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completion { shell } => {
             // Generated into memory first: clap_complete panics on a write error, and a
             // closed pipe (`porchctl completion bash | head`) is not a crash.

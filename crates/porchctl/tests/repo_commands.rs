@@ -302,6 +302,41 @@ fn completion_scripts() {
 }
 
 #[test]
+fn version_and_root_flags_as_upstream() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_porchctl"))
+            .args(args)
+            .output()
+            .expect("run porchctl")
+    };
+    let out = run(&["version"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], format!("Version: {}", env!("CARGO_PKG_VERSION")));
+    let commit = lines[1].strip_prefix("Git commit: ").expect("commit line");
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    // Go-style boolean root flags, before or after the subcommand.
+    for args in [
+        &["--truncate-output=false", "version"][..],
+        &["version", "--truncate-output"],
+        &["--stack-trace", "version"],
+    ] {
+        assert!(run(args).status.success(), "{args:?}");
+    }
+    assert!(
+        !run(&["--truncate-output=maybe", "version"])
+            .status
+            .success()
+    );
+}
+
+#[test]
 fn completion_into_a_closed_pipe_is_not_a_crash() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_porchctl"))
         .args(["completion", "bash"])
@@ -467,7 +502,31 @@ async fn printers_match_kubectl() {
         "app.kubernetes.io/name=bp",
     ]);
     let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 11] = [
+        (
+            &["get", "repositories", "--sort-by=.spec.git.branch"],
+            &["repo", "get", "--sort-by=.spec.git.branch"],
+        ),
+        (
+            &[
+                "get",
+                "repositories",
+                "--sort-by={.metadata.name}",
+                "-o",
+                "name",
+            ],
+            &["repo", "get", "--sort-by={.metadata.name}", "-o", "name"],
+        ),
+        (
+            &[
+                "get",
+                "repositories",
+                "--sort-by=.spec.git.directory",
+                "-o",
+                cc,
+            ],
+            &["repo", "get", "--sort-by=.spec.git.directory", "-o", cc],
+        ),
         (
             &[
                 "get",

@@ -74,6 +74,42 @@ async fn get_pull_push_clone_upgrade() {
         ],
         "{out}"
     );
+    // --sort-by orders the Table's rows by a field of each row's object (kubectl's
+    // natural order for strings, numeric for numbers), and the objects of -o name too.
+    let out = ok(&["rpkg", "get", "--name=basens", "--sort-by={.spec.revision}"]);
+    let revisions: Vec<&str> = lines(&out).iter().skip(1).map(|r| r[3]).collect();
+    assert_eq!(revisions, ["-1", "1", "2", "3", "4"], "{out}");
+    let out = ok(&[
+        "rpkg",
+        "get",
+        "-o",
+        "name",
+        "--sort-by=.metadata.name",
+        "bp.basens.v4",
+        "bp.basens.v2",
+    ]);
+    assert_eq!(
+        out,
+        "packagerevision.porch.kpt.dev/bp.basens.v2\npackagerevision.porch.kpt.dev/bp.basens.v4\n"
+    );
+    let out = ok(&["repo", "get", "--sort-by=.metadata.name", "-o", "name"]);
+    assert_eq!(
+        out,
+        "repository.config.porch.kpt.dev/bp\nrepository.config.porch.kpt.dev/dep\n"
+    );
+    let bad = s.porchctl(
+        &with_ns(&["rpkg", "get", "--sort-by=.spec.nope"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("couldn't find any field"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+
     let out = ok(&["rpkg", "get", "--name=basens", "-o", "name"]);
     assert!(
         out.contains("packagerevision.porch.kpt.dev/bp.basens.v4\n"),

@@ -107,6 +107,34 @@ impl ResourceApi {
         send(client, Method::GET, &path, None, accept).await
     }
 
+    /// Gets one object (`name`) or lists (`None`) as a server-side Table, with a
+    /// `fieldSelector` and `includeObject` (`None`, `Metadata` or `Object`) when given.
+    pub async fn table(
+        &self,
+        client: &kube::Client,
+        namespace: Option<&str>,
+        name: Option<&str>,
+        field_selector: Option<&str>,
+        include_object: Option<&str>,
+    ) -> Result<Value, RemoteError> {
+        let mut path = match (name, namespace) {
+            (Some(name), Some(ns)) => self.item(ns, name),
+            _ => self.collection(namespace),
+        };
+        let mut query = Vec::new();
+        if let Some(sel) = field_selector.filter(|s| !s.is_empty()) {
+            query.push(format!("fieldSelector={}", query_escape(sel)));
+        }
+        if let Some(include) = include_object {
+            query.push(format!("includeObject={}", query_escape(include)));
+        }
+        if !query.is_empty() {
+            path.push('?');
+            path.push_str(&query.join("&"));
+        }
+        send(client, Method::GET, &path, None, Some(TABLE_ACCEPT)).await
+    }
+
     /// PUT on a subresource (e.g. `approval`).
     pub async fn replace_subresource(
         &self,
@@ -118,23 +146,6 @@ impl ResourceApi {
     ) -> Result<Value, RemoteError> {
         let path = format!("{}/{subresource}", self.item(namespace, name));
         send(client, Method::PUT, &path, Some(body), None).await
-    }
-
-    pub async fn get_as(
-        &self,
-        client: &kube::Client,
-        namespace: &str,
-        name: &str,
-        accept: Option<&str>,
-    ) -> Result<Value, RemoteError> {
-        send(
-            client,
-            Method::GET,
-            &self.item(namespace, name),
-            None,
-            accept,
-        )
-        .await
     }
 
     pub async fn create(

@@ -1,7 +1,7 @@
 //! porchctl's connection layer for the remote (`repo`, later `rpkg`) commands: kubectl-style
 //! flags and kubeconfig loading ([`connection`]), raw JSON requests to the Kubernetes-style
-//! API ([`api`]), upstream-identical output printers ([`print`]) and a progress spinner
-//! ([`spinner`]).
+//! API ([`api`]), upstream-identical output printers ([`print`]), listing helpers and `--sort-by`
+//! ([`listing`]) and a progress spinner ([`spinner`]).
 //!
 //! It knows nothing about what the commands do; it does not cache or retry.
 
@@ -9,6 +9,7 @@ pub mod api;
 pub mod connection;
 pub mod error;
 pub mod jsonpath;
+pub mod listing;
 pub mod print;
 pub mod spinner;
 pub mod tabwriter;

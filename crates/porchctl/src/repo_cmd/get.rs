@@ -2,9 +2,9 @@
 //! custom-columns from the objects themselves.
 
 use clap::Args;
-use serde_json::Value;
 
-use crate::remote::api::{REPOSITORIES, TABLE_ACCEPT};
+use crate::remote::api::REPOSITORIES;
+use crate::remote::listing::{SortBy, list_items, merge_tables};
 use crate::remote::print::{self, OutputFormat, TableOptions};
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
@@ -51,29 +51,43 @@ pub struct GetArgs {
     /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier.
     #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
     pub label_columns: Vec<String>,
+    /// If non-empty, sort the list using this field specification, a JSONPath expression
+    /// (e.g. '{.metadata.name}').
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        value_name = "JSONPATH"
+    )]
+    pub sort_by: String,
 }
 
 pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
     let format = OutputFormat::parse(&args.output)?;
+    let sort_by = SortBy::parse(&args.sort_by)?;
     let remote = conn.connect().await?;
     let client = &remote.client;
     let ns = (!args.all_namespaces).then_some(remote.namespace.as_str());
     let text = if format.wants_table() {
-        let accept = Some(TABLE_ACCEPT);
+        // Sorting needs the whole object per row, as kubectl asks for it.
+        let include = sort_by.as_ref().map(|_| "Object");
         let tables = if args.names.is_empty() {
-            vec![REPOSITORIES.list(client, ns, accept).await?]
+            vec![REPOSITORIES.table(client, ns, None, None, include).await?]
         } else {
             let mut t = Vec::new();
             for name in &args.names {
                 t.push(
                     REPOSITORIES
-                        .get_as(client, &remote.namespace, name, accept)
+                        .table(client, Some(&remote.namespace), Some(name), None, include)
                         .await?,
                 );
             }
             t
         };
-        let merged = merge_tables(tables)?;
+        let mut merged = merge_tables(tables)?;
+        if let Some(sort_by) = &sort_by {
+            sort_by.sort_table(&mut merged)?;
+        }
         print::print_table(
             &merged,
             &TableOptions {
@@ -95,6 +109,10 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             }
             o
         };
+        let mut objects = objects;
+        if let Some(sort_by) = &sort_by {
+            sort_by.sort_objects(&mut objects)?;
+        }
         match &format {
             OutputFormat::Yaml => print::print_yaml(&objects)?,
             OutputFormat::Json => print::print_json(&objects)?,
@@ -111,81 +129,4 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         }
     };
     remote::out(&text)
-}
-
-/// One Table holding every row (kubectl prints the header once when the columns agree).
-fn merge_tables(tables: Vec<Value>) -> Result<Value, RemoteError> {
-    let mut iter = tables.into_iter();
-    let Some(mut first) = iter.next() else {
-        return Ok(Value::Null);
-    };
-    if first.get("kind").and_then(Value::as_str) != Some("Table") {
-        return Err(RemoteError::Decode(
-            "the server did not return a Table; it may not support server-side printing".into(),
-        ));
-    }
-    for t in iter {
-        if let (Some(Value::Array(rows)), Some(Value::Array(more))) =
-            (first.get_mut("rows"), t.get("rows"))
-        {
-            rows.extend(more.iter().cloned());
-        }
-    }
-    Ok(first)
-}
-
-/// The items of a List, each with the list's apiVersion/kind when it lacks its own
-/// (kubectl's Flatten does the same).
-fn list_items(list: Value) -> Vec<Value> {
-    let Value::Object(mut list) = list else {
-        return Vec::new();
-    };
-    let api_version = list.get("apiVersion").cloned();
-    let kind = list
-        .get("kind")
-        .and_then(Value::as_str)
-        .and_then(|k| k.strip_suffix("List"))
-        .map(|k| Value::String(k.to_string()));
-    let Some(Value::Array(items)) = list.remove("items") else {
-        return Vec::new();
-    };
-    items
-        .into_iter()
-        .map(|mut item| {
-            if let Value::Object(m) = &mut item {
-                if !m.contains_key("apiVersion")
-                    && let Some(v) = &api_version
-                {
-                    m.insert("apiVersion".into(), v.clone());
-                }
-                if !m.contains_key("kind")
-                    && let Some(k) = &kind
-                {
-                    m.insert("kind".into(), k.clone());
-                }
-            }
-            item
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn list_items_get_type_meta() {
-        let items = list_items(json!({"apiVersion": "config.porch.kpt.dev/v1alpha1",
-            "kind": "RepositoryList", "items": [{"metadata": {"name": "a"}}]}));
-        assert_eq!(items[0]["kind"], "Repository");
-        assert_eq!(items[0]["apiVersion"], "config.porch.kpt.dev/v1alpha1");
-    }
-
-    #[test]
-    fn tables_merge_rows() {
-        let t = |n: &str| json!({"kind": "Table", "columnDefinitions": [{"name": "Name"}], "rows": [{"cells": [n]}]});
-        let m = merge_tables(vec![t("a"), t("b")]).expect("tables");
-        assert_eq!(m["rows"].as_array().map(Vec::len), Some(2));
-    }
 }

@@ -73,7 +73,7 @@ fn result_line(item: &Value) -> String {
 
 /// The stderr text for a render status: the failure note, then per function its
 /// `[RUNNING]`, `[PASS]`/`[FAIL]` and results.
-pub fn render_report(status: &Value) -> String {
+pub fn render_report(status: &Value, truncate: bool) -> String {
     let mut out = String::new();
     let err = status
         .get("error")
@@ -105,7 +105,8 @@ pub fn render_report(status: &Value) -> String {
             .map(result_line)
             .collect();
         const TITLE: &str = "[Results]: ";
-        for (i, line) in lines.iter().take(TRUNCATE_LINES).enumerate() {
+        let shown = if truncate { TRUNCATE_LINES } else { usize::MAX };
+        for (i, line) in lines.iter().take(shown).enumerate() {
             let lead = if i == 0 {
                 TITLE.to_string()
             } else {
@@ -113,7 +114,7 @@ pub fn render_report(status: &Value) -> String {
             };
             out.push_str(&format!("{lead}{line}\n"));
         }
-        if lines.len() > TRUNCATE_LINES {
+        if lines.len() > shown {
             out.push_str(&format!(
                 "  ...({} line(s) truncated, use '--truncate-output=false' to disable)\n",
                 lines.len() - TRUNCATE_LINES
@@ -123,7 +124,7 @@ pub fn render_report(status: &Value) -> String {
     out
 }
 
-pub async fn run(conn: &ConnectionFlags, a: PushArgs) -> Result<(), RemoteError> {
+pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<(), RemoteError> {
     let Some(name) = a.args.first() else {
         return Err(RemoteError::Usage(
             "PACKAGE is a required positional argument".into(),
@@ -157,7 +158,7 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs) -> Result<(), RemoteError>
     drop(spinner);
     let updated = updated?;
     if let Some(status) = updated.pointer("/status/renderStatus") {
-        let report = render_report(status);
+        let report = render_report(status, truncate);
         if !report.is_empty() {
             eprint!("{report}");
         }
@@ -187,11 +188,13 @@ mod tests {
             {"image": "x:v1", "exitCode": 1, "results": [
                 {"message": "m1"}, {"message": "m2"}, {"message": "m3"}, {"message": "m4"}, {"message": "m5"}]}
         ]}});
-        insta::assert_snapshot!(render_report(&status));
+        insta::assert_snapshot!(render_report(&status, true));
+        let whole = render_report(&status, false);
+        assert!(!whole.contains("truncated"), "{whole}");
         assert_eq!(
-            render_report(&json!({"error": "boom"})),
+            render_report(&json!({"error": "boom"}), true),
             "Package is updated, but failed to render the package.\nError: boom\n"
         );
-        assert_eq!(render_report(&json!({"error": ""})), "");
+        assert_eq!(render_report(&json!({"error": ""}), true), "");
     }
 }
