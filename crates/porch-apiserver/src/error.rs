@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn unreachable_remote_is_an_internal_error_not_a_retryable_503() {
-        let e = ApiError::new(ErrorKind::Unavailable, "remote x unavailable".into());
+        let e = ApiError::new(ErrorKind::Unavailable, "remote x unavailable");
         let s = e.to_status();
         assert_eq!(s["code"], 500);
         assert_eq!(s["reason"], "InternalError");

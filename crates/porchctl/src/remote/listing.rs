@@ -217,20 +217,27 @@ mod tests {
 
     #[test]
     fn objects_sorted_by_number_missing_first() {
-        let s = SortBy::parse(".spec.revision").expect("parses").expect("given");
+        let s = SortBy::parse(".spec.revision")
+            .expect("parses")
+            .expect("given");
         let mut objs = vec![
             json!({"n": "b", "spec": {"revision": 10}}),
             json!({"n": "a", "spec": {}}),
             json!({"n": "c", "spec": {"revision": 2}}),
         ];
         s.sort_objects(&mut objs).expect("sorted");
-        let names: Vec<&str> = objs.iter().map(|o| o["n"].as_str().unwrap_or_default()).collect();
+        let names: Vec<&str> = objs
+            .iter()
+            .map(|o| o["n"].as_str().unwrap_or_default())
+            .collect();
         assert_eq!(names, ["a", "c", "b"]);
     }
 
     #[test]
     fn table_rows_sorted_by_their_objects() {
-        let s = SortBy::parse("{.metadata.name}").expect("parses").expect("given");
+        let s = SortBy::parse("{.metadata.name}")
+            .expect("parses")
+            .expect("given");
         let mut t = json!({"kind": "Table", "rows": [
             {"cells": ["x.v10"], "object": {"metadata": {"name": "x.v10"}}},
             {"cells": ["x.v9"], "object": {"metadata": {"name": "x.v9"}}},
@@ -242,7 +249,9 @@ mod tests {
     #[test]
     fn a_path_no_object_has_is_an_error() {
         let s = SortBy::parse(".spec.nope").expect("parses").expect("given");
-        let err = s.sort_objects(&mut [json!({"a": 1})]).expect_err("no object has it");
+        let err = s
+            .sort_objects(&mut [json!({"a": 1})])
+            .expect_err("no object has it");
         assert!(err.to_string().contains("couldn't find any field"), "{err}");
         assert!(SortBy::parse("").expect("parses").is_none());
     }

@@ -135,6 +135,49 @@ pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
     out
 }
 
+/// kubectl's printing flags, shared by `repo get` and `rpkg get`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PrintFlags {
+    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
+    /// jsonpath=TEMPLATE
+    #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
+    pub output: String,
+    /// If present, list the requested object(s) across all namespaces.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// When using the default or custom-column output format, don't print headers.
+    #[arg(long)]
+    pub no_headers: bool,
+    /// When printing, show all labels as the last column.
+    #[arg(long)]
+    pub show_labels: bool,
+    /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier.
+    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
+    pub label_columns: Vec<String>,
+    /// If non-empty, sort the list using this field specification, a JSONPath expression
+    /// (e.g. '{.metadata.name}').
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        value_name = "JSONPATH"
+    )]
+    pub sort_by: String,
+}
+
+impl PrintFlags {
+    /// The Table printer's options for `format`.
+    pub fn table_options(&self, format: &OutputFormat) -> TableOptions {
+        TableOptions {
+            wide: *format == OutputFormat::Wide,
+            no_headers: self.no_headers,
+            with_namespace: self.all_namespaces,
+            show_labels: self.show_labels,
+            label_columns: self.label_columns.clone(),
+        }
+    }
+}
+
 /// Options for table output.
 #[derive(Debug, Clone, Default)]
 pub struct TableOptions {

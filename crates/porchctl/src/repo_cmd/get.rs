@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::remote::api::REPOSITORIES;
 use crate::remote::listing::{SortBy, list_items, merge_tables};
-use crate::remote::print::{self, OutputFormat, TableOptions};
+use crate::remote::print::{self, OutputFormat, PrintFlags};
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
 pub const LONG: &str = "List registered repositories.
@@ -35,39 +35,16 @@ pub struct GetArgs {
     /// Repositories to show (all when none).
     #[arg(value_name = "REPOSITORY_NAME")]
     pub names: Vec<String>,
-    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
-    /// jsonpath=TEMPLATE
-    #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
-    pub output: String,
-    /// List the repositories across all namespaces.
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
-    /// When using the default or custom-column output format, don't print headers.
-    #[arg(long)]
-    pub no_headers: bool,
-    /// When printing, show all labels as the last column.
-    #[arg(long)]
-    pub show_labels: bool,
-    /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier.
-    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
-    pub label_columns: Vec<String>,
-    /// If non-empty, sort the list using this field specification, a JSONPath expression
-    /// (e.g. '{.metadata.name}').
-    #[arg(
-        long,
-        default_value = "",
-        hide_default_value = true,
-        value_name = "JSONPATH"
-    )]
-    pub sort_by: String,
+    #[command(flatten)]
+    pub print: PrintFlags,
 }
 
 pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
-    let format = OutputFormat::parse(&args.output)?;
-    let sort_by = SortBy::parse(&args.sort_by)?;
+    let format = OutputFormat::parse(&args.print.output)?;
+    let sort_by = SortBy::parse(&args.print.sort_by)?;
     let remote = conn.connect().await?;
     let client = &remote.client;
-    let ns = (!args.all_namespaces).then_some(remote.namespace.as_str());
+    let ns = (!args.print.all_namespaces).then_some(remote.namespace.as_str());
     let text = if format.wants_table() {
         // Sorting needs the whole object per row, as kubectl asks for it.
         let include = sort_by.as_ref().map(|_| "Object");
@@ -88,16 +65,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         if let Some(sort_by) = &sort_by {
             sort_by.sort_table(&mut merged)?;
         }
-        print::print_table(
-            &merged,
-            &TableOptions {
-                wide: format == OutputFormat::Wide,
-                no_headers: args.no_headers,
-                with_namespace: args.all_namespaces,
-                show_labels: args.show_labels,
-                label_columns: args.label_columns.clone(),
-            },
-        )
+        print::print_table(&merged, &args.print.table_options(&format))
     } else {
         let objects = if args.names.is_empty() {
             let list = REPOSITORIES.list(client, ns, None).await?;
@@ -121,7 +89,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 if objects.is_empty() {
                     String::new()
                 } else {
-                    print::print_custom_columns(&objects, cols, args.no_headers)
+                    print::print_custom_columns(&objects, cols, args.print.no_headers)
                 }
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),

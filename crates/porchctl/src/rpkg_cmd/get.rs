@@ -9,7 +9,7 @@ use super::pull::resources_of;
 use super::{revision_of, text};
 use crate::remote::api::{PACKAGE_REVISION_RESOURCES, PACKAGE_REVISIONS};
 use crate::remote::listing::{SortBy, list_items, merge_tables};
-use crate::remote::print::{self, OutputFormat, TableOptions};
+use crate::remote::print::{self, OutputFormat, PrintFlags};
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
 /// `--revision`'s "not given" value (upstream's default).
@@ -33,31 +33,8 @@ pub struct GetArgs {
     /// Display the root Kptfile of the specified package revision (one name required).
     #[arg(long)]
     pub show_kptfile: bool,
-    /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
-    /// jsonpath=TEMPLATE
-    #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
-    pub output: String,
-    /// List the package revisions across all namespaces.
-    #[arg(short = 'A', long)]
-    pub all_namespaces: bool,
-    /// When using the default or custom-column output format, don't print headers.
-    #[arg(long)]
-    pub no_headers: bool,
-    /// When printing, show all labels as the last column.
-    #[arg(long)]
-    pub show_labels: bool,
-    /// Labels to show as columns (comma-separated or repeated).
-    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
-    pub label_columns: Vec<String>,
-    /// If non-empty, sort the list using this field specification, a JSONPath expression
-    /// (e.g. '{.spec.revision}').
-    #[arg(
-        long,
-        default_value = "",
-        hide_default_value = true,
-        value_name = "JSONPATH"
-    )]
-    pub sort_by: String,
+    #[command(flatten)]
+    pub print: PrintFlags,
 }
 
 impl GetArgs {
@@ -126,7 +103,7 @@ impl GetArgs {
                 "--show-kptfile cannot be combined with --name, --revision, or --workspace".into(),
             ));
         }
-        if self.all_namespaces {
+        if self.print.all_namespaces {
             return Err(RemoteError::Usage(
                 "--show-kptfile cannot be combined with --all-namespaces".into(),
             ));
@@ -157,11 +134,11 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         args.check_show_kptfile()?;
         return show_kptfile(conn, &args.names[0]).await;
     }
-    let format = OutputFormat::parse(&args.output)?;
-    let sort_by = SortBy::parse(&args.sort_by)?;
+    let format = OutputFormat::parse(&args.print.output)?;
+    let sort_by = SortBy::parse(&args.print.sort_by)?;
     let remote = conn.connect().await?;
     let client = &remote.client;
-    let ns = (!args.all_namespaces).then_some(remote.namespace.as_str());
+    let ns = (!args.print.all_namespaces).then_some(remote.namespace.as_str());
     let selector = args.field_selector();
     // Upstream asks for a Table for every format but custom-columns, yaml and json(path),
     // `name` included: the rows carry the names, and the server sends no full objects.
@@ -172,7 +149,10 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         // quarter the size, which is most of what the server and porchctl spend on it.
         let include = if sort_by.is_some() {
             Some("Object")
-        } else if args.all_namespaces || args.show_labels || !args.label_columns.is_empty() {
+        } else if args.print.all_namespaces
+            || args.print.show_labels
+            || !args.print.label_columns.is_empty()
+        {
             None
         } else {
             Some("None")
@@ -205,16 +185,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         if format == OutputFormat::Name {
             return remote::out(&row_names(&merged));
         }
-        print::print_table(
-            &merged,
-            &TableOptions {
-                wide: format == OutputFormat::Wide,
-                no_headers: args.no_headers,
-                with_namespace: args.all_namespaces,
-                show_labels: args.show_labels,
-                label_columns: args.label_columns.clone(),
-            },
-        )
+        print::print_table(&merged, &args.print.table_options(&format))
     } else {
         let mut objects = Vec::new();
         if args.names.is_empty() {
@@ -239,7 +210,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             OutputFormat::Yaml => print::print_yaml(&objects)?,
             OutputFormat::Json => print::print_json(&objects)?,
             OutputFormat::CustomColumns(cols) if !objects.is_empty() => {
-                print::print_custom_columns(&objects, cols, args.no_headers)
+                print::print_custom_columns(&objects, cols, args.print.no_headers)
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
             _ => String::new(),
