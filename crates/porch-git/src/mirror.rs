@@ -31,6 +31,8 @@ pub(crate) struct MirrorState {
     pub graph_debt: usize,
     /// A running `git commit-graph write`, reaped when the worker is next idle.
     pub graph_writer: Option<std::process::Child>,
+    /// In-process smart-HTTP sessions (HTTP client, cached capabilities).
+    pub sessions: crate::smart::Sessions,
 }
 
 /// Handle to a mirror's worker.
@@ -59,6 +61,7 @@ impl Mirror {
             indexes: HashMap::new(),
             graph_debt: 0,
             graph_writer: None,
+            sessions: crate::smart::Sessions::default(),
         };
         std::thread::Builder::new()
             .name(format!("git-mirror:{}", mirror_dir_name(url)))

@@ -1,5 +1,7 @@
 //! Operations that run on a mirror's worker thread: sync and the shared push plumbing.
 
+use std::collections::HashMap;
+
 use git2::{Oid, Repository, Signature};
 use porch_core::repository::ChangeReport;
 use porch_core::revision::Author;
@@ -10,7 +12,7 @@ use crate::error::GitError;
 use crate::maintenance;
 use crate::mirror::MirrorState;
 use crate::refs::{LOCAL_BRANCHES, RefName};
-use crate::tree;
+use crate::{transport, tree};
 
 /// Everything an operation needs to know about its registration.
 #[derive(Debug, Clone)]
@@ -59,8 +61,8 @@ pub(crate) fn sync(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeRep
 /// Brings the mirror's branches and tags to the remote's values.
 ///
 /// The first time (no refs yet) this is a `git clone --mirror` swapped into place. After
-/// that, `git ls-remote` tells what moved and only those refs are fetched; refs gone from
-/// the remote are deleted locally. A sync with no change costs one round trip.
+/// that, the remote's ref advertisement tells what moved and only those refs are fetched;
+/// refs gone from the remote are deleted locally. A sync with no change costs one round trip.
 pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitError> {
     let local = local_refs(&state.repo)?;
     if local.is_empty() {
@@ -80,25 +82,54 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         maintenance::note_ref_updates(state, maintenance::AFTER_CLONE);
         return Ok(());
     }
+    // A ref that moves between the advertisement and the fetch makes the server refuse the
+    // old value ("not our ref"); the second attempt sees the new one.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match fetch_moved(state, remote, &local) {
+            Err(GitError::Unavailable { message, .. })
+                if attempt < 2 && message.contains("not our ref") =>
+            {
+                tracing::debug!(%message, "a ref moved during the fetch; fetching again");
+            }
+            other => return other,
+        }
+    }
+}
+
+fn fetch_moved(
+    state: &mut MirrorState,
+    remote: &Remote,
+    local: &HashMap<String, Oid>,
+) -> Result<(), GitError> {
     let t = std::time::Instant::now();
-    let advertised = cli::ls_remote(&state.path, remote)?;
+    let advertised = transport::ls_remote(state, remote)?;
     tracing::debug!(
         ms = t.elapsed().as_millis() as u64,
         refs = advertised.len(),
         "ls-remote"
     );
-    let changed: Vec<&str> = advertised
+    let changed: Vec<(String, Oid)> = advertised
         .iter()
         .filter(|(name, oid)| local.get(name.as_str()) != Some(*oid))
-        .map(|(name, _)| name.as_str())
+        .map(|(name, oid)| (name.clone(), *oid))
         .collect();
     if !changed.is_empty() {
         tracing::debug!(count = changed.len(), "fetching moved refs");
         let t = std::time::Instant::now();
-        cli::fetch_refs(&state.path, remote, &changed)?;
+        // Branch tips are the common ground (the registered branch's first): tags point at
+        // commits on the branch, so offering thousands of them only slows negotiation.
+        let mut haves: Vec<Oid> = local
+            .iter()
+            .filter(|(n, _)| n.starts_with(LOCAL_BRANCHES))
+            .map(|(_, o)| *o)
+            .collect();
+        haves.sort();
+        haves.dedup();
+        transport::fetch_refs(state, remote, &changed, &haves)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
-        let n = changed.len();
-        maintenance::note_ref_updates(state, n);
+        maintenance::note_ref_updates(state, changed.len());
     }
     for name in local
         .keys()
@@ -112,8 +143,8 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
 }
 
 /// Local branches and tags with their raw targets.
-fn local_refs(repo: &Repository) -> Result<std::collections::HashMap<String, Oid>, GitError> {
-    let mut out = std::collections::HashMap::new();
+fn local_refs(repo: &Repository) -> Result<HashMap<String, Oid>, GitError> {
+    let mut out = HashMap::new();
     for r in repo.references()? {
         let r = r?;
         if let (Ok(name), Some(oid)) = (r.name(), r.target())
@@ -184,7 +215,10 @@ pub(crate) fn push_and_apply(
             expected: *expected,
         })
         .collect();
-    cli::push(&state.path, &ctx.remote, &remote_updates)?;
+    // Commits the remote has: the values the leases name, and the registered branch.
+    let mut known: Vec<Oid> = updates.iter().filter_map(|(_, _, e)| *e).collect();
+    known.extend(branch_head(&state.repo, &ctx.scope.branch));
+    transport::push(state, &ctx.remote, &remote_updates, &known)?;
     maintenance::note_ref_updates(state, updates.len());
     for (r, new, _) in updates {
         let local = r.local();
