@@ -208,23 +208,49 @@ fn tls_config(roots: rustls::RootCertStore) -> Result<rustls::ClientConfig, Smar
     .with_no_client_auth())
 }
 
-/// The system's trust roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`, as git's OpenSSL
-/// does), loaded once per process.
+/// The trust roots git would use: `GIT_SSL_CAINFO` (a PEM bundle) and `GIT_SSL_CAPATH` (a
+/// directory of PEM files) when set, else the system's (honouring `SSL_CERT_FILE` and
+/// `SSL_CERT_DIR`). Loaded once per process.
 fn system_tls() -> Result<Arc<rustls::ClientConfig>, SmartError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
-            let loaded = rustls_native_certs::load_native_certs();
+            let (certs, source) = match git_ca_certs() {
+                Some(certs) => (certs, "GIT_SSL_CAINFO/GIT_SSL_CAPATH"),
+                None => (rustls_native_certs::load_native_certs().certs, "the system"),
+            };
             let mut roots = rustls::RootCertStore::empty();
-            let (added, _) = roots.add_parsable_certificates(loaded.certs);
+            let (added, _) = roots.add_parsable_certificates(certs);
             if added == 0 {
-                return Err(format!(
-                    "no usable system CA certificates ({} errors)",
-                    loaded.errors.len()
-                ));
+                return Err(format!("no usable CA certificates from {source}"));
             }
             tls_config(roots).map(Arc::new).map_err(|e| e.to_string())
         })
         .clone()
         .map_err(SmartError::Unavailable)
+}
+
+/// Certificates named by git's own variables, if any is set.
+fn git_ca_certs() -> Option<Vec<rustls::pki_types::CertificateDer<'static>>> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let file = std::env::var_os("GIT_SSL_CAINFO").filter(|v| !v.is_empty());
+    let dir = std::env::var_os("GIT_SSL_CAPATH").filter(|v| !v.is_empty());
+    if file.is_none() && dir.is_none() {
+        return None;
+    }
+    let mut paths: Vec<std::path::PathBuf> = file.into_iter().map(Into::into).collect();
+    if let Some(dir) = dir
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        paths.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+    }
+    let mut certs = Vec::new();
+    for p in paths {
+        match CertificateDer::pem_file_iter(&p) {
+            Ok(iter) => certs.extend(iter.filter_map(Result::ok)),
+            Err(e) => tracing::warn!(path = %p.display(), error = %e, "cannot read CA file"),
+        }
+    }
+    Some(certs)
 }

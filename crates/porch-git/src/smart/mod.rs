@@ -13,8 +13,8 @@
 //!   capabilities are read once per mirror (`GET info/refs?service=git-receive-pack`).
 //!
 //! `file://` and `ssh://` remotes, URLs with credentials in them, proxies (`http_proxy` and
-//! friends) and git's TLS environment (`GIT_SSL_*`) keep using the `git` CLI
-//! ([`crate::cli`]), as does a server that answers with the dumb protocol.
+//! friends) and `GIT_SSL_NO_VERIFY` keep using the `git` CLI ([`crate::cli`]), as does a
+//! server that answers with the dumb protocol.
 
 mod advert;
 mod fetch;
@@ -130,17 +130,15 @@ impl Sessions {
     }
 }
 
-/// Environment variables under which git's own HTTP stack behaves differently from ours.
-const CLI_ENV: [&str; 9] = [
+/// Environment variables under which git's own HTTP stack behaves differently from ours
+/// (`GIT_SSL_CAINFO`/`GIT_SSL_CAPATH` are honoured in process, see `http.rs`).
+const CLI_ENV: [&str; 6] = [
     "http_proxy",
     "https_proxy",
     "HTTPS_PROXY",
     "all_proxy",
     "ALL_PROXY",
     "GIT_SSL_NO_VERIFY",
-    "GIT_SSL_CAINFO",
-    "GIT_SSL_CAPATH",
-    "GIT_PROXY_COMMAND",
 ];
 
 /// Is `url` served in process? Plain `http(s)://host/path` without user info, and no

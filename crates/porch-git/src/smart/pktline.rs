@@ -58,7 +58,7 @@ impl Reader {
             self.pos += 4;
             return Ok(Some(Packet::Flush));
         }
-        if len < 4 || len > MAX_LEN {
+        if !(4..=MAX_LEN).contains(&len) {
             return Err(format!("invalid pkt-line length {len}"));
         }
         if rest.len() < len {

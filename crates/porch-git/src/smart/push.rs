@@ -223,7 +223,7 @@ impl Report {
         for u in updates {
             let ok = format!("ok {}", u.remote_ref);
             let ng = format!("ng {} ", u.remote_ref);
-            if self.lines.iter().any(|l| *l == ok) {
+            if self.lines.contains(&ok) {
                 continue;
             }
             match self.lines.iter().find_map(|l| l.strip_prefix(&ng)) {
