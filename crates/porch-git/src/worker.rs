@@ -78,6 +78,7 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         std::fs::rename(&state.path, &old)?;
         std::fs::rename(&fresh, &state.path)?;
         std::fs::remove_dir_all(&old)?;
+        state.ref_log.invalidate();
         state.repo = Repository::open_bare(&state.path)?;
         maintenance::note_ref_updates(state, maintenance::AFTER_CLONE);
         return Ok(());
@@ -87,7 +88,12 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match fetch_moved(state, remote, &local) {
+        let result = fetch_moved(state, remote, &local);
+        if result.is_err() {
+            // Some refs may have moved before the failure.
+            state.ref_log.invalidate();
+        }
+        match result {
             Err(GitError::Unavailable { message, .. })
                 if attempt < 2 && message.contains("not our ref") =>
             {
@@ -130,6 +136,7 @@ fn fetch_moved(
         transport::fetch_refs(state, remote, &changed, &haves)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
         maintenance::note_ref_updates(state, changed.len());
+        state.ref_log.record(changed.into_iter().map(|(n, _)| n));
     }
     for name in local
         .keys()
@@ -138,6 +145,7 @@ fn fetch_moved(
         if let Ok(mut r) = state.repo.find_reference(name) {
             r.delete()?;
         }
+        state.ref_log.record([name.clone()]);
     }
     Ok(())
 }
@@ -156,18 +164,34 @@ fn local_refs(repo: &Repository) -> Result<HashMap<String, Oid>, GitError> {
     Ok(out)
 }
 
-/// Re-discovers from the mirror's current refs (no network).
+/// Re-discovers from the mirror's current refs (no network): only the refs logged since
+/// this registration's last refresh when the log covers it, else all of them.
 pub(crate) fn refresh(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeReport, GitError> {
     let MirrorState {
         repo,
         caches,
         indexes,
+        ref_log,
         ..
     } = state;
-    indexes
-        .entry(ctx.id)
-        .or_default()
-        .refresh(repo, caches, &ctx.scope)
+    let index = indexes.entry(ctx.id).or_default();
+    let changed = if index.synced {
+        ref_log.since(index.seen)
+    } else {
+        None
+    };
+    let report = match changed {
+        Some(names) => index.refresh_refs(repo, caches, &ctx.scope, names),
+        None => index.refresh(repo, caches, &ctx.scope),
+    };
+    index.seen = if report.is_ok() {
+        ref_log.end()
+    } else {
+        // Half-applied: start over with a full read next time.
+        index.synced = false;
+        0
+    };
+    report
 }
 
 /// The current snapshot of a registration (refreshing once if it never ran).
@@ -220,6 +244,11 @@ pub(crate) fn push_and_apply(
     known.extend(branch_head(&state.repo, &ctx.scope.branch));
     transport::push(state, &ctx.remote, &remote_updates, &known)?;
     maintenance::note_ref_updates(state, updates.len());
+    // Logged before applying: a failure half-way leaves the log naming every ref that may
+    // have moved.
+    state
+        .ref_log
+        .record(updates.iter().map(|(r, _, _)| r.local()));
     for (r, new, _) in updates {
         let local = r.local();
         match new {

@@ -113,16 +113,82 @@ fn add_tree(
     Ok(())
 }
 
-/// A pack of `objects`.
+/// A pack (version 2) of `objects`, written directly: libgit2's PackBuilder orders its
+/// output by looking up every tag of the repository (thousands) whatever it packs. The
+/// objects are few and small, so they are stored whole (zlib "stored" blocks, no deltas);
+/// the pack's trailer is the SHA-1 of its content, as the format requires.
 pub(crate) fn build(repo: &Repository, objects: &[Oid]) -> Result<Vec<u8>, SmartError> {
-    let mut pb = repo.packbuilder()?;
-    pb.set_threads(1);
+    let odb = repo.odb()?;
+    let count = u32::try_from(objects.len())
+        .map_err(|_| SmartError::Protocol("too many objects for one pack".into()))?;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"PACK");
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
     for oid in objects {
-        pb.insert_object(*oid, None)?;
+        let obj = odb.read(*oid)?;
+        let kind: u8 = match obj.kind() {
+            ObjectType::Commit => 1,
+            ObjectType::Tree => 2,
+            ObjectType::Blob => 3,
+            ObjectType::Tag => 4,
+            other => {
+                return Err(SmartError::Protocol(format!(
+                    "cannot pack {oid}: a {other:?}"
+                )));
+            }
+        };
+        object_header(&mut out, kind, obj.data().len());
+        zlib_stored(&mut out, obj.data());
     }
-    let mut buf = git2::Buf::new();
-    pb.write_buf(&mut buf)?;
-    Ok(buf.to_vec())
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &out);
+    out.extend_from_slice(digest.as_ref());
+    Ok(out)
+}
+
+/// Type and size: 3 type bits and the low 4 size bits, then 7 size bits per byte.
+fn object_header(out: &mut Vec<u8>, kind: u8, size: usize) {
+    let mut byte = (kind << 4) | (size & 0x0f) as u8;
+    let mut rest = size >> 4;
+    while rest > 0 {
+        out.push(byte | 0x80);
+        byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+    }
+    out.push(byte);
+}
+
+/// `data` as a zlib stream of uncompressed deflate blocks (RFC 1950/1951).
+fn zlib_stored(out: &mut Vec<u8>, data: &[u8]) {
+    // CMF 0x78 (deflate, 32 KiB window), FLG 0x01 (no dictionary; 0x7801 % 31 == 0).
+    out.extend_from_slice(&[0x78, 0x01]);
+    let mut blocks = data.chunks(usize::from(u16::MAX)).peekable();
+    if blocks.peek().is_none() {
+        out.extend_from_slice(&[0x01, 0x00, 0x00, 0xff, 0xff]);
+    }
+    while let Some(block) = blocks.next() {
+        out.push(u8::from(blocks.peek().is_none()));
+        let len = u16::try_from(block.len()).unwrap_or(u16::MAX);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(&adler32(data).to_be_bytes());
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    const MOD: u32 = 65521;
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes is the most that can be summed before the u32 sums may overflow.
+    for chunk in data.chunks(5552) {
+        for byte in chunk {
+            a += u32::from(*byte);
+            b += a;
+        }
+        a %= MOD;
+        b %= MOD;
+    }
+    (b << 16) | a
 }
 
 #[cfg(test)]
@@ -227,5 +293,49 @@ mod tests {
         w.commit().expect("index pack");
         assert!(objects.iter().all(|o| odb.exists(*o)));
         assert!(!odb.exists(base));
+
+        // Real git reads it; the first commit's whole pack is even self-contained.
+        let index = |pack: &[u8], name: &str, args: &[&str]| {
+            let file = other_dir.path().join(name);
+            std::fs::write(&file, pack).expect("write pack file");
+            let out = std::process::Command::new("git")
+                .arg("index-pack")
+                .args(args)
+                .arg(&file)
+                .output()
+                .expect("run git index-pack");
+            assert!(
+                out.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        index(&pack, "push.pack", &[]);
+        index(
+            &build(&repo, &all).expect("pack"),
+            "all.pack",
+            &["--strict"],
+        );
+    }
+
+    #[test]
+    fn stored_zlib_streams_and_headers() {
+        assert_eq!(adler32(b"Wikipedia"), 0x11E6_0398);
+        let mut out = Vec::new();
+        zlib_stored(&mut out, b"abc");
+        assert_eq!(
+            out,
+            [
+                0x78, 0x01, 0x01, 0x03, 0x00, 0xfc, 0xff, b'a', b'b', b'c', 0x02, 0x4d, 0x01, 0x27
+            ]
+        );
+        let big = vec![7u8; 70_000];
+        let mut out = Vec::new();
+        zlib_stored(&mut out, &big);
+        assert_eq!(out.len(), 2 + 5 + 65535 + 5 + (70_000 - 65535) + 4);
+        assert_eq!(out[2], 0, "first block is not final");
+        let mut h = Vec::new();
+        object_header(&mut h, 3, 300);
+        assert_eq!(h, [0x80 | 0x30 | 0x0c, 18], "300 = 18 << 4 | 12");
     }
 }
