@@ -47,8 +47,46 @@ pub(crate) struct Entry {
 /// copies pointers, not revisions, and comparing two snapshots mostly compares pointers.
 #[derive(Debug, Default)]
 pub(crate) struct Snapshot {
-    pub entries: BTreeMap<PackageRevisionKey, Arc<Entry>>,
+    pub entries: BTreeMap<ByKey, Arc<Entry>>,
     pub branch_head: Option<Oid>,
+}
+
+/// A snapshot's map key: the entry's own key, borrowed from the entry, so building a
+/// snapshot of thousands of revisions clones pointers instead of key strings. Lookups take
+/// a `&PackageRevisionKey` (`Borrow`); order and equality are the key's.
+#[derive(Debug, Clone)]
+pub(crate) struct ByKey(Arc<Entry>);
+
+impl ByKey {
+    pub(crate) fn key(&self) -> &PackageRevisionKey {
+        &self.0.meta.key
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ByKey {}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(other.key())
+    }
+}
+
+impl std::borrow::Borrow<PackageRevisionKey> for ByKey {
+    fn borrow(&self) -> &PackageRevisionKey {
+        self.key()
+    }
 }
 
 struct MainState {
@@ -219,7 +257,7 @@ impl RepoIndex {
             } else {
                 Arc::clone(e)
             };
-            entries.insert(e.meta.key.clone(), e);
+            entries.insert(ByKey(Arc::clone(&e)), e);
         }
         // Proposed wins over a draft of the same workspace (deterministic on a half-done move).
         let mut ds: Vec<&Arc<Entry>> = self
@@ -229,7 +267,7 @@ impl RepoIndex {
             .collect();
         ds.sort_by_key(|e| e.meta.lifecycle == Lifecycle::Proposed);
         for e in ds {
-            entries.insert(e.meta.key.clone(), Arc::clone(e));
+            entries.insert(ByKey(Arc::clone(e)), Arc::clone(e));
         }
         let new = Arc::new(Snapshot {
             entries,
@@ -558,7 +596,7 @@ fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
         match (olds.peek(), news.peek()) {
             (None, None) => break,
             (Some((k, _)), None) => {
-                report.removed.push((*k).clone());
+                report.removed.push(k.key().clone());
                 olds.next();
             }
             (None, Some((_, e))) => {
@@ -567,7 +605,7 @@ fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
             }
             (Some((ko, o)), Some((kn, n))) => match ko.cmp(kn) {
                 Ordering::Less => {
-                    report.removed.push((*ko).clone());
+                    report.removed.push(ko.key().clone());
                     olds.next();
                 }
                 Ordering::Greater => {

@@ -35,6 +35,9 @@ pub(crate) struct MirrorState {
     pub sessions: crate::smart::Sessions,
     /// Names of the refs this worker changed, so discovery re-reads only those.
     pub ref_log: RefLog,
+    /// The mirror's branches and tags as this worker last set them (`None`: read them from
+    /// disk next time), so a sync compares the advertisement without listing 5,000 refs.
+    pub local_refs: Option<HashMap<String, git2::Oid>>,
 }
 
 /// The refs a mirror's worker moved, in order, so each registration's discovery can catch up
@@ -107,6 +110,7 @@ impl Mirror {
             graph_writer: None,
             sessions: crate::smart::Sessions::default(),
             ref_log: RefLog::default(),
+            local_refs: None,
         };
         std::thread::Builder::new()
             .name(format!("git-mirror:{}", mirror_dir_name(url)))

@@ -64,7 +64,10 @@ pub(crate) fn sync(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeRep
 /// that, the remote's ref advertisement tells what moved and only those refs are fetched;
 /// refs gone from the remote are deleted locally. A sync with no change costs one round trip.
 pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitError> {
-    let local = local_refs(&state.repo)?;
+    let mut local = match state.local_refs.take() {
+        Some(known) => known,
+        None => local_refs(&state.repo)?,
+    };
     if local.is_empty() {
         maintenance::finish(state);
         let fresh = state.path.with_extension("clone");
@@ -89,11 +92,20 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
     loop {
         attempt += 1;
         let result = fetch_moved(state, remote, &local);
-        if result.is_err() {
+        match &result {
+            Ok(moved) => {
+                for (name, oid) in moved {
+                    match oid {
+                        Some(oid) => local.insert(name.clone(), *oid),
+                        None => local.remove(name),
+                    };
+                }
+                state.local_refs = Some(std::mem::take(&mut local));
+            }
             // Some refs may have moved before the failure.
-            state.ref_log.invalidate();
+            Err(_) => state.ref_log.invalidate(),
         }
-        match result {
+        match result.map(|_| ()) {
             Err(GitError::Unavailable { message, .. })
                 if attempt < 2 && message.contains("not our ref") =>
             {
@@ -104,11 +116,12 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
     }
 }
 
+/// Fetches what moved and deletes what is gone; returns the refs set (`None`: deleted).
 fn fetch_moved(
     state: &mut MirrorState,
     remote: &Remote,
     local: &HashMap<String, Oid>,
-) -> Result<(), GitError> {
+) -> Result<Vec<(String, Option<Oid>)>, GitError> {
     let t = std::time::Instant::now();
     let advertised = transport::ls_remote(state, remote)?;
     tracing::debug!(
@@ -136,18 +149,21 @@ fn fetch_moved(
         transport::fetch_refs(state, remote, &changed, &haves)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
         maintenance::note_ref_updates(state, changed.len());
-        state.ref_log.record(changed.into_iter().map(|(n, _)| n));
+        state.ref_log.record(changed.iter().map(|(n, _)| n.clone()));
     }
+    let mut moved: Vec<(String, Option<Oid>)> =
+        changed.into_iter().map(|(n, o)| (n, Some(o))).collect();
     for name in local
         .keys()
         .filter(|n| !advertised.contains_key(n.as_str()))
     {
+        state.ref_log.record([name.clone()]);
         if let Ok(mut r) = state.repo.find_reference(name) {
             r.delete()?;
         }
-        state.ref_log.record([name.clone()]);
+        moved.push((name.clone(), None));
     }
-    Ok(())
+    Ok(moved)
 }
 
 /// Local branches and tags with their raw targets.
@@ -249,19 +265,28 @@ pub(crate) fn push_and_apply(
     state
         .ref_log
         .record(updates.iter().map(|(r, _, _)| r.local()));
+    let mut known = state.local_refs.take();
     for (r, new, _) in updates {
         let local = r.local();
         match new {
             Some(oid) => {
                 state.repo.reference(&local, *oid, true, "porch push")?;
+                if let Some(k) = known.as_mut() {
+                    k.insert(local, *oid);
+                }
             }
             None => {
                 if let Ok(mut existing) = state.repo.find_reference(&local) {
                     existing.delete()?;
                 }
+                if let Some(k) = known.as_mut() {
+                    k.remove(&local);
+                }
             }
         }
     }
+    // Restored only when every update was applied; after an error it is re-read.
+    state.local_refs = known;
     Ok(())
 }
 
