@@ -17,6 +17,43 @@ use porch_testkit::{GitServer, repos};
 
 const GROUPS: usize = 25;
 
+/// The small remote publish latency is compared with: 2 packages x 5 revisions.
+const SMALL_PACKAGES: usize = 2;
+const SMALL_REVISIONS: usize = 5;
+
+/// CPU time so far: this process (all threads, the fixture's HTTP shim included) and its
+/// reaped children (`git http-backend` and the git commands it runs, `git` CLI calls).
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    own_ticks: u64,
+    children_ticks: u64,
+}
+
+fn cpu() -> Cpu {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after "pid (comm) ": state is field 3, utime 14, stime 15, cutime 16, cstime 17.
+    let rest = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let at = |i: usize| f.get(i - 3).copied().unwrap_or(0);
+    Cpu {
+        own_ticks: at(14) + at(15),
+        children_ticks: at(16) + at(17),
+    }
+}
+
+/// CPU per operation between two readings (Linux clock ticks are 10 ms).
+fn cpu_per_op(a: Cpu, b: Cpu, ops: usize) -> String {
+    let per = |t: u64| t as f64 * 10.0 / ops.max(1) as f64;
+    format!(
+        "CPU per op: porch {:.1} ms, git processes {:.1} ms",
+        per(b.own_ticks - a.own_ticks),
+        per(b.children_ticks - a.children_ticks)
+    )
+}
+
 fn pkg_path(p: usize) -> String {
     format!("g{:02}/pkg-{p:04}", p % GROUPS)
 }
@@ -142,6 +179,51 @@ fn open(
     Ok((pool, repo))
 }
 
+/// A served bare repository of `packages` x `revisions` published revisions, maintained as a
+/// hosted repository is (packed, packed refs, bitmap, commit-graph).
+fn generate_remote(
+    remote_dir: &std::path::Path,
+    packages: usize,
+    revisions: usize,
+) -> anyhow::Result<()> {
+    repos::init_bare(remote_dir, "main")?;
+    let mut fi = Command::new("git")
+        .arg("-C")
+        .arg(remote_dir)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()?;
+    fi.stdin
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no stdin"))?
+        .write_all(fast_import_stream(packages, revisions).as_bytes())?;
+    anyhow::ensure!(fi.wait()?.success(), "fast-import failed");
+    repos::run(Command::new("git").arg("-C").arg(remote_dir).args([
+        "update-ref",
+        "-d",
+        "refs/heads/draft",
+    ]))?;
+    repos::run(Command::new("git").arg("-C").arg(remote_dir).args([
+        "repack",
+        "-adq",
+        "--write-bitmap-index",
+    ]))?;
+    repos::run(
+        Command::new("git")
+            .arg("-C")
+            .arg(remote_dir)
+            .args(["pack-refs", "--all"]),
+    )?;
+    // A served repository is maintained (`git gc`/`git maintenance`), which writes a
+    // commit-graph; receive-pack's connectivity check against 5,000 refs uses it.
+    repos::run(Command::new("git").arg("-C").arg(remote_dir).args([
+        "commit-graph",
+        "write",
+        "--reachable",
+    ]))?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let _ = tracing_subscriber::fmt()
@@ -159,41 +241,7 @@ async fn main() -> anyhow::Result<()> {
     let remote_dir = srv.join("bench.git");
 
     let t = Instant::now();
-    repos::init_bare(&remote_dir, "main")?;
-    let mut fi = Command::new("git")
-        .arg("-C")
-        .arg(&remote_dir)
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()?;
-    fi.stdin
-        .take()
-        .ok_or_else(|| anyhow::anyhow!("no stdin"))?
-        .write_all(fast_import_stream(packages, revisions).as_bytes())?;
-    anyhow::ensure!(fi.wait()?.success(), "fast-import failed");
-    repos::run(Command::new("git").arg("-C").arg(&remote_dir).args([
-        "update-ref",
-        "-d",
-        "refs/heads/draft",
-    ]))?;
-    repos::run(Command::new("git").arg("-C").arg(&remote_dir).args([
-        "repack",
-        "-adq",
-        "--write-bitmap-index",
-    ]))?;
-    repos::run(
-        Command::new("git")
-            .arg("-C")
-            .arg(&remote_dir)
-            .args(["pack-refs", "--all"]),
-    )?;
-    // A served repository is maintained (`git gc`/`git maintenance`), which writes a
-    // commit-graph; receive-pack's connectivity check against 5,000 refs uses it.
-    repos::run(Command::new("git").arg("-C").arg(&remote_dir).args([
-        "commit-graph",
-        "write",
-        "--reachable",
-    ]))?;
+    generate_remote(&remote_dir, packages, revisions)?;
     println!(
         "generated remote: {packages} packages x {revisions} revisions ({} tags, {} commits) in {}",
         packages * revisions,
@@ -201,6 +249,7 @@ async fn main() -> anyhow::Result<()> {
         ms(t.elapsed())
     );
 
+    generate_remote(&srv.join("small.git"), SMALL_PACKAGES, SMALL_REVISIONS)?;
     let server = GitServer::start(&srv, Some(("nephio", "secret")))?;
     let url = server.url_for("bench.git");
 
@@ -261,25 +310,37 @@ async fn main() -> anyhow::Result<()> {
         ms(t.elapsed()),
         again.len()
     );
-    let t = Instant::now();
-    let nothing = repo.sync().await?;
+    let mut idle = Vec::new();
+    let c0 = cpu();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let nothing = repo.sync().await?;
+        idle.push(t.elapsed());
+        anyhow::ensure!(nothing.is_empty(), "unexpected changes: {nothing:?}");
+    }
     println!(
-        "sync with no change: {} (changes: {})",
-        ms(t.elapsed()),
-        nothing.added.len() + nothing.changed.len() + nothing.removed.len()
+        "sync with no change: median {} (runs: {}); {}",
+        ms(median(idle.clone())),
+        runs(&idle),
+        cpu_per_op(c0, cpu(), idle.len())
     );
 
     // Incremental sync after one new revision published by another writer.
     let (_pool_b, other) = open(&tmp.path().join("data-b"), &url)?;
     other.sync().await?;
     let mut syncs = Vec::new();
+    let (mut own, mut children) = (0, 0);
     for i in 0..5 {
         other
             .publish(publish_req(&pkg_path(i), &format!("other{i}"))?)
             .await?;
+        let c = cpu();
         let t = Instant::now();
         let report = repo.sync().await?;
         syncs.push(t.elapsed());
+        let d = cpu();
+        own += d.own_ticks - c.own_ticks;
+        children += d.children_ticks - c.children_ticks;
         anyhow::ensure!(
             report
                 .added
@@ -288,24 +349,37 @@ async fn main() -> anyhow::Result<()> {
             "new revision not reported"
         );
     }
+    let zero = Cpu {
+        own_ticks: 0,
+        children_ticks: 0,
+    };
+    let spent = Cpu {
+        own_ticks: own,
+        children_ticks: children,
+    };
     println!(
-        "incremental sync after one new revision: median {} (runs: {}) (target < 50 ms)",
+        "incremental sync after one new revision: median {} (runs: {}) (target < 50 ms); {}",
         ms(median(syncs.clone())),
-        syncs.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ")
+        runs(&syncs),
+        cpu_per_op(zero, spent, syncs.len())
     );
 
-    // Publish latency on an up-to-date mirror.
-    let mut pubs = Vec::new();
-    for i in 0..10 {
-        let t = Instant::now();
-        repo.publish(publish_req(&pkg_path(100 + i), &format!("mine{i}"))?)
-            .await?;
-        pubs.push(t.elapsed());
-    }
+    // Publish latency on an up-to-date mirror, next to a small remote's.
+    let (pubs, c) = publish_runs(&repo, |i| pkg_path(100 + i)).await?;
     println!(
-        "publish: median {} (runs: {}) (target < 100 ms)",
+        "publish ({} existing revisions): median {} (runs: {}) (target < 100 ms); {c}",
+        packages * revisions,
         ms(median(pubs.clone())),
-        pubs.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ")
+        runs(&pubs)
+    );
+    let (_pool_c, small) = open(&tmp.path().join("data-c"), &server.url_for("small.git"))?;
+    small.list(ListFilter::default()).await?;
+    let (small_pubs, c) = publish_runs(&small, |i| format!("small/pkg-{i:02}")).await?;
+    println!(
+        "publish ({} existing revisions): median {} (runs: {}); {c}",
+        SMALL_PACKAGES * SMALL_REVISIONS,
+        ms(median(small_pubs.clone())),
+        runs(&small_pubs)
     );
     let (rss2, hwm2) = rss_kib();
     println!(
@@ -315,4 +389,24 @@ async fn main() -> anyhow::Result<()> {
         server.request_count()
     );
     Ok(())
+}
+
+fn runs(v: &[Duration]) -> String {
+    v.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ")
+}
+
+/// Ten publishes of new packages; their latencies and CPU per publish.
+async fn publish_runs(
+    repo: &GitRepository,
+    pkg: impl Fn(usize) -> String,
+) -> anyhow::Result<(Vec<Duration>, String)> {
+    let mut pubs = Vec::new();
+    let c0 = cpu();
+    for i in 0..10 {
+        let t = Instant::now();
+        repo.publish(publish_req(&pkg(i), &format!("mine{i}"))?)
+            .await?;
+        pubs.push(t.elapsed());
+    }
+    Ok((pubs, cpu_per_op(c0, cpu(), 10)))
 }

@@ -41,7 +41,7 @@ pub struct RefUpdate {
 /// Rejection reasons that mean "someone else moved the ref": the lease failed locally
 /// (`stale info`), the remote refused a non-fast-forward, or the remote's own ref
 /// transaction saw a different old value (`atomic transaction failed` + `cannot lock ref`).
-const CONFLICT_MARKERS: [&str; 7] = [
+pub(crate) const CONFLICT_MARKERS: [&str; 7] = [
     "stale info",
     "fetch first",
     "non-fast-forward",

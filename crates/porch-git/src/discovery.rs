@@ -47,8 +47,46 @@ pub(crate) struct Entry {
 /// copies pointers, not revisions, and comparing two snapshots mostly compares pointers.
 #[derive(Debug, Default)]
 pub(crate) struct Snapshot {
-    pub entries: BTreeMap<PackageRevisionKey, Arc<Entry>>,
+    pub entries: BTreeMap<ByKey, Arc<Entry>>,
     pub branch_head: Option<Oid>,
+}
+
+/// A snapshot's map key: the entry's own key, borrowed from the entry, so building a
+/// snapshot of thousands of revisions clones pointers instead of key strings. Lookups take
+/// a `&PackageRevisionKey` (`Borrow`); order and equality are the key's.
+#[derive(Debug, Clone)]
+pub(crate) struct ByKey(Arc<Entry>);
+
+impl ByKey {
+    pub(crate) fn key(&self) -> &PackageRevisionKey {
+        &self.0.meta.key
+    }
+}
+
+impl PartialEq for ByKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ByKey {}
+
+impl PartialOrd for ByKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(other.key())
+    }
+}
+
+impl std::borrow::Borrow<PackageRevisionKey> for ByKey {
+    fn borrow(&self) -> &PackageRevisionKey {
+        self.key()
+    }
 }
 
 struct MainState {
@@ -63,13 +101,20 @@ struct MainState {
 pub(crate) struct RepoIndex {
     tags: HashMap<String, (Oid, Option<Arc<Entry>>)>,
     drafts: HashMap<String, (Oid, Option<Arc<Entry>>)>,
+    /// `<path>/<v<N>|branch>` of every `deletionProposed/…` branch.
+    deletion_proposed: HashSet<String>,
+    head: Option<Oid>,
     main: Option<MainState>,
     pub snapshot: Arc<Snapshot>,
     pub synced: bool,
+    /// Position in the mirror's [`crate::mirror::RefLog`] this index reflects.
+    pub seen: u64,
+    /// A ref this index tracks moved since the snapshot was built.
+    dirty: bool,
 }
 
 impl RepoIndex {
-    /// Re-reads the mirror's refs and rebuilds the snapshot; returns what changed.
+    /// Re-reads all of the mirror's refs and rebuilds the snapshot; returns what changed.
     pub(crate) fn refresh(
         &mut self,
         repo: &Repository,
@@ -77,46 +122,119 @@ impl RepoIndex {
         scope: &Scope,
     ) -> Result<ChangeReport, GitError> {
         let t0 = std::time::Instant::now();
-        let mut tags = HashMap::new();
-        let mut drafts = HashMap::new();
-        let mut deletion_proposed = HashSet::new();
-        let mut head = None;
+        let mut present = HashSet::new();
+        self.deletion_proposed.clear();
+        self.head = None;
         for r in repo.references()? {
             let r = r?;
             let (Ok(name), Some(target)) = (r.name(), r.target()) else {
                 continue;
             };
-            match RefName::from_local(name) {
-                Some(RefName::Tag(t)) => {
-                    let entry = match self.tags.remove(name) {
-                        Some((old, e)) if old == target => e,
-                        _ => load_tag(repo, caches, scope, &t, target)?.map(Arc::new),
-                    };
-                    tags.insert(name.to_owned(), (target, entry));
-                }
-                Some(RefName::Branch(b)) if b == scope.branch => head = Some(target),
-                Some(RefName::Branch(b)) if b.starts_with(DELETION_PROPOSED) => {
-                    deletion_proposed.insert(b[DELETION_PROPOSED.len()..].to_owned());
-                }
-                Some(RefName::Branch(b)) => {
-                    if let Some((proposed, path, ws)) = refs::parse_draft_branch(&b) {
-                        let entry = match self.drafts.remove(name) {
-                            Some((old, e)) if old == target => e,
-                            _ => load_draft(repo, caches, scope, (proposed, path, ws), &b, target)?
-                                .map(Arc::new),
-                        };
-                        drafts.insert(name.to_owned(), (target, entry));
-                    }
-                }
-                None => {}
+            self.update_ref(repo, caches, scope, name, Some(target))?;
+            present.insert(name.to_owned());
+        }
+        self.tags.retain(|name, _| present.contains(name));
+        self.drafts.retain(|name, _| present.contains(name));
+        self.dirty = true;
+        self.finish(repo, caches, scope, t0)
+    }
+
+    /// Re-reads only the refs `names` (local names; missing ones were deleted), when
+    /// nothing else moved since the last refresh; returns what changed.
+    pub(crate) fn refresh_refs(
+        &mut self,
+        repo: &Repository,
+        caches: &mut Caches,
+        scope: &Scope,
+        names: &[String],
+    ) -> Result<ChangeReport, GitError> {
+        let t0 = std::time::Instant::now();
+        let mut done = HashSet::new();
+        for name in names {
+            if done.insert(name.as_str()) {
+                let target = repo.find_reference(name).ok().and_then(|r| r.target());
+                self.update_ref(repo, caches, scope, name, target)?;
             }
         }
-        self.tags = tags;
-        self.drafts = drafts;
+        if !self.dirty {
+            // Nothing this registration shows moved (a sync with no change).
+            return Ok(ChangeReport::default());
+        }
+        self.finish(repo, caches, scope, t0)
+    }
+
+    /// Takes in one ref's current value (`None`: deleted). A revision is reloaded only
+    /// when its ref's target moved.
+    fn update_ref(
+        &mut self,
+        repo: &Repository,
+        caches: &mut Caches,
+        scope: &Scope,
+        name: &str,
+        target: Option<Oid>,
+    ) -> Result<(), GitError> {
+        match RefName::from_local(name) {
+            Some(RefName::Tag(t)) => match target {
+                None => {
+                    self.dirty |= self.tags.remove(name).is_some();
+                }
+                Some(target) => {
+                    if self.tags.get(name).map(|(old, _)| *old) != Some(target) {
+                        let entry = load_tag(repo, caches, scope, &t, target)?.map(Arc::new);
+                        self.tags.insert(name.to_owned(), (target, entry));
+                        self.dirty = true;
+                    }
+                }
+            },
+            Some(RefName::Branch(b)) if b == scope.branch => {
+                self.dirty |= self.head != target;
+                self.head = target;
+            }
+            Some(RefName::Branch(b)) if b.starts_with(DELETION_PROPOSED) => {
+                let key = b[DELETION_PROPOSED.len()..].to_owned();
+                self.dirty |= if target.is_some() {
+                    self.deletion_proposed.insert(key)
+                } else {
+                    self.deletion_proposed.remove(&key)
+                };
+            }
+            Some(RefName::Branch(b)) => {
+                let Some(parsed) = refs::parse_draft_branch(&b) else {
+                    return Ok(());
+                };
+                match target {
+                    None => {
+                        self.dirty |= self.drafts.remove(name).is_some();
+                    }
+                    Some(target) => {
+                        if self.drafts.get(name).map(|(old, _)| *old) != Some(target) {
+                            let entry =
+                                load_draft(repo, caches, scope, parsed, &b, target)?.map(Arc::new);
+                            self.drafts.insert(name.to_owned(), (target, entry));
+                            self.dirty = true;
+                        }
+                    }
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Placeholders, the snapshot and its difference to the previous one.
+    fn finish(
+        &mut self,
+        repo: &Repository,
+        caches: &mut Caches,
+        scope: &Scope,
+        t0: std::time::Instant,
+    ) -> Result<ChangeReport, GitError> {
         let t_refs = t0.elapsed();
+        let head = self.head;
         self.refresh_main(repo, caches, scope, head)?;
         let t_main = t0.elapsed();
 
+        let deletion_proposed = &self.deletion_proposed;
         let mut entries = BTreeMap::new();
         let published = self
             .tags
@@ -139,7 +257,7 @@ impl RepoIndex {
             } else {
                 Arc::clone(e)
             };
-            entries.insert(e.meta.key.clone(), e);
+            entries.insert(ByKey(Arc::clone(&e)), e);
         }
         // Proposed wins over a draft of the same workspace (deterministic on a half-done move).
         let mut ds: Vec<&Arc<Entry>> = self
@@ -149,7 +267,7 @@ impl RepoIndex {
             .collect();
         ds.sort_by_key(|e| e.meta.lifecycle == Lifecycle::Proposed);
         for e in ds {
-            entries.insert(e.meta.key.clone(), Arc::clone(e));
+            entries.insert(ByKey(Arc::clone(e)), Arc::clone(e));
         }
         let new = Arc::new(Snapshot {
             entries,
@@ -166,6 +284,7 @@ impl RepoIndex {
         );
         self.snapshot = new;
         self.synced = true;
+        self.dirty = false;
         Ok(report)
     }
 
@@ -477,7 +596,7 @@ fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
         match (olds.peek(), news.peek()) {
             (None, None) => break,
             (Some((k, _)), None) => {
-                report.removed.push((*k).clone());
+                report.removed.push(k.key().clone());
                 olds.next();
             }
             (None, Some((_, e))) => {
@@ -486,7 +605,7 @@ fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
             }
             (Some((ko, o)), Some((kn, n))) => match ko.cmp(kn) {
                 Ordering::Less => {
-                    report.removed.push((*ko).clone());
+                    report.removed.push(ko.key().clone());
                     olds.next();
                 }
                 Ordering::Greater => {

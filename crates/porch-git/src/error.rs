@@ -26,6 +26,15 @@ pub enum GitError {
     /// A compare-and-swap push lost against a concurrent writer.
     #[error("{0}\nhint: sync the repository and retry")]
     Conflict(String),
+    /// The remote refused a push for a reason other than a lost race (a hook, a protected
+    /// branch, missing permissions).
+    #[error("remote {url} rejected the push: {message}")]
+    Rejected {
+        /// Remote URL.
+        url: String,
+        /// The reasons the remote gave.
+        message: String,
+    },
     /// The revision, ref or package does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -61,6 +70,7 @@ impl GitError {
             GitError::Git(_)
             | GitError::Io(_)
             | GitError::WorkerGone(_)
+            | GitError::Rejected { .. }
             | GitError::Command { .. } => ErrorKind::Internal,
         }
     }

@@ -31,6 +31,55 @@ pub(crate) struct MirrorState {
     pub graph_debt: usize,
     /// A running `git commit-graph write`, reaped when the worker is next idle.
     pub graph_writer: Option<std::process::Child>,
+    /// In-process smart-HTTP sessions (HTTP client, cached capabilities).
+    pub sessions: crate::smart::Sessions,
+    /// Names of the refs this worker changed, so discovery re-reads only those.
+    pub ref_log: RefLog,
+    /// The mirror's branches and tags as this worker last set them (`None`: read them from
+    /// disk next time), so a sync compares the advertisement without listing 5,000 refs.
+    pub local_refs: Option<HashMap<String, git2::Oid>>,
+}
+
+/// The refs a mirror's worker moved, in order, so each registration's discovery can catch up
+/// by re-reading just those instead of all refs (thousands of tags). A registration that fell
+/// behind the kept window, or any change not logged (a clone, a failed update), re-reads all.
+#[derive(Debug, Default)]
+pub(crate) struct RefLog {
+    /// Position of `names[0]`.
+    base: u64,
+    names: Vec<String>,
+}
+
+impl RefLog {
+    /// Names kept; a registration further behind re-reads all refs.
+    const KEEP: usize = 4096;
+
+    /// Position after the last logged change.
+    pub(crate) fn end(&self) -> u64 {
+        self.base + self.names.len() as u64
+    }
+
+    /// Logs changed refs (local names).
+    pub(crate) fn record<I: IntoIterator<Item = String>>(&mut self, names: I) {
+        self.names.extend(names);
+        if self.names.len() > Self::KEEP {
+            let drop = self.names.len() - Self::KEEP / 2;
+            self.names.drain(..drop);
+            self.base += drop as u64;
+        }
+    }
+
+    /// Refs may have changed in ways not logged: everyone re-reads all refs.
+    pub(crate) fn invalidate(&mut self) {
+        self.base = self.end() + 1;
+        self.names.clear();
+    }
+
+    /// The refs changed since position `seen`, if the log still covers it.
+    pub(crate) fn since(&self, seen: u64) -> Option<&[String]> {
+        let from = seen.checked_sub(self.base)?;
+        self.names.get(usize::try_from(from).ok()?..)
+    }
 }
 
 /// Handle to a mirror's worker.
@@ -59,6 +108,9 @@ impl Mirror {
             indexes: HashMap::new(),
             graph_debt: 0,
             graph_writer: None,
+            sessions: crate::smart::Sessions::default(),
+            ref_log: RefLog::default(),
+            local_refs: None,
         };
         std::thread::Builder::new()
             .name(format!("git-mirror:{}", mirror_dir_name(url)))
@@ -176,5 +228,31 @@ impl MirrorPool {
         let m = Mirror::open(self.root.join(mirror_dir_name(url)), url)?;
         map.insert(url.to_owned(), Arc::downgrade(&m));
         Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RefLog;
+
+    #[test]
+    fn ref_log_serves_what_changed_since_a_position() {
+        let mut log = RefLog::default();
+        let start = log.end();
+        log.record(["refs/heads/main".to_owned(), "refs/tags/p/v1".to_owned()]);
+        let mid = log.end();
+        log.record(["refs/heads/drafts/p/ws".to_owned()]);
+        assert_eq!(log.since(start).map(<[String]>::len), Some(3));
+        assert_eq!(
+            log.since(mid),
+            Some(&["refs/heads/drafts/p/ws".to_owned()][..])
+        );
+        assert_eq!(log.since(log.end()).map(<[String]>::len), Some(0));
+        log.invalidate();
+        assert_eq!(log.since(mid), None, "an invalidated log covers nobody");
+        let after = log.end();
+        log.record((0..RefLog::KEEP + 1).map(|i| format!("refs/tags/p/v{i}")));
+        assert_eq!(log.since(after), None, "fell behind the kept window");
+        assert!(log.since(log.end() - 10).is_some());
     }
 }

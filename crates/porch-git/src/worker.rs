@@ -1,5 +1,7 @@
 //! Operations that run on a mirror's worker thread: sync and the shared push plumbing.
 
+use std::collections::HashMap;
+
 use git2::{Oid, Repository, Signature};
 use porch_core::repository::ChangeReport;
 use porch_core::revision::Author;
@@ -10,7 +12,7 @@ use crate::error::GitError;
 use crate::maintenance;
 use crate::mirror::MirrorState;
 use crate::refs::{LOCAL_BRANCHES, RefName};
-use crate::tree;
+use crate::{transport, tree};
 
 /// Everything an operation needs to know about its registration.
 #[derive(Debug, Clone)]
@@ -59,10 +61,13 @@ pub(crate) fn sync(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeRep
 /// Brings the mirror's branches and tags to the remote's values.
 ///
 /// The first time (no refs yet) this is a `git clone --mirror` swapped into place. After
-/// that, `git ls-remote` tells what moved and only those refs are fetched; refs gone from
-/// the remote are deleted locally. A sync with no change costs one round trip.
+/// that, the remote's ref advertisement tells what moved and only those refs are fetched;
+/// refs gone from the remote are deleted locally. A sync with no change costs one round trip.
 pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitError> {
-    let local = local_refs(&state.repo)?;
+    let mut local = match state.local_refs.take() {
+        Some(known) => known,
+        None => local_refs(&state.repo)?,
+    };
     if local.is_empty() {
         maintenance::finish(state);
         let fresh = state.path.with_extension("clone");
@@ -76,44 +81,94 @@ pub(crate) fn fetch(state: &mut MirrorState, remote: &Remote) -> Result<(), GitE
         std::fs::rename(&state.path, &old)?;
         std::fs::rename(&fresh, &state.path)?;
         std::fs::remove_dir_all(&old)?;
+        state.ref_log.invalidate();
         state.repo = Repository::open_bare(&state.path)?;
         maintenance::note_ref_updates(state, maintenance::AFTER_CLONE);
         return Ok(());
     }
+    // A ref that moves between the advertisement and the fetch makes the server refuse the
+    // old value ("not our ref"); the second attempt sees the new one.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let result = fetch_moved(state, remote, &local);
+        match &result {
+            Ok(moved) => {
+                for (name, oid) in moved {
+                    match oid {
+                        Some(oid) => local.insert(name.clone(), *oid),
+                        None => local.remove(name),
+                    };
+                }
+                state.local_refs = Some(std::mem::take(&mut local));
+            }
+            // Some refs may have moved before the failure.
+            Err(_) => state.ref_log.invalidate(),
+        }
+        match result.map(|_| ()) {
+            Err(GitError::Unavailable { message, .. })
+                if attempt < 2 && message.contains("not our ref") =>
+            {
+                tracing::debug!(%message, "a ref moved during the fetch; fetching again");
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Fetches what moved and deletes what is gone; returns the refs set (`None`: deleted).
+fn fetch_moved(
+    state: &mut MirrorState,
+    remote: &Remote,
+    local: &HashMap<String, Oid>,
+) -> Result<Vec<(String, Option<Oid>)>, GitError> {
     let t = std::time::Instant::now();
-    let advertised = cli::ls_remote(&state.path, remote)?;
+    let advertised = transport::ls_remote(state, remote)?;
     tracing::debug!(
         ms = t.elapsed().as_millis() as u64,
         refs = advertised.len(),
         "ls-remote"
     );
-    let changed: Vec<&str> = advertised
+    let changed: Vec<(String, Oid)> = advertised
         .iter()
         .filter(|(name, oid)| local.get(name.as_str()) != Some(*oid))
-        .map(|(name, _)| name.as_str())
+        .map(|(name, oid)| (name.clone(), *oid))
         .collect();
     if !changed.is_empty() {
         tracing::debug!(count = changed.len(), "fetching moved refs");
         let t = std::time::Instant::now();
-        cli::fetch_refs(&state.path, remote, &changed)?;
+        // Branch tips are the common ground (the registered branch's first): tags point at
+        // commits on the branch, so offering thousands of them only slows negotiation.
+        let mut haves: Vec<Oid> = local
+            .iter()
+            .filter(|(n, _)| n.starts_with(LOCAL_BRANCHES))
+            .map(|(_, o)| *o)
+            .collect();
+        haves.sort();
+        haves.dedup();
+        transport::fetch_refs(state, remote, &changed, &haves)?;
         tracing::debug!(ms = t.elapsed().as_millis() as u64, "fetched moved refs");
-        let n = changed.len();
-        maintenance::note_ref_updates(state, n);
+        maintenance::note_ref_updates(state, changed.len());
+        state.ref_log.record(changed.iter().map(|(n, _)| n.clone()));
     }
+    let mut moved: Vec<(String, Option<Oid>)> =
+        changed.into_iter().map(|(n, o)| (n, Some(o))).collect();
     for name in local
         .keys()
         .filter(|n| !advertised.contains_key(n.as_str()))
     {
+        state.ref_log.record([name.clone()]);
         if let Ok(mut r) = state.repo.find_reference(name) {
             r.delete()?;
         }
+        moved.push((name.clone(), None));
     }
-    Ok(())
+    Ok(moved)
 }
 
 /// Local branches and tags with their raw targets.
-fn local_refs(repo: &Repository) -> Result<std::collections::HashMap<String, Oid>, GitError> {
-    let mut out = std::collections::HashMap::new();
+fn local_refs(repo: &Repository) -> Result<HashMap<String, Oid>, GitError> {
+    let mut out = HashMap::new();
     for r in repo.references()? {
         let r = r?;
         if let (Ok(name), Some(oid)) = (r.name(), r.target())
@@ -125,18 +180,34 @@ fn local_refs(repo: &Repository) -> Result<std::collections::HashMap<String, Oid
     Ok(out)
 }
 
-/// Re-discovers from the mirror's current refs (no network).
+/// Re-discovers from the mirror's current refs (no network): only the refs logged since
+/// this registration's last refresh when the log covers it, else all of them.
 pub(crate) fn refresh(state: &mut MirrorState, ctx: &OpContext) -> Result<ChangeReport, GitError> {
     let MirrorState {
         repo,
         caches,
         indexes,
+        ref_log,
         ..
     } = state;
-    indexes
-        .entry(ctx.id)
-        .or_default()
-        .refresh(repo, caches, &ctx.scope)
+    let index = indexes.entry(ctx.id).or_default();
+    let changed = if index.synced {
+        ref_log.since(index.seen)
+    } else {
+        None
+    };
+    let report = match changed {
+        Some(names) => index.refresh_refs(repo, caches, &ctx.scope, names),
+        None => index.refresh(repo, caches, &ctx.scope),
+    };
+    index.seen = if report.is_ok() {
+        ref_log.end()
+    } else {
+        // Half-applied: start over with a full read next time.
+        index.synced = false;
+        0
+    };
+    report
 }
 
 /// The current snapshot of a registration (refreshing once if it never ran).
@@ -184,21 +255,38 @@ pub(crate) fn push_and_apply(
             expected: *expected,
         })
         .collect();
-    cli::push(&state.path, &ctx.remote, &remote_updates)?;
+    // Commits the remote has: the values the leases name, and the registered branch.
+    let mut known: Vec<Oid> = updates.iter().filter_map(|(_, _, e)| *e).collect();
+    known.extend(branch_head(&state.repo, &ctx.scope.branch));
+    transport::push(state, &ctx.remote, &remote_updates, &known)?;
     maintenance::note_ref_updates(state, updates.len());
+    // Logged before applying: a failure half-way leaves the log naming every ref that may
+    // have moved.
+    state
+        .ref_log
+        .record(updates.iter().map(|(r, _, _)| r.local()));
+    let mut known = state.local_refs.take();
     for (r, new, _) in updates {
         let local = r.local();
         match new {
             Some(oid) => {
                 state.repo.reference(&local, *oid, true, "porch push")?;
+                if let Some(k) = known.as_mut() {
+                    k.insert(local, *oid);
+                }
             }
             None => {
                 if let Ok(mut existing) = state.repo.find_reference(&local) {
                     existing.delete()?;
                 }
+                if let Some(k) = known.as_mut() {
+                    k.remove(&local);
+                }
             }
         }
     }
+    // Restored only when every update was applied; after an error it is re-read.
+    state.local_refs = known;
     Ok(())
 }
 

@@ -108,9 +108,8 @@ pub(crate) fn read_body<R: Read, W: Write>(
     Ok(())
 }
 
-/// Copies a complete CGI response (headers, blank line, body) to the client as HTTP/1.1,
-/// with a Content-Length (libgit2's HTTP client does not accept close-delimited bodies).
-pub(crate) fn forward_cgi<W: Write>(cgi_out: &[u8], client: &mut W) -> io::Result<()> {
+/// Splits CGI output into its header block and body.
+fn split_cgi(cgi_out: &[u8]) -> (&[u8], &[u8]) {
     let split = cgi_out
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -122,7 +121,22 @@ pub(crate) fn forward_cgi<W: Write>(cgi_out: &[u8], client: &mut W) -> io::Resul
                 .map(|p| (p, p + 2))
         })
         .unwrap_or((cgi_out.len(), cgi_out.len()));
-    let (head, body) = (&cgi_out[..split.0], &cgi_out[split.1..]);
+    (&cgi_out[..split.0], &cgi_out[split.1..])
+}
+
+/// CGI output with its body replaced by `f(body)` (fault injection).
+pub(crate) fn map_cgi_body(cgi_out: &[u8], f: impl FnOnce(&[u8]) -> Vec<u8>) -> Vec<u8> {
+    let (head, body) = split_cgi(cgi_out);
+    let mut out = head.to_vec();
+    out.extend_from_slice(b"\r\n\r\n");
+    out.extend_from_slice(&f(body));
+    out
+}
+
+/// Copies a complete CGI response (headers, blank line, body) to the client as HTTP/1.1,
+/// with a Content-Length (libgit2's HTTP client does not accept close-delimited bodies).
+pub(crate) fn forward_cgi<W: Write>(cgi_out: &[u8], client: &mut W) -> io::Result<()> {
+    let (head, body) = split_cgi(cgi_out);
     let mut status = "200 OK".to_owned();
     let mut headers = Vec::new();
     for h in String::from_utf8_lossy(head).lines() {

@@ -25,6 +25,13 @@ pub enum Fault {
     LoseReceivePackResponse,
     /// Accept connections and never answer (a hanging remote).
     Hang,
+    /// Answer git's RPC requests (`POST …/git-upload-pack`, `…/git-receive-pack`) with only
+    /// the first half of the backend's output: a backend that died mid-answer, with intact
+    /// HTTP framing. A push is applied.
+    TruncateResponse,
+    /// Answer git's RPC requests with bytes that are not git's protocol, with the same status
+    /// and content type (a broken proxy). A push is applied.
+    GarbleResponse,
 }
 
 struct Shared {
@@ -237,6 +244,14 @@ fn handle(stream: TcpStream, shared: &Shared) -> Result<(), TestkitError> {
         writer.shutdown(Shutdown::Both)?;
         return Ok(());
     }
+    let output = match fault {
+        _ if req.method != "POST" => output,
+        Fault::TruncateResponse => http::map_cgi_body(&output, |b| b[..b.len() / 2].to_vec()),
+        Fault::GarbleResponse => http::map_cgi_body(&output, |b| {
+            b"garbage!".iter().copied().cycle().take(b.len()).collect()
+        }),
+        _ => output,
+    };
     http::forward_cgi(&output, &mut writer)?;
     let _ = writer.shutdown(Shutdown::Both);
     Ok(())

@@ -408,6 +408,12 @@ fn kpt_fn_render_cases() {
     run_group("fn-render", "kpt/fn-render");
 }
 
+/// kpt keeps its save-on-render-failure cases (DFS and BFS rendering) one level down.
+#[test]
+fn kpt_fn_render_save_on_failure_cases() {
+    run_group("fn-render", "kpt/fn-render/save-on-render-failure");
+}
+
 #[test]
 fn catalog_examples() {
     run_group("examples", "catalog/examples");

@@ -328,3 +328,22 @@ fn results_dir_is_written() {
     let files = snapshot(&dir);
     insta::assert_snapshot!("results_kptfile", files["Kptfile"]);
 }
+
+#[test]
+fn the_summary_counts_packages_without_a_pipeline() {
+    // kpt 1.0.0-beta.56 prints "in 2 package(s)" for this tree too.
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_NS}\n      configMap:\n        namespace: prod\n"
+    );
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("sub/Kptfile", &kptfile("sub", "")),
+        ("sub/cm.yaml", &cm("cm")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("Successfully executed 1 function(s) in 2 package(s)."),
+        "{stderr}"
+    );
+}

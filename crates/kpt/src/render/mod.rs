@@ -2,11 +2,12 @@
 //!
 //! Depth-first post-order by default (sub-packages, sorted by path, before their
 //! parent; a parent's pipeline sees its own resources plus its descendants' rendered
-//! ones), mutators then validators (on copies), selectors/exclude, function configs
+//! ones), or top-down with `kpt.dev/bfs-rendering` ([`bfs`]); mutators then validators (on copies), selectors/exclude, function configs
 //! from `configMap`/`configPath`, comment healing around every call, and kpt's
 //! invariants after each function. Works on [`PackageFiles`] in memory; the result
 //! says what to write, including the root Kptfile's `status`.
 
+mod bfs;
 mod eval;
 mod heal;
 pub mod printer;
@@ -20,7 +21,9 @@ use std::collections::BTreeSet;
 pub use eval::{EvalOptions, eval, eval_items};
 pub use heal::heal;
 
-use crate::kptfile::{KPTFILE, Kptfile, KptfileError, SAVE_ON_RENDER_FAILURE, StepResult};
+use crate::kptfile::{
+    BFS_RENDERING, KPTFILE, Kptfile, KptfileError, SAVE_ON_RENDER_FAILURE, StepResult,
+};
 use crate::package::resources::{self, ResourceError, Sources};
 use crate::package::{PackageFiles, join};
 use crate::runtime::{FunctionRuntime, RunOptions};
@@ -59,6 +62,26 @@ pub enum RenderError {
     /// A package without a pipeline holds something that is not KRM.
     #[error("pkg.render: pkg {pkg}: {message}")]
     Package { pkg: String, message: String },
+    /// A pipeline failed in top-down rendering: kpt reports it against the root,
+    /// naming the failing package (`failed`, `None` for the root) inside.
+    #[error("{}", top_down_message(failed.as_deref(), source))]
+    TopDown {
+        failed: Option<String>,
+        source: Box<RenderError>,
+    },
+}
+
+/// kpt's text for a top-down failure: the root's `pkg.render`, then the failing
+/// package's `pipeline.run` (or the bare error when no pipeline step was involved).
+fn top_down_message(failed: Option<&str>, source: &RenderError) -> String {
+    match source {
+        RenderError::Pipeline { message, .. } => match failed {
+            Some(pkg) => format!("pkg.render: pkg .:\n\tpipeline.run: pkg {pkg}: {message}"),
+            None => format!("pkg.render: pkg .:\n\tpipeline.run: {message}"),
+        },
+        RenderError::Package { message, .. } => format!("pkg.render: pkg .: {message}"),
+        other => other.to_string(),
+    }
 }
 
 /// kpt's message for a pipeline failure whose step output was already printed.
@@ -68,7 +91,11 @@ impl RenderError {
     /// The failing step was already shown on the console (`[FAIL]` with its results),
     /// so kpt prints no separate `Error:` line.
     pub fn already_reported(&self) -> bool {
-        matches!(self, RenderError::Pipeline { message, .. } if message == ALREADY_HANDLED)
+        match self {
+            RenderError::Pipeline { message, .. } => message == ALREADY_HANDLED,
+            RenderError::TopDown { source, .. } => source.already_reported(),
+            _ => false,
+        }
     }
 
     /// The text kpt shows on the console for this error.
@@ -78,6 +105,7 @@ impl RenderError {
                 message.clone()
             }
             RenderError::Kptfile { source, .. } => source.to_string(),
+            RenderError::TopDown { source, .. } => source.console_message(),
             other => other.to_string(),
         }
     }
@@ -92,7 +120,7 @@ pub struct RenderOutput {
     pub mutation_steps: Vec<StepResult>,
     /// Validator steps.
     pub validation_steps: Vec<StepResult>,
-    /// Number of packages whose pipelines ran.
+    /// Number of packages rendered (kpt's summary counts those without a pipeline too).
     pub packages: usize,
     /// The failure, if any.
     pub error: Option<RenderError>,
@@ -153,7 +181,11 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
         }
     };
     ctx.keep_last_good = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
-    let result = ctx.hydrate("", &mut BTreeSet::new());
+    let result = if root_kf.annotation_is_true(BFS_RENDERING) {
+        ctx.hydrate_bfs()
+    } else {
+        ctx.hydrate("", &mut BTreeSet::new())
+    };
     let mut out_files = files.clone();
     match result {
         Ok(items) => {
@@ -258,12 +290,29 @@ impl<'a> Ctx<'a> {
 
     fn fail(mut self, files: &PackageFiles, root_kf: &Kptfile, err: RenderError) -> RenderOutput {
         let mut out_files = files.clone();
-        if root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE)
-            && let Some(items) = self.last_good.take()
-        {
+        let save = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
+        if save && let Some(items) = self.last_good.take() {
             // Partial results are written, but nothing is pruned.
             let items = finalize_paths(items);
             let _ = write_all(&mut out_files, items, &mut self.sources, false);
+        }
+        // Saving on failure goes on to kpt's write step, which ends with a summary;
+        // only an unusable root Kptfile stops render before that.
+        let root_invalid = matches!(&err, RenderError::Kptfile { path, .. } if path == KPTFILE);
+        if save && self.opts.write_status && !root_invalid {
+            let summary = if self.functions == 0 {
+                format!(
+                    "Failed to execute any functions in {} package(s).",
+                    self.packages
+                )
+            } else {
+                format!(
+                    "Partially executed {} function(s) in {} package(s).",
+                    self.functions, self.packages
+                )
+            };
+            self.log.push(String::new());
+            self.log.push(summary);
         }
         // Errors found while validating Kptfiles and configs stop render before it
         // starts: kpt records no status for them.
@@ -309,19 +358,30 @@ impl<'a> Ctx<'a> {
                 message: "cycle detected in pkg dependencies".into(),
             });
         }
-        let kf = self.read_kptfile(pkg)?;
-        let mut input = resources::read_package(self.files, pkg, &mut self.sources)?;
-        // kpt's render lists a package's Kptfile after its other resources.
-        if let Some(pos) = input
-            .iter()
-            .position(|n| resources::item_path(n) == Some(KPTFILE))
-        {
-            let kf_item = input.remove(pos);
-            input.push(kf_item);
-        }
+        // Save-on-failure: after an error, `last_good` holds what kpt's hydrate hands
+        // its parent (`None` for nothing), or at the root what is written.
+        let start = self.read_kptfile(pkg).and_then(|kf| {
+            self.packages += 1;
+            Ok((kf, self.load_items(pkg)?))
+        });
+        let (kf, mut input) = start.inspect_err(|_| self.last_good = None)?;
         for sub in self.files.direct_subpackages(pkg) {
-            let out = self.hydrate(&sub, visiting)?;
-            input.extend(out);
+            match self.hydrate(&sub, visiting) {
+                Ok(out) => input.extend(out),
+                Err(err) => {
+                    // A failed child's partial output joins what this package had
+                    // gathered; kpt keeps that only at the root (a package further
+                    // down hands its parent nothing).
+                    let partial = self.last_good.take();
+                    if pkg.is_empty()
+                        && let Some(partial) = partial
+                    {
+                        input.extend(partial);
+                        self.last_good = Some(input);
+                    }
+                    return Err(err);
+                }
+            }
         }
         let out = self.run_pipeline(pkg, &kf, input)?;
         visiting.remove(pkg);

@@ -100,6 +100,10 @@ impl Ctx<'_> {
         kf: &Kptfile,
         input: Vec<Node>,
     ) -> Result<Vec<Node>, RenderError> {
+        // What save-on-failure writes if this pipeline stops before its first step.
+        if self.keep_last_good {
+            self.last_good = Some(input.clone());
+        }
         let pipeline = kf.pipeline.clone().unwrap_or_default();
         if pipeline.is_empty() {
             for item in &input {
@@ -110,7 +114,6 @@ impl Ctx<'_> {
             }
             return Ok(input);
         }
-        self.packages += 1;
         self.log
             .push(format!("Package {:?}:", self.display_name(pkg)));
         for (list, fns) in [
@@ -124,9 +127,6 @@ impl Ctx<'_> {
             }
         }
         let mut items = input;
-        if self.keep_last_good {
-            self.last_good = Some(items.clone());
-        }
         for (i, f) in pipeline.mutators.iter().enumerate() {
             items = self.run_step(pkg, "mutators", i, f, items, false)?;
             if self.keep_last_good {
@@ -137,6 +137,33 @@ impl Ctx<'_> {
             self.run_step(pkg, "validators", i, f, items.clone(), true)?;
         }
         Ok(items)
+    }
+
+    /// The config-file checks kpt makes when it loads a package (one KRM resource per
+    /// `configPath` file); a file that is missing is reported when the pipeline runs.
+    pub(super) fn check_configs(
+        &self,
+        pkg: &str,
+        kf: &Kptfile,
+        items: &[Node],
+    ) -> Result<(), RenderError> {
+        let Some(pipeline) = &kf.pipeline else {
+            return Ok(());
+        };
+        for (list, fns) in [
+            ("mutators", &pipeline.mutators),
+            ("validators", &pipeline.validators),
+        ] {
+            for (i, f) in fns.iter().enumerate() {
+                if f.config_path.is_empty() {
+                    continue;
+                }
+                if let Err(e @ RenderError::Config(_)) = self.find_config(pkg, list, i, f, items) {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn find_config(
@@ -305,7 +332,6 @@ impl Ctx<'_> {
                 return Err(fail(self, step, message));
             }
         };
-        self.functions += 1;
         step.exit_code = output.exit_code;
         step.stderr = output.stderr.clone();
         step.results = output.list.results.clone();
@@ -352,6 +378,8 @@ impl Ctx<'_> {
             }
         }
         if validator {
+            // kpt counts a function once it has passed (the summary after a failure).
+            self.functions += 1;
             self.validation_steps.push(step);
             let mut back = all;
             if selective {
@@ -420,6 +448,7 @@ impl Ctx<'_> {
             step.exit_code = 1;
             return Err(fail(self, step, message));
         }
+        self.functions += 1;
         self.mutation_steps.push(step);
         Ok(merged)
     }

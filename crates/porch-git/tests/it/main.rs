@@ -6,5 +6,6 @@ mod concurrency;
 mod conformance;
 mod faults;
 mod roundtrip;
+mod smart;
 mod ssh;
 mod sync;
