@@ -9,13 +9,15 @@
 //! local node's style.
 
 use super::MergeError;
-use super::schema::Schema;
+use super::schema::{Schema, SchemaRegistry};
 use crate::yaml::{Node, NodeKind, Style};
 use crate::yaml::{resolve_plain, string_needs_quotes};
 
 /// Walks one tuple of nodes. `infer` turns on kyaml's associative-list inference
 /// (used for the Kptfile merge only).
-pub(crate) struct Walker {
+pub(crate) struct Walker<'s> {
+    /// Where resource types found in the data get their schema.
+    pub schemas: &'s SchemaRegistry,
     pub infer: bool,
     /// kpt HEAD's "keep tagged null" rule: a `null` only clears a field when origin
     /// had a non-null value there. Off = kyaml / kpt 1.0.0-beta behaviour.
@@ -58,7 +60,7 @@ fn kind_of(n: &Node) -> Kind {
     }
 }
 
-impl Walker {
+impl<'s> Walker<'s> {
     fn cleared(&self, origin: Option<&Node>, x: Option<&Node>) -> bool {
         if self.null_needs_origin {
             !tagged_null(origin) && tagged_null(x)
@@ -76,7 +78,7 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
+        schema: &Schema<'s>,
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
         let src = Src {
@@ -97,6 +99,16 @@ impl Walker {
                 });
             }
         }
+        let derived;
+        let schema = if schema.is_none() && kind == Kind::Map {
+            // kyaml `GetSchema`: without an inherited schema, a map naming its
+            // apiVersion and kind (a resource, or one embedded in an unknown type)
+            // gets that type's schema.
+            derived = self.schemas.of_sources([src.d, o, u]);
+            &derived
+        } else {
+            schema
+        };
         match kind {
             Kind::Map | Kind::None => self.walk_map(d, o, u, schema, path),
             Kind::Seq => {
@@ -115,7 +127,7 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
+        schema: &Schema<'s>,
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
         // VisitMap
@@ -203,7 +215,7 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
+        schema: &Schema<'s>,
         keys: &[String],
         path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
