@@ -21,7 +21,7 @@ use crate::package::PackageFiles;
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error(
-        "failed to fetch from repository {repo:?}: {message}\nhint: check the URL, network access and credentials (git credential helper or ssh-agent)"
+        "failed to fetch from repository {repo:?}: {message}\nhint: check the URL, network access and credentials (git credential helper, ssh key or agent, GIT_SSH_COMMAND)"
     )]
     Unreachable { repo: String, message: String },
     #[error("ref {git_ref:?} not found in repository {repo:?} (tried {tried:?})")]
