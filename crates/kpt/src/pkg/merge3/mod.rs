@@ -44,6 +44,21 @@ pub enum MergeError {
 }
 
 impl MergeError {
+    /// The error of a field's value, seen from the map or list holding it under
+    /// `segment` (the field path is built on the way up, so the walk keeps none).
+    pub(crate) fn within(self, segment: &str) -> MergeError {
+        match self {
+            MergeError::KindMismatch { field } => MergeError::KindMismatch {
+                field: if field.is_empty() {
+                    segment.to_string()
+                } else {
+                    format!("{segment}.{field}")
+                },
+            },
+            other => other,
+        }
+    }
+
     /// A short machine-readable kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -267,13 +282,7 @@ fn merge_owned(
         null_needs_origin: opts.keep_tagged_null,
     };
     // No schema yet: the walker finds the resource's type in the sources.
-    w.walk(
-        dest,
-        origin,
-        updated,
-        &schema::Schema::None,
-        &mut Vec::new(),
-    )
+    w.walk(dest, origin, updated, &schema::Schema::None)
 }
 
 /// The resource path annotation key, re-exported for callers building inputs.
