@@ -199,7 +199,7 @@ fn kpt_keep_tagged_null() {
     let opts = UpdateOptions {
         merge: MergeOptions {
             keep_tagged_null: true,
-            infer_lists: false,
+            ..MergeOptions::default()
         },
         add_identities: false,
     };

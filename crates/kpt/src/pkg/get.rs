@@ -2,11 +2,12 @@
 //! `upstream`/`upstreamLock`, upstream Kptfile merged in, remote sub-packages
 //! fetched, identity markers added.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::git::{self, FetchError, Fetched};
 use super::ids;
 use super::update::{Strategy, UpdateError, kptfile::merge_kptfiles, read_kptfile};
+use super::url::{self, ParseError};
 use crate::kptfile::{Git, GitLock, KPTFILE, Kptfile, Locator, Upstream};
 use crate::package::{PackageFiles, fs, join, relative_to};
 
@@ -17,10 +18,16 @@ pub enum GetError {
     Fetch(#[from] FetchError),
     #[error(transparent)]
     Update(#[from] UpdateError),
+    #[error(transparent)]
+    Parse(#[from] ParseError),
     #[error(
         "destination {0:?} already exists and is not an empty directory\nhint: choose another directory"
     )]
     DestinationExists(String),
+    #[error("parent directory {0:?} does not exist")]
+    NoParent(String),
+    #[error("LOCAL_PKG_DEST must be a directory: {0:?}")]
+    DestinationNotDirectory(String),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -35,7 +42,10 @@ impl GetError {
         match self {
             GetError::Fetch(e) => e.kind(),
             GetError::Update(e) => e.kind(),
+            GetError::Parse(e) => e.kind(),
             GetError::DestinationExists(_) => "destination-exists",
+            GetError::NoParent(_) => "no-parent",
+            GetError::DestinationNotDirectory(_) => "destination-not-directory",
             GetError::Io { .. } => "io",
         }
     }
@@ -155,34 +165,48 @@ pub fn get(dest: &Path, opts: &GetOptions) -> Result<PackageFiles, GetError> {
     Ok(files)
 }
 
-/// Split a kpt package argument `REPO[.git]/DIR[@REF]` into repo, directory, ref.
-pub fn parse_package_arg(arg: &str) -> Option<(String, String, String)> {
-    let (loc, git_ref) = match arg.rsplit_once('@') {
-        Some((l, r)) if !r.contains('/') || !l.is_empty() => (l, r.to_string()),
-        _ => (arg, String::new()),
+/// Split a `kpt pkg get` argument `REPO_URI[.git]/PKG_PATH[@VERSION]` into
+/// repository, directory and ref as kpt does ([`url::parse`]): GitHub URLs without
+/// `.git` list the repository's branches, and a missing version is the remote's
+/// default branch.
+pub fn resolve_package_arg(arg: &str) -> Result<(String, String, String), GetError> {
+    let u = url::parse(arg, git::branches)??;
+    let git_ref = match u.git_ref {
+        Some(r) => r,
+        None => git::default_branch(&u.repo)?,
     };
-    let i = loc.find(".git")?;
-    let repo = loc[..i].to_string();
-    let rest = &loc[i + 4..];
-    let dir = if rest.is_empty() {
-        "/".to_string()
-    } else {
-        rest.to_string()
-    };
-    let dir = if dir.starts_with('/') {
-        dir
-    } else {
-        format!("/{dir}")
-    };
-    Some((
-        repo,
-        dir,
-        if git_ref.is_empty() {
-            "main".into()
-        } else {
-            git_ref
-        },
-    ))
+    Ok((u.repo, u.directory, git_ref))
+}
+
+/// kpt's `getDest`: a missing `dest` is the package directory itself (its parent
+/// must exist); an existing directory receives the package in a new sub-directory
+/// named after the package path (or the repository for `/`).
+pub fn destination(dest: &Path, repo: &str, directory: &str) -> Result<PathBuf, GetError> {
+    let dest = PathBuf::from(url::clean(&dest.to_string_lossy()));
+    if !dest.exists() {
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !parent.exists() {
+            return Err(GetError::NoParent(parent.display().to_string()));
+        }
+        return Ok(dest);
+    }
+    if !dest.is_dir() {
+        return Err(GetError::DestinationNotDirectory(
+            dest.display().to_string(),
+        ));
+    }
+    let repo = repo.strip_suffix('/').unwrap_or(repo);
+    let repo = repo.strip_suffix(".git").unwrap_or(repo);
+    let joined = url::clean(&format!("{}/{}", url::clean(repo), url::clean(directory)));
+    let base = joined.rsplit('/').find(|s| !s.is_empty()).unwrap_or("/");
+    let out = dest.join(base);
+    if out.exists() {
+        return Err(GetError::DestinationExists(out.display().to_string()));
+    }
+    Ok(out)
 }
 
 /// Files of `files` under `dir`, re-rooted.

@@ -1,11 +1,19 @@
-//! Fetching a package directory from a git repository at a ref (libgit2).
+//! Fetching a package directory from a git repository at a ref.
+//!
+//! Talking to the remote is done by the `git` CLI, as kpt does: credentials come
+//! from the user's git setup exactly as for kpt (credential helpers and URL
+//! user-info for http(s); ssh keys, `~/.ssh/config`, the agent and
+//! `GIT_SSH_COMMAND` for ssh). Git never prompts (`GIT_TERMINAL_PROMPT=0`): a
+//! missing credential is an error naming the repository. The fetched objects are
+//! then read with libgit2.
 //!
 //! The pure parts ([`candidate_refs`], [`tree_to_files`]) are separate so a server
 //! that already has the objects can reuse them without fetching.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use git2::{FetchOptions, RemoteCallbacks, Repository};
+use git2::Repository;
 
 use crate::package::PackageFiles;
 
@@ -13,7 +21,7 @@ use crate::package::PackageFiles;
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error(
-        "failed to fetch from repository {repo:?}: {message}\nhint: check the URL, network access and credentials (git credential helper or ssh-agent)"
+        "failed to fetch from repository {repo:?}: {message}\nhint: check the URL, network access and credentials (git credential helper, ssh key or agent, GIT_SSH_COMMAND)"
     )]
     Unreachable { repo: String, message: String },
     #[error("ref {git_ref:?} not found in repository {repo:?} (tried {tried:?})")]
@@ -28,6 +36,10 @@ pub enum FetchError {
         directory: String,
         git_ref: String,
     },
+    #[error(
+        "cannot find the default branch of repository {repo:?}: {message}\nhint: give a version, REPO.git/PKG@VERSION"
+    )]
+    NoDefaultBranch { repo: String, message: String },
     #[error("git error in repository {repo:?}: {message}")]
     Git { repo: String, message: String },
 }
@@ -39,6 +51,7 @@ impl FetchError {
             FetchError::Unreachable { .. } => "unreachable",
             FetchError::RefNotFound { .. } => "ref-not-found",
             FetchError::DirectoryNotFound { .. } => "directory-not-found",
+            FetchError::NoDefaultBranch { .. } => "no-default-branch",
             FetchError::Git { .. } => "git",
         }
     }
@@ -89,32 +102,85 @@ fn temp_dir() -> std::io::Result<TempDir> {
     Ok(TempDir(p))
 }
 
-fn callbacks<'a>() -> RemoteCallbacks<'a> {
-    let mut cb = RemoteCallbacks::new();
-    let mut tries = 0;
-    cb.credentials(move |url, user, allowed| {
-        tries += 1;
-        if tries > 3 {
-            return Err(git2::Error::from_str("authentication failed"));
+/// `url` without the password of its user-info, for messages.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{}", &rest[host_end..])
         }
-        if allowed.contains(git2::CredentialType::SSH_KEY) {
-            return git2::Cred::ssh_key_from_agent(user.unwrap_or("git"));
+        _ => url.to_string(),
+    }
+}
+
+/// Run `git args...` (in `dir` when given) against a remote; stdout on success,
+/// the trimmed stderr (passwords redacted) on failure.
+fn remote_git(dir: Option<&Path>, args: &[&str], repo: &str) -> Result<String, String> {
+    let mut cmd = Command::new("git");
+    if let Some(d) = dir {
+        cmd.arg("-C").arg(d);
+    }
+    let out = cmd
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let err = err.trim().replace(repo, &redact(repo));
+    Err(if err.is_empty() {
+        format!("git {} failed with {}", args[0], out.status)
+    } else {
+        err
+    })
+}
+
+/// The branch the remote's `HEAD` points to (kpt's default when no version is
+/// given).
+pub fn default_branch(repo: &str) -> Result<String, FetchError> {
+    let out = remote_git(None, &["ls-remote", "--symref", repo, "HEAD"], repo).map_err(|m| {
+        FetchError::Unreachable {
+            repo: redact(repo),
+            message: m,
         }
-        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
-            && let Ok(cfg) = git2::Config::open_default()
-            && let Ok(c) = git2::Cred::credential_helper(&cfg, url, user)
-        {
-            return Ok(c);
+    })?;
+    out.lines()
+        .find_map(|l| {
+            let (target, name) = l.strip_prefix("ref: ")?.split_once('\t')?;
+            (name.trim() == "HEAD").then_some(target.strip_prefix("refs/heads/")?.to_string())
+        })
+        .ok_or_else(|| FetchError::NoDefaultBranch {
+            repo: redact(repo),
+            message: "the remote HEAD is no branch".into(),
+        })
+}
+
+/// The branch names of a remote.
+pub fn branches(repo: &str) -> Result<Vec<String>, FetchError> {
+    let out = remote_git(None, &["ls-remote", "--heads", repo], repo).map_err(|m| {
+        FetchError::Unreachable {
+            repo: redact(repo),
+            message: m,
         }
-        git2::Cred::default()
-    });
-    cb
+    })?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once('\t')?.1.strip_prefix("refs/heads/"))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Fetch `directory` of `repo` at `git_ref` (branch, tag or commit).
 pub fn fetch(repo: &str, directory: &str, git_ref: &str) -> Result<Fetched, FetchError> {
     let tmp = temp_dir().map_err(|e| FetchError::Git {
-        repo: repo.to_string(),
+        repo: redact(repo),
         message: e.to_string(),
     })?;
     fetch_into(&tmp.0, repo, directory, git_ref)
@@ -126,28 +192,28 @@ fn fetch_into(
     directory: &str,
     git_ref: &str,
 ) -> Result<Fetched, FetchError> {
+    let shown = redact(repo);
     let git_err = |e: git2::Error| FetchError::Git {
-        repo: repo.to_string(),
+        repo: shown.clone(),
         message: e.message().to_string(),
     };
     let r = Repository::init_bare(tmp).map_err(git_err)?;
-    let mut remote = r.remote_anonymous(repo).map_err(git_err)?;
-    let mut fo = FetchOptions::new();
-    fo.remote_callbacks(callbacks());
-    fo.download_tags(git2::AutotagOption::All);
-    remote
-        .fetch(
-            &[
-                "+refs/heads/*:refs/remotes/origin/*",
-                "+refs/tags/*:refs/tags/*",
-            ],
-            Some(&mut fo),
-            None,
-        )
-        .map_err(|e| FetchError::Unreachable {
-            repo: repo.to_string(),
-            message: e.message().to_string(),
-        })?;
+    remote_git(
+        Some(tmp),
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            repo,
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tags/*:refs/tags/*",
+        ],
+        repo,
+    )
+    .map_err(|m| FetchError::Unreachable {
+        repo: shown.clone(),
+        message: m,
+    })?;
     let tried = candidate_refs(directory, git_ref);
     let mut found = None;
     for (i, cand) in tried.iter().enumerate() {
@@ -178,7 +244,7 @@ fn fetch_into(
     }
     let Some((resolved_ref, oid)) = found else {
         return Err(FetchError::RefNotFound {
-            repo: repo.to_string(),
+            repo: shown,
             git_ref: git_ref.to_string(),
             tried,
         });
@@ -192,13 +258,13 @@ fn fetch_into(
         let entry = tree
             .get_path(Path::new(dir))
             .map_err(|_| FetchError::DirectoryNotFound {
-                repo: repo.to_string(),
+                repo: shown.clone(),
                 directory: directory.to_string(),
                 git_ref: git_ref.to_string(),
             })?;
         r.find_tree(entry.id())
             .map_err(|_| FetchError::DirectoryNotFound {
-                repo: repo.to_string(),
+                repo: shown.clone(),
                 directory: directory.to_string(),
                 git_ref: git_ref.to_string(),
             })?
@@ -247,4 +313,20 @@ pub fn tree_to_files(
         return Err(e);
     }
     Ok((files, links))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_from_urls() {
+        assert_eq!(
+            redact("https://u:secret@h:8080/r.git"),
+            "https://u:***@h:8080/r.git"
+        );
+        assert_eq!(redact("ssh://git@h/r"), "ssh://git@h/r");
+        assert_eq!(redact("https://h/a@b"), "https://h/a@b");
+        assert_eq!(redact("/local/path"), "/local/path");
+    }
 }

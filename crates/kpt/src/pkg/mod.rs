@@ -13,5 +13,6 @@ pub mod ids;
 pub mod init;
 pub mod merge3;
 pub mod update;
+pub mod url;
 
 pub use update::Strategy;

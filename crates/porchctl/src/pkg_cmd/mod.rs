@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use kpt::package::{PackageFiles, fs};
 use kpt::pkg::Strategy;
 use kpt::pkg::context::customize_dir;
-use kpt::pkg::get::{GetOptions, get, parse_package_arg};
+use kpt::pkg::get::{GetOptions, destination, get, resolve_package_arg};
 use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
 use kpt::pkg::update::driver::update_dir;
 
@@ -42,10 +42,13 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// REPO_URI[.git]/PKG_PATH[@VERSION]
+    /// REPO_URI[.git]/PKG_PATH[@VERSION] (without `.git`, only GitHub URLs; without
+    /// a version, the repository's default branch)
     package: String,
-    /// Local destination (default: the package directory's base name).
-    dest: Option<PathBuf>,
+    /// Local destination: a new directory, or an existing one to fetch into a new
+    /// sub-directory named after the package.
+    #[arg(default_value = ".")]
+    dest: PathBuf,
     /// Update strategy recorded in the Kptfile.
     #[arg(long, default_value = "resource-merge")]
     strategy: String,
@@ -103,24 +106,9 @@ fn run_init(a: InitArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
-    let (repo, directory, git_ref) = parse_package_arg(&a.package).with_context(|| {
-        format!(
-            "cannot parse {:?}: expected REPO_URI.git/PKG_PATH[@VERSION]\nhint: put '.git' after the repository URL",
-            a.package
-        )
-    })?;
+    let (repo, directory, git_ref) = resolve_package_arg(&a.package)?;
     let strategy: Strategy = a.strategy.parse()?;
-    let dest = match a.dest {
-        Some(d) => d,
-        None => PathBuf::from(
-            directory
-                .trim_matches('/')
-                .rsplit('/')
-                .next()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| repo.rsplit('/').next().unwrap_or("package")),
-        ),
-    };
+    let dest = destination(&a.dest, &repo, &directory)?;
     let opts = GetOptions {
         repo,
         directory,

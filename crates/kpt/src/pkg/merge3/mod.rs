@@ -3,8 +3,12 @@
 //! Resources of origin, updated and local are matched by identity (API group, kind,
 //! namespace and name — frozen by the `# kpt-merge: ns/name` comment when present —
 //! and file path); each tuple is then kept, dropped, added or merged field by field
-//! ([`walk`]). List merge keys come from [`schema`].
+//! ([`walk`]). List merge keys come from [`schema`]: the Kubernetes schema kpt
+//! embeds ([`builtin`], generated into `k8s_schema`) and CRDs of the packages.
 
+mod builtin;
+#[rustfmt::skip]
+mod k8s_schema;
 pub mod schema;
 mod walk;
 
@@ -40,6 +44,21 @@ pub enum MergeError {
 }
 
 impl MergeError {
+    /// The error of a field's value, seen from the map or list holding it under
+    /// `segment` (the field path is built on the way up, so the walk keeps none).
+    pub(crate) fn within(self, segment: &str) -> MergeError {
+        match self {
+            MergeError::KindMismatch { field } => MergeError::KindMismatch {
+                field: if field.is_empty() {
+                    segment.to_string()
+                } else {
+                    format!("{segment}.{field}")
+                },
+            },
+            other => other,
+        }
+    }
+
     /// A short machine-readable kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -60,6 +79,11 @@ pub struct MergeOptions {
     /// Infer list merge keys (`name`, `mountPath`, ...) where no schema says so.
     /// kpt only does this for the Kptfile.
     pub infer_lists: bool,
+    /// kpt 1.0.0-beta.56: CustomResourceDefinitions in the packages do not extend
+    /// the schema (their lists are replaced wholesale). Default off: the kpt
+    /// library's (and Porch's) rule, where a CRD's `x-kubernetes-patch-strategy`
+    /// and merge keys apply to its custom resources.
+    pub ignore_crd_schemas: bool,
 }
 
 /// The identity of a resource for matching across the three sides.
@@ -252,16 +276,13 @@ fn merge_owned(
     schemas: &SchemaRegistry,
     opts: &MergeOptions,
 ) -> Result<Option<Node>, MergeError> {
-    let root = [dest.as_ref(), origin, updated]
-        .into_iter()
-        .flatten()
-        .find(|n| !n.is_null())
-        .map_or(schema::Schema::None, |n| schemas.root(n));
     let w = walk::Walker {
+        schemas,
         infer: opts.infer_lists,
         null_needs_origin: opts.keep_tagged_null,
     };
-    w.walk(dest, origin, updated, &root, &mut Vec::new())
+    // No schema yet: the walker finds the resource's type in the sources.
+    w.walk(dest, origin, updated, &schema::Schema::None)
 }
 
 /// The resource path annotation key, re-exported for callers building inputs.

@@ -1,13 +1,16 @@
-//! Which lists are associative, and by which keys: the subset of the built-in
-//! Kubernetes OpenAPI that carries `x-kubernetes-patch-strategy: merge`, plus the
-//! schemas of CustomResourceDefinitions found in the packages being merged.
+//! Which lists are associative, and by which keys: the built-in Kubernetes schema
+//! kpt embeds ([`super::builtin`]) plus the schemas of CustomResourceDefinitions
+//! found in the packages being merged.
 //!
-//! kyaml walks a full OpenAPI document; only the patch extensions matter to the
-//! merge, so the built-in part is a table of field paths (relative to a pod spec or
-//! to the resource root) with their merge keys.
+//! This is kyaml's `openapi.ResourceSchema` as the merge walker uses it: a schema
+//! position is found from the resource's `apiVersion` and `kind`, then followed
+//! field by field (`properties`, else `additionalProperties`) and into list elements
+//! (`items` of an `array`); a list merges by key only where its schema has
+//! `x-kubernetes-patch-strategy: merge`.
 
 use std::collections::HashMap;
 
+use super::builtin::{self, Child, Def};
 use crate::yaml::Node;
 
 /// kyaml `AssociativeSequenceKeys`, tried in order when inferring a merge key.
@@ -20,49 +23,6 @@ const INFER_KEYS: &[&str] = &[
     "name",
     "containerPort",
 ];
-
-/// Merge keys of pod-spec lists (path relative to the pod spec; `[]` = element).
-const POD_SPEC: &[(&str, &[&str])] = &[
-    ("containers", &["name"]),
-    ("initContainers", &["name"]),
-    ("ephemeralContainers", &["name"]),
-    ("volumes", &["name"]),
-    ("imagePullSecrets", &["name"]),
-    ("hostAliases", &["ip"]),
-    (
-        "topologySpreadConstraints",
-        &["topologyKey", "whenUnsatisfiable"],
-    ),
-    ("schedulingGates", &["name"]),
-    ("resourceClaims", &["name"]),
-];
-
-/// Merge keys of container lists (relative to a container).
-const CONTAINER: &[(&str, &[&str])] = &[
-    ("env", &["name"]),
-    ("ports", &["containerPort", "protocol"]),
-    ("volumeMounts", &["mountPath"]),
-    ("volumeDevices", &["devicePath"]),
-    ("resizePolicy", &["resourceName"]),
-];
-
-/// Where the pod spec lives for workload kinds (core and apps/batch groups).
-fn pod_spec_prefix(group: &str, kind: &str) -> Option<&'static str> {
-    match (group, kind) {
-        ("", "Pod") => Some("spec"),
-        ("", "PodTemplate") => Some("template.spec"),
-        ("", "ReplicationController")
-        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
-        | ("batch", "Job") => Some("spec.template.spec"),
-        ("batch", "CronJob") => Some("spec.jobTemplate.spec.template.spec"),
-        _ => None,
-    }
-}
-
-/// Groups whose types come from the built-in Kubernetes schema.
-fn is_builtin_group(group: &str) -> bool {
-    !group.contains('.') || group.ends_with(".k8s.io")
-}
 
 /// CRD schemas registered for a merge, keyed by group, version and kind.
 #[derive(Debug, Default, Clone)]
@@ -104,89 +64,103 @@ impl SchemaRegistry {
         }
     }
 
-    /// The root schema of a resource, from its apiVersion and kind.
-    pub(crate) fn root(&self, resource: &Node) -> Schema<'_> {
-        let api = resource
-            .get("apiVersion")
-            .and_then(Node::as_str)
-            .unwrap_or_default();
-        let kind = resource
-            .get("kind")
-            .and_then(Node::as_str)
-            .unwrap_or_default();
+    /// The schema of a resource, from its `apiVersion` and `kind` (kyaml
+    /// `SchemaForResourceType`): a registered CRD first, then the built-in types.
+    /// [`Schema::None`] when `node` is no mapping with both, or the type is unknown.
+    pub(crate) fn resource(&self, node: &Node) -> Schema<'_> {
+        if !node.is_mapping() {
+            return Schema::None;
+        }
+        let text = |k| node.get(k).and_then(Node::as_str).unwrap_or_default();
+        let (api, kind) = (text("apiVersion"), text("kind"));
         if api.is_empty() || kind.is_empty() {
             return Schema::None;
         }
-        let (group, version) = match api.rsplit_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api),
-        };
+        let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
         if let Some(s) = self
             .crds
             .get(&(group.to_string(), version.to_string(), kind.to_string()))
         {
             return Schema::Crd(s);
         }
-        if is_builtin_group(group) {
-            return Schema::Builtin {
-                pod: pod_spec_prefix(group, kind),
-                service: group.is_empty() && kind == "Service",
-                path: String::new(),
-            };
-        }
-        Schema::None
+        Schema::from_child(builtin::kind(api, kind))
+    }
+
+    /// kyaml `Walker.GetSchema` where no schema was inherited: the first of the
+    /// sources (local, origin, updated) that is a resource of a known type.
+    pub(crate) fn of_sources(&self, sources: [Option<&Node>; 3]) -> Schema<'_> {
+        sources
+            .into_iter()
+            .flatten()
+            .map(|n| self.resource(n))
+            .find(|s| !matches!(s, Schema::None))
+            .unwrap_or(Schema::None)
     }
 }
 
 /// A position in a schema while walking.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Schema<'a> {
+    /// No schema: lists are replaced wholesale (or inferred, for the Kptfile), and
+    /// a map that names its `apiVersion` and `kind` gets that type's schema.
     None,
-    /// Built-in type: the pod-spec prefix of its kind, and the dotted path so far.
-    Builtin {
-        pod: Option<&'static str>,
-        service: bool,
-        path: String,
-    },
+    /// A built-in schema with no merge list below it.
+    Opaque,
+    Builtin(&'static Def),
     Crd(&'a Node),
 }
 
 impl<'a> Schema<'a> {
+    fn from_child(c: Child) -> Schema<'a> {
+        match c {
+            Child::N(i) => Schema::Builtin(builtin::def(i)),
+            Child::O => Schema::Opaque,
+            Child::X => Schema::None,
+        }
+    }
+
+    pub(crate) fn is_none(&self) -> bool {
+        matches!(self, Schema::None)
+    }
+
+    /// kyaml `ResourceSchema.Field`: the declared property, else the schema of
+    /// `additionalProperties`.
     pub(crate) fn field(&self, key: &str) -> Schema<'a> {
-        match self {
+        match *self {
             Schema::None => Schema::None,
-            Schema::Builtin { pod, service, path } => Schema::Builtin {
-                pod: *pod,
-                service: *service,
-                path: if path.is_empty() {
-                    key.to_string()
-                } else {
-                    format!("{path}.{key}")
-                },
-            },
+            Schema::Opaque => Schema::Opaque,
+            Schema::Builtin(d) => Schema::from_child(d.field(key)),
             Schema::Crd(n) => n
                 .get_path(&["properties", key])
+                .or_else(|| n.get("additionalProperties").filter(|a| a.is_mapping()))
                 .map_or(Schema::None, Schema::Crd),
         }
     }
 
+    /// kyaml `ResourceSchema.Elements`: `items`, for a schema of type `array`.
     pub(crate) fn elements(&self) -> Schema<'a> {
-        match self {
+        match *self {
             Schema::None => Schema::None,
-            Schema::Builtin { pod, service, path } => Schema::Builtin {
-                pod: *pod,
-                service: *service,
-                path: format!("{path}[]"),
-            },
-            Schema::Crd(n) => n.get("items").map_or(Schema::None, Schema::Crd),
+            Schema::Opaque => Schema::Opaque,
+            Schema::Builtin(d) => Schema::from_child(d.items),
+            Schema::Crd(n) => {
+                if n.get("type").and_then(Node::as_str) != Some("array") {
+                    return Schema::None;
+                }
+                n.get("items")
+                    .filter(|i| i.is_mapping())
+                    .map_or(Schema::None, Schema::Crd)
+            }
         }
     }
 
     /// The schema's merge strategy and keys, if it declares `merge`.
     fn patch_keys(&self) -> Option<Vec<String>> {
         match self {
-            Schema::None => None,
-            Schema::Builtin { pod, service, path } => builtin_keys(*pod, *service, path),
+            Schema::None | Schema::Opaque => None,
+            Schema::Builtin(d) => d
+                .merge
+                .map(|k| k.iter().map(|k| (*k).to_string()).collect()),
             Schema::Crd(n) => {
                 let strategy = n.get("x-kubernetes-patch-strategy")?.as_str()?;
                 if !strategy.split(',').any(|s| s == "merge") {
@@ -251,34 +225,6 @@ fn associative_key(seq: &Node) -> Option<&'static str> {
     })
 }
 
-fn builtin_keys(pod: Option<&str>, service: bool, path: &str) -> Option<Vec<String>> {
-    let own = |keys: &[&str]| Some(keys.iter().map(|k| (*k).to_string()).collect());
-    if path.ends_with("metadata.finalizers") {
-        return Some(Vec::new());
-    }
-    if path.ends_with("metadata.ownerReferences") {
-        return own(&["uid"]);
-    }
-    if path == "status.conditions" {
-        return own(&["type"]);
-    }
-    if service && path == "spec.ports" {
-        return own(&["port", "protocol"]);
-    }
-    let rel = pod.and_then(|p| path.strip_prefix(p)?.strip_prefix('.'))?;
-    if let Some((_, keys)) = POD_SPEC.iter().find(|(p, _)| *p == rel) {
-        return own(keys);
-    }
-    for c in ["containers[]", "initContainers[]", "ephemeralContainers[]"] {
-        if let Some(field) = rel.strip_prefix(c).and_then(|r| r.strip_prefix('.'))
-            && let Some((_, keys)) = CONTAINER.iter().find(|(p, _)| *p == field)
-        {
-            return own(keys);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,14 +239,14 @@ mod tests {
         let mut r = SchemaRegistry::default();
         r.add_crds_from([&crd]);
         let res = parse_one("apiVersion: g.io/v1\nkind: F\n").expect("res");
-        let s = r.root(&res).field("spec").field("l");
+        let s = r.resource(&res).field("spec").field("l");
         assert_eq!(
             s.list_keys([None, None, None], false),
             Some(vec!["name".to_string()])
         );
         let dep = parse_one("apiVersion: apps/v1\nkind: Deployment\n").expect("dep");
         let c = r
-            .root(&dep)
+            .resource(&dep)
             .field("spec")
             .field("template")
             .field("spec")

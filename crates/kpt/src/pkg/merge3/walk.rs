@@ -9,13 +9,15 @@
 //! local node's style.
 
 use super::MergeError;
-use super::schema::Schema;
+use super::schema::{Schema, SchemaRegistry};
 use crate::yaml::{Node, NodeKind, Style};
 use crate::yaml::{resolve_plain, string_needs_quotes};
 
 /// Walks one tuple of nodes. `infer` turns on kyaml's associative-list inference
 /// (used for the Kptfile merge only).
-pub(crate) struct Walker {
+pub(crate) struct Walker<'s> {
+    /// Where resource types found in the data get their schema.
+    pub schemas: &'s SchemaRegistry,
     pub infer: bool,
     /// kpt HEAD's "keep tagged null" rule: a `null` only clears a field when origin
     /// had a non-null value there. Off = kyaml / kpt 1.0.0-beta behaviour.
@@ -58,7 +60,7 @@ fn kind_of(n: &Node) -> Kind {
     }
 }
 
-impl Walker {
+impl<'s> Walker<'s> {
     fn cleared(&self, origin: Option<&Node>, x: Option<&Node>) -> bool {
         if self.null_needs_origin {
             !tagged_null(origin) && tagged_null(x)
@@ -76,8 +78,7 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
-        path: &mut Vec<String>,
+        schema: &Schema<'s>,
     ) -> Result<Option<Node>, MergeError> {
         let src = Src {
             d: d.as_ref(),
@@ -93,15 +94,25 @@ impl Walker {
         for n in [src.d, o, u].into_iter().flatten() {
             if !n.is_null() && kind_of(n) != kind {
                 return Err(MergeError::KindMismatch {
-                    field: path.join("."),
+                    field: String::new(),
                 });
             }
         }
+        let derived;
+        let schema = if schema.is_none() && kind == Kind::Map {
+            // kyaml `GetSchema`: without an inherited schema, a map naming its
+            // apiVersion and kind (a resource, or one embedded in an unknown type)
+            // gets that type's schema.
+            derived = self.schemas.of_sources([src.d, o, u]);
+            &derived
+        } else {
+            schema
+        };
         match kind {
-            Kind::Map | Kind::None => self.walk_map(d, o, u, schema, path),
+            Kind::Map | Kind::None => self.walk_map(d, o, u, schema),
             Kind::Seq => {
                 if let Some(keys) = schema.list_keys(src_nodes(src), self.infer) {
-                    self.walk_assoc(d, o, u, schema, &keys, path)
+                    self.walk_assoc(d, o, u, schema, &keys)
                 } else {
                     Ok(self.visit_na_list(src))
                 }
@@ -115,8 +126,7 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
-        path: &mut Vec<String>,
+        schema: &Schema<'s>,
     ) -> Result<Option<Node>, MergeError> {
         // VisitMap
         if self.cleared(o, u) || self.cleared(o, d.as_ref()) {
@@ -131,40 +141,53 @@ impl Walker {
         };
         let keys = field_names(&[Some(&dest), o, u]);
         for key in keys {
-            let dk = key_node(Some(&dest), &key).cloned();
-            let key_res = self
-                .visit_scalar(Src {
-                    d: dk.as_ref(),
-                    o: key_node(o, &key),
-                    u: key_node(u, &key),
+            // One lookup per side: the key node (its comments merge as a scalar)
+            // and the value.
+            let (ok, ov) = entry(o, &key);
+            let (uk, uv) = entry(u, &key);
+            let pos = dest
+                .entries()
+                .iter()
+                .position(|(k, _)| k.as_str() == Some(key.as_str()));
+            let key_comments = self
+                .pick_scalar(Src {
+                    d: pos.map(|i| &dest.entries()[i].0),
+                    o: ok,
+                    u: uk,
                 })
-                .filter(|n| !n.is_null());
-            let sub = schema.field(&key);
-            let (child, old_style) = take_child(&mut dest, &key);
-            path.push(key.clone());
-            let val = self.walk(
-                child,
-                o.and_then(|n| n.get(&key)),
-                u.and_then(|n| n.get(&key)),
-                &sub,
-                path,
-            )?;
-            path.pop();
-            set_field(&mut dest, &key, val, key_res.as_ref(), old_style);
+                .filter(|n| !n.is_null())
+                .map(KeyComments::of);
+            let (child, old_style) = match (pos, dest.entries_mut()) {
+                (Some(i), Some(entries)) => {
+                    let v = &mut entries[i].1;
+                    let style = v.style;
+                    (Some(std::mem::replace(v, Node::mapping())), Some(style))
+                }
+                _ => (None, None),
+            };
+            let val = self
+                .walk(child, ov, uv, &schema.field(&key))
+                .map_err(|e| e.within(&key))?;
+            set_field(&mut dest, pos, &key, val, key_comments, old_style);
         }
         Ok(Some(dest))
     }
 
     fn visit_scalar(&self, src: Src<'_>) -> Option<Node> {
+        self.pick_scalar(src).cloned()
+    }
+
+    /// The scalar rule, as the source whose node wins (`None`: remove).
+    fn pick_scalar<'n>(&self, src: Src<'n>) -> Option<&'n Node> {
         if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
             return None;
         }
         let (um, om) = (missing_or_null(src.u), missing_or_null(src.o));
         if um != om {
-            return src.u.cloned();
+            return src.u;
         }
         if um && om {
-            return src.d.cloned();
+            return src.d;
         }
         let (u, o) = (src.u?, src.o?);
         // kyaml compares the serialized nodes (value and comments; quoting is
@@ -172,12 +195,12 @@ impl Walker {
         // a changed value upstream also wins over a local change.
         let d_unchanged = src.d.is_none_or(|d| scalar_str_eq(d, o));
         if d_unchanged && !scalar_str_eq(o, u) {
-            return Some(u.clone());
+            return Some(u);
         }
         if u.as_str() != o.as_str() {
-            return Some(u.clone());
+            return Some(u);
         }
-        src.d.cloned()
+        src.d
     }
 
     fn visit_na_list(&self, src: Src<'_>) -> Option<Node> {
@@ -203,9 +226,8 @@ impl Walker {
         d: Option<Node>,
         o: Option<&Node>,
         u: Option<&Node>,
-        schema: &Schema<'_>,
+        schema: &Schema<'s>,
         keys: &[String],
-        path: &mut Vec<String>,
     ) -> Result<Option<Node>, MergeError> {
         // visitAList
         if missing_or_null(u) && !missing_or_null(o) {
@@ -238,9 +260,9 @@ impl Walker {
         for (vk, vv) in selectors.clone() {
             let ed = take_elem(&mut dest, &selectors, keys, &vk, &vv);
             let (eo, eu) = (find_elem(o, &vk, &vv), find_elem(u, &vk, &vv));
-            path.push(format!("[{}]", vv.join(",")));
-            let val = self.walk(ed, eo, eu, &elem_schema, path)?;
-            path.pop();
+            let val = self
+                .walk(ed, eo, eu, &elem_schema)
+                .map_err(|e| e.within(&format!("[{}]", vv.join(","))))?;
             let Some(mut val) = val.filter(|v| !v.is_null() && !is_empty_map(v)) else {
                 element_set(&mut dest, &vk, &vv, None);
                 continue;
@@ -425,42 +447,50 @@ fn field_names(sources: &[Option<&Node>]) -> Vec<String> {
     keys
 }
 
-fn key_node<'a>(n: Option<&'a Node>, key: &str) -> Option<&'a Node> {
-    n?.entries()
-        .iter()
-        .find(|(k, _)| k.as_str() == Some(key))
-        .map(|(k, _)| k)
+/// The key node and value of `key` in a map.
+fn entry<'a>(n: Option<&'a Node>, key: &str) -> (Option<&'a Node>, Option<&'a Node>) {
+    n.and_then(|n| n.entries().iter().find(|(k, _)| k.as_str() == Some(key)))
+        .map_or((None, None), |(k, v)| (Some(k), Some(v)))
 }
 
-/// kyaml `FieldSetter` as the walker uses it: a missing or null value clears the
-/// field; an existing field gets the new value with the old node's style; a new
-/// field is appended with the comments the key merge produced.
-/// Move a field's value out of `dest` (leaving a placeholder that [`set_field`]
-/// replaces or removes), with its style.
-fn take_child(dest: &mut Node, key: &str) -> (Option<Node>, Option<Style>) {
-    let Some(entries) = dest.entries_mut() else {
-        return (None, None);
-    };
-    match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
-        Some((_, v)) => {
-            let style = v.style;
-            (Some(std::mem::replace(v, Node::mapping())), Some(style))
+/// The comments of the key node the key merge chose.
+struct KeyComments {
+    head: String,
+    line: String,
+    foot: String,
+}
+
+impl KeyComments {
+    fn of(n: &Node) -> KeyComments {
+        KeyComments {
+            head: n.head_comment.clone(),
+            line: n.line_comment.clone(),
+            foot: n.foot_comment.clone(),
         }
-        None => (None, None),
+    }
+
+    fn apply(self, k: &mut Node) {
+        k.head_comment = self.head;
+        k.line_comment = self.line;
+        k.foot_comment = self.foot;
     }
 }
 
+/// kyaml `FieldSetter` as the walker uses it, at `pos` (the key's index in `dest`,
+/// whose value was moved out for the walk): a missing or null value clears the
+/// field; an existing field gets the new value with the old node's style; a new
+/// field is appended with the comments the key merge produced.
 fn set_field(
     dest: &mut Node,
+    pos: Option<usize>,
     key: &str,
     val: Option<Node>,
-    key_res: Option<&Node>,
+    key_comments: Option<KeyComments>,
     old_style: Option<Style>,
 ) {
     let Some(entries) = dest.entries_mut() else {
         return;
     };
-    let pos = entries.iter().position(|(k, _)| k.as_str() == Some(key));
     let Some(mut val) = val.filter(|v| !v.is_null()) else {
         if let Some(i) = pos {
             entries.remove(i);
@@ -470,10 +500,8 @@ fn set_field(
     match pos {
         Some(i) => {
             let (k, v) = &mut entries[i];
-            if let Some(r) = key_res {
-                k.head_comment = r.head_comment.clone();
-                k.line_comment = r.line_comment.clone();
-                k.foot_comment = r.foot_comment.clone();
+            if let Some(c) = key_comments {
+                c.apply(k);
             }
             if let Some(st) = old_style {
                 apply_style(&mut val, st);
@@ -483,10 +511,8 @@ fn set_field(
         }
         None => {
             let mut k = Node::tagged_scalar(key, "!!str");
-            if let Some(r) = key_res {
-                k.head_comment = r.head_comment.clone();
-                k.line_comment = r.line_comment.clone();
-                k.foot_comment = r.foot_comment.clone();
+            if let Some(c) = key_comments {
+                c.apply(&mut k);
             }
             entries.push((k, val));
         }

@@ -10,6 +10,7 @@ use super::{
 use crate::kptfile::KPTFILE;
 use crate::package::{PackageFiles, fs, join};
 use crate::pkg::get::{lock, subtree};
+use crate::pkg::merge3::MergeOptions;
 use crate::pkg::{git, ids};
 
 fn fetch_err(e: git::FetchError) -> UpdateError {
@@ -22,6 +23,16 @@ pub fn update_tree(
     local: &PackageFiles,
     new_ref: Option<&str>,
     strategy: Option<Strategy>,
+) -> Result<PackageFiles, UpdateError> {
+    update_tree_with(local, new_ref, strategy, &MergeOptions::default())
+}
+
+/// [`update_tree`] with explicit merge options.
+pub fn update_tree_with(
+    local: &PackageFiles,
+    new_ref: Option<&str>,
+    strategy: Option<Strategy>,
+    merge: &MergeOptions,
 ) -> Result<PackageFiles, UpdateError> {
     let Some(mut k) = read_kptfile(local, KPTFILE)? else {
         return Err(UpdateError::Fetch("no Kptfile in the package".into()));
@@ -67,7 +78,7 @@ pub fn update_tree(
     ids::add_identities(&mut input);
     let opts = UpdateOptions {
         add_identities: false,
-        ..UpdateOptions::default()
+        merge: merge.clone(),
     };
     let mut out = update_package(&original, &updated.files, &input, strat, &opts)?;
     if let Some(mut merged) = read_kptfile(&out, KPTFILE)? {
@@ -77,7 +88,7 @@ pub fn update_tree(
     }
     for sub in remote_subpackages(&out) {
         let tree = subtree(&out, &sub);
-        let new = update_tree(&tree, None, None)?;
+        let new = update_tree_with(&tree, None, None, merge)?;
         let gone: Vec<String> = out
             .paths()
             .filter(|p| p.starts_with(&format!("{sub}/")))
@@ -99,12 +110,22 @@ pub fn update_dir(
     new_ref: Option<&str>,
     strategy: Option<Strategy>,
 ) -> Result<(), UpdateError> {
+    update_dir_with(dir, new_ref, strategy, &MergeOptions::default())
+}
+
+/// [`update_dir`] with explicit merge options.
+pub fn update_dir_with(
+    dir: &Path,
+    new_ref: Option<&str>,
+    strategy: Option<Strategy>,
+    merge: &MergeOptions,
+) -> Result<(), UpdateError> {
     let io = |e: std::io::Error| UpdateError::Io {
         path: dir.display().to_string(),
         source: e,
     };
     let (local, _) = fs::read_dir(dir).map_err(io)?;
-    let mut out = update_tree(&local, new_ref, strategy)?;
+    let mut out = update_tree_with(&local, new_ref, strategy, merge)?;
     crate::pkg::ids::add_identities(&mut out);
     fs::write_changes(dir, &local, &out).map_err(io)?;
     remove_empty_dirs(dir);

@@ -32,6 +32,7 @@ pub fn merge_kptfiles(
     let opts = MergeOptions {
         keep_tagged_null: false,
         infer_lists: true,
+        ignore_crd_schemas: true,
     };
     let on = o.as_ref().map(Kptfile::to_node);
     let merged = merge_nodes(

@@ -135,7 +135,9 @@ fn merge_one(
     let (u_items, _, _) = read(updated, dir, "updated")?;
     let (l_items, mut l_sources, mut l_sub) = read(out, dir, "local")?;
     let mut schemas = SchemaRegistry::default();
-    schemas.add_crds_from(u_items.iter().chain(l_items.iter()));
+    if !opts.merge.ignore_crd_schemas {
+        schemas.add_crds_from(u_items.iter().chain(l_items.iter()));
+    }
     let merged =
         merge_resources(o_items, u_items, l_items, &schemas, &opts.merge).map_err(|e| {
             UpdateError::Merge {
