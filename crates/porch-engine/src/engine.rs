@@ -178,7 +178,7 @@ impl Engine {
             for (_, revision) in state.index.views(namespace) {
                 let _ = self.inner.events.send(EngineEvent {
                     event_type: porch_core::store::EventType::Deleted,
-                    revision,
+                    revision: Arc::new(revision),
                 });
             }
         }

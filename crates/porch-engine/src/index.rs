@@ -288,11 +288,11 @@ pub(crate) fn diff(
         match after.get(name) {
             None => out.push(EngineEvent {
                 event_type: EventType::Deleted,
-                revision: old.clone(),
+                revision: Arc::new(old.clone()),
             }),
             Some(new) if new != old => out.push(EngineEvent {
                 event_type: EventType::Modified,
-                revision: new.clone(),
+                revision: Arc::new(new.clone()),
             }),
             Some(_) => {}
         }
@@ -301,7 +301,7 @@ pub(crate) fn diff(
         if !before.contains_key(name) {
             out.push(EngineEvent {
                 event_type: EventType::Added,
-                revision: new.clone(),
+                revision: Arc::new(new.clone()),
             });
         }
     }

@@ -161,8 +161,9 @@ impl PackageRevision {
 pub struct EngineEvent {
     /// ADDED, MODIFIED or DELETED.
     pub event_type: EventType,
-    /// The revision after the change (for DELETED: its last state).
-    pub revision: PackageRevision,
+    /// The revision after the change (for DELETED: its last state). Shared: the event bus
+    /// keeps its last events and every subscriber holds them, so one copy serves them all.
+    pub revision: std::sync::Arc<PackageRevision>,
 }
 
 /// Which revisions to list; `None` matches everything.

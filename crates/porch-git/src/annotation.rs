@@ -20,7 +20,7 @@ pub struct Annotation {
     pub revision: String,
     /// Task that caused the commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<Task>,
+    pub task: Option<Box<Task>>,
 }
 
 /// Parses every line starting with `kpt:` (after trimming); invalid JSON lines are skipped
@@ -65,7 +65,7 @@ pub fn draft_commit_message(full_path: &str, workspace: &str, task: Option<&Task
         package_path: full_path.into(),
         workspace_name: workspace.into(),
         revision: "0".into(),
-        task: task.cloned(),
+        task: task.cloned().map(Box::new),
     };
     annotate(&format!("{}\n", draft_message(task)), &ann)
 }
@@ -124,6 +124,6 @@ mod tests {
         let m = draft_commit_message("pkg", "ws", Some(&t));
         assert!(m.starts_with("Creating new revision by cloning\n\n\nkpt:"));
         assert!(m.contains(r#""task":{"type":"clone","clone":{"upstreamRef":{"upstreamRef":{"name":"bp.basens.v1"}}}}"#));
-        assert_eq!(parse(&m)[0].task.as_ref(), Some(&t));
+        assert_eq!(parse(&m)[0].task.as_deref(), Some(&t));
     }
 }

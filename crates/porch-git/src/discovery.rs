@@ -646,7 +646,7 @@ pub(crate) fn load_tasks(
             if a.package_path != entry.full_path || !ws_matches {
                 continue;
             }
-            if let Some(t) = a.task.as_ref().filter(|t| t.is_creation()) {
+            if let Some(t) = a.task.as_deref().filter(|t| t.is_creation()) {
                 tasks = vec![t.clone()];
                 if matches!(t.task_type.as_str(), "init" | "clone") {
                     return Ok(tasks);

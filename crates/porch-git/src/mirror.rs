@@ -1,14 +1,14 @@
 //! Local bare mirrors and their worker threads.
 //!
 //! One mirror per remote URL under `<data_dir>/git/`, shared by every registration of that
-//! URL. All git work on a mirror runs on its own OS thread, one job at a time: git2 is
-//! blocking and a `git2::Repository` is not `Sync`, and serializing per mirror means a
-//! publish can never interleave with a fetch of the same repository. Different mirrors
-//! work in parallel.
+//! URL. All git work on a mirror runs on a worker thread of its own, one job at a time:
+//! git2 is blocking and a `git2::Repository` is not `Sync`, and serializing per mirror
+//! means a publish can never interleave with a fetch of the same repository. Different
+//! mirrors work in parallel. The worker thread exists only while jobs are queued.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak, mpsc};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::discovery::RepoIndex;
 use crate::error::GitError;
@@ -83,10 +83,27 @@ impl RefLog {
 }
 
 /// Handle to a mirror's worker.
+///
+/// Jobs queue in order and run one at a time on a worker thread that exists only while
+/// there is work: the first job queued on an idle mirror starts a thread, which runs
+/// every queued job, then the idle-time housekeeping, and ends when the queue is empty.
+/// A permanent thread per mirror would keep the memory its jobs freed: allocators with
+/// per-thread heaps (mimalloc, glibc's arenas) give a thread's free pages back only when
+/// that thread next allocates or exits, and a hundred idle mirror threads held hundreds of
+/// MiB that way (measured with 100 repositories, 608 MiB of heap for 150 MiB live).
 pub(crate) struct Mirror {
     url: String,
     path: PathBuf,
-    tx: mpsc::Sender<Job>,
+    queue: Arc<Mutex<Queue>>,
+}
+
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// The state while no worker runs; a worker takes it and puts it back when done.
+    state: Option<MirrorState>,
+    /// The last handle is gone: the worker finishes the state instead of keeping it.
+    closed: bool,
+    thread_name: String,
 }
 
 impl Mirror {
@@ -100,8 +117,7 @@ impl Mirror {
             opts.bare(true).initial_head("main");
             git2::Repository::init_opts(&path, &opts)?
         };
-        let (tx, rx) = mpsc::channel::<Job>();
-        let mut state = MirrorState {
+        let state = MirrorState {
             repo,
             path: path.clone(),
             caches: Caches::default(),
@@ -112,31 +128,15 @@ impl Mirror {
             ref_log: RefLog::default(),
             local_refs: None,
         };
-        std::thread::Builder::new()
-            .name(format!("git-mirror:{}", mirror_dir_name(url)))
-            .spawn(move || {
-                // Exits when every handle (and so every sender) is dropped. Housekeeping
-                // runs only when no job is waiting, so it never delays a queued operation.
-                loop {
-                    let job = match rx.try_recv() {
-                        Ok(job) => job,
-                        Err(mpsc::TryRecvError::Empty) => {
-                            crate::maintenance::when_idle(&mut state);
-                            match rx.recv() {
-                                Ok(job) => job,
-                                Err(_) => break,
-                            }
-                        }
-                        Err(mpsc::TryRecvError::Disconnected) => break,
-                    };
-                    job(&mut state);
-                }
-                crate::maintenance::finish(&mut state);
-            })?;
         Ok(Arc::new(Mirror {
             url: url.to_owned(),
             path,
-            tx,
+            queue: Arc::new(Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                state: Some(state),
+                closed: false,
+                thread_name: format!("git-mirror:{}", mirror_dir_name(url)),
+            })),
         }))
     }
 
@@ -161,9 +161,7 @@ impl Mirror {
                 Err(_) => tracing::error!("git mirror job panicked"),
             }
         });
-        self.tx
-            .send(job)
-            .map_err(|_| GitError::WorkerGone(self.url.clone()))?;
+        self.enqueue(job)?;
         wait.await
             .map_err(|_| GitError::WorkerGone(self.url.clone()))
     }
@@ -173,8 +171,91 @@ impl Mirror {
     where
         F: FnOnce(&mut MirrorState) + Send + 'static,
     {
-        let _ = self.tx.send(Box::new(f));
+        if let Err(e) = self.enqueue(Box::new(f)) {
+            tracing::warn!(error = %e, "git mirror job not run");
+        }
     }
+
+    /// Queues a job and starts a worker if none is running.
+    fn enqueue(&self, job: Job) -> Result<(), GitError> {
+        let (state, name) = {
+            let mut q = lock(&self.queue);
+            q.jobs.push_back(job);
+            match q.state.take() {
+                Some(state) => (state, q.thread_name.clone()),
+                // A worker is running; it takes the job before it stops.
+                None => return Ok(()),
+            }
+        };
+        let queue = Arc::clone(&self.queue);
+        // The state moves into the closure; if the thread cannot start, `spawn` hands the
+        // closure back only inside its error, so keep a way to restore the state.
+        let slot: Arc<Mutex<Option<MirrorState>>> = Arc::new(Mutex::new(Some(state)));
+        let for_worker = Arc::clone(&slot);
+        let started = std::thread::Builder::new().name(name).spawn(move || {
+            if let Some(state) = lock(&for_worker).take() {
+                work(&queue, state);
+            }
+        });
+        if let Err(e) = started {
+            let mut q = lock(&self.queue);
+            // Nothing can run the queued jobs: drop them (their callers see WorkerGone).
+            q.jobs.clear();
+            q.state = lock(&slot).take();
+            return Err(GitError::Io(e));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        let idle = {
+            let mut q = lock(&self.queue);
+            q.closed = true;
+            q.state.take()
+        };
+        // An idle mirror is finished on a thread of its own: finishing waits for a running
+        // commit-graph writer, and the state owns an HTTP runtime, which must not be
+        // dropped inside the async context the last handle may be dropped in. A running
+        // worker finishes the state itself when its queue empties.
+        if let Some(mut state) = idle {
+            let spawned = std::thread::Builder::new()
+                .name("git-mirror-close".into())
+                .spawn(move || crate::maintenance::finish(&mut state));
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, path = %self.path.display(), "cannot close git mirror");
+            }
+        }
+    }
+}
+
+/// A worker: runs queued jobs in order, then housekeeping, and stops when nothing is queued.
+fn work(queue: &Mutex<Queue>, mut state: MirrorState) {
+    loop {
+        let next = lock(queue).jobs.pop_front();
+        if let Some(job) = next {
+            job(&mut state);
+            continue;
+        }
+        // Housekeeping only when no job is waiting, so it never delays a queued operation.
+        crate::maintenance::when_idle(&mut state);
+        let mut q = lock(queue);
+        if !q.jobs.is_empty() {
+            continue;
+        }
+        if q.closed {
+            drop(q);
+            crate::maintenance::finish(&mut state);
+        } else {
+            q.state = Some(state);
+        }
+        return;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A crash (SIGKILL) can leave `*.lock` files behind; libgit2 and git would then refuse
@@ -233,7 +314,83 @@ impl MirrorPool {
 
 #[cfg(test)]
 mod tests {
-    use super::RefLog;
+    use super::{Mirror, RefLog};
+    use std::sync::{Arc, Mutex};
+
+    fn worker_name() -> String {
+        std::thread::current().name().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn jobs_run_in_order_one_at_a_time_on_a_worker_that_comes_and_goes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mirror = Mirror::open(dir.path().join("m.git"), "file:///m.git").expect("open");
+        let log: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut waits = Vec::new();
+        for i in 0..20 {
+            let (log, busy) = (log.clone(), busy.clone());
+            let m = mirror.clone();
+            waits.push(tokio::spawn(async move {
+                m.run(move |state| {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    assert!(!busy.swap(true, SeqCst), "two jobs ran at once");
+                    assert!(state.path.ends_with("m.git"));
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    log.lock().expect("log").push(i);
+                    busy.store(false, SeqCst);
+                    worker_name()
+                })
+                .await
+            }));
+        }
+        for w in waits {
+            let name = w.await.expect("join").expect("job ran");
+            assert_eq!(name, "git-mirror:file----m.git");
+        }
+        assert_eq!(log.lock().expect("log").len(), 20);
+        // Jobs queued one after another run in that order.
+        log.lock().expect("log").clear();
+        for i in 0..20 {
+            let log = log.clone();
+            mirror.spawn(move |_| log.lock().expect("log").push(i));
+        }
+        mirror.run(|_| ()).await.expect("last job");
+        assert_eq!(*log.lock().expect("log"), (0..20).collect::<Vec<_>>());
+        // The worker is gone once idle; the next job starts another and sees the same state.
+        let first = mirror
+            .run(|state| {
+                state.graph_debt = 7;
+                std::thread::current().id()
+            })
+            .await
+            .expect("job");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let (second, debt) = mirror
+            .run(|state| (std::thread::current().id(), state.graph_debt))
+            .await
+            .expect("job");
+        assert_ne!(first, second, "an idle mirror keeps no thread");
+        assert_eq!(debt, 7, "state survives between workers");
+    }
+
+    #[tokio::test]
+    async fn a_job_queued_before_the_last_handle_drops_still_runs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mirror = Mirror::open(dir.path().join("m.git"), "file:///m.git").expect("open");
+        let (tx, rx) = std::sync::mpsc::channel();
+        mirror.spawn(move |_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let _ = tx.send("ran");
+        });
+        // Dropped inside the runtime: must neither panic nor lose the queued job.
+        drop(mirror);
+        let got =
+            tokio::task::spawn_blocking(move || rx.recv_timeout(std::time::Duration::from_secs(5)))
+                .await
+                .expect("join");
+        assert_eq!(got, Ok("ran"));
+    }
 
     #[test]
     fn ref_log_serves_what_changed_since_a_position() {

@@ -20,7 +20,7 @@ pub(crate) struct CommitInfo {
     pub tree: Oid,
     pub author_email: String,
     pub author_time: i64,
-    pub annotations: Vec<Annotation>,
+    pub annotations: Box<[Annotation]>,
 }
 
 /// A package directory found in a tree.
@@ -66,7 +66,8 @@ impl Caches {
             tree: c.tree_id(),
             author_email: author.email().unwrap_or_default().to_owned(),
             author_time: author.when().seconds(),
-            annotations: annotation::parse(&String::from_utf8_lossy(c.message_bytes())),
+            annotations: annotation::parse(&String::from_utf8_lossy(c.message_bytes()))
+                .into_boxed_slice(),
         });
         bound(&mut self.commits);
         self.commits.insert(oid, Arc::clone(&info));

@@ -45,40 +45,81 @@ fn object(v: serde_json::Value) -> anyhow::Result<DynamicObject> {
 struct ServerProcess(Child);
 impl Drop for ServerProcess {
     fn drop(&mut self) {
+        // SIGTERM first: the server shuts down gracefully (and an allocator asked for its
+        // statistics, e.g. MIMALLOC_SHOW_STATS=1, prints them); SIGKILL if it hangs.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
-fn rss_kib(pid: u32) -> (u64, u64) {
+fn status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |k: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(k))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn rss_kib(pid: u32) -> (u64, u64) {
+    (status_kib(pid, "VmRSS:"), status_kib(pid, "VmHWM:"))
+}
+
+/// RSS split into anonymous memory (heap) and file-backed pages (mapped git packs and
+/// indexes, which the kernel can drop), in MiB.
+fn rss_split(pid: u32) -> String {
+    format!(
+        "RSS {} MiB (anon {} MiB, file {} MiB)",
+        status_kib(pid, "VmRSS:") / 1024,
+        status_kib(pid, "RssAnon:") / 1024,
+        status_kib(pid, "RssFile:") / 1024
+    )
 }
 
 fn start_server(
     dir: &std::path::Path,
 ) -> anyhow::Result<(ServerProcess, kube::config::Kubeconfig)> {
     let data = dir.join("data");
-    let child = Command::new(env!("CARGO_BIN_EXE_porch-server"))
+    // PORCH_BENCH_WRAP runs the server under a profiler, e.g. "heaptrack -o /tmp/server".
+    let wrap: Vec<String> = std::env::var("PORCH_BENCH_WRAP")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let mut command = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(env!("CARGO_BIN_EXE_porch-server"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_porch-server")),
+    };
+    let child = command
         .arg("--data-dir")
         .arg(&data)
         .args(["--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
+        .env(
+            "RUST_LOG",
+            std::env::var("PORCH_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .context("start porch-server")?;
     let proc = ServerProcess(child);
     let kc = data.join("kubeconfig");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while !kc.exists() {
         if Instant::now() > deadline {
             bail!("porch-server did not write its kubeconfig");
@@ -203,6 +244,7 @@ async fn main() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let registration = t.elapsed();
+    let rss_registered = rss_split(server.0.id());
 
     // List p50.
     let mut list = Vec::new();
@@ -225,6 +267,25 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         raw_len = client.request_text(req).await?.len();
         raw.push(t.elapsed());
+    }
+
+    let rss_listed = rss_split(server.0.id());
+    if let Some(to) = std::env::var_os("PORCH_BENCH_SMAPS") {
+        // The server's memory map after the lists, for a breakdown by mapping.
+        let pid = server.0.id();
+        std::fs::copy(format!("/proc/{pid}/smaps"), &to)?;
+        let threads = status_kib(pid, "Threads:");
+        eprintln!("server threads after the lists: {threads}");
+    }
+    if std::env::var_os("PORCH_BENCH_KILL_AFTER_LISTS").is_some() {
+        // For heap profiles of the steady state: what is still allocated when the server
+        // dies here (SIGKILL, so nothing is freed on the way out) is its live set.
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-f"])
+            .arg(dir.path().join("data"))
+            .status();
+        println!("server killed after the lists: {rss_listed}");
+        return Ok(());
     }
 
     // Watch: when each change arrives, by object name and lifecycle.
@@ -316,7 +377,7 @@ async fn main() -> anyhow::Result<()> {
         approve.push(t.elapsed());
         lag(&name, "Published", Instant::now());
     }
-    let (rss, hwm) = rss_kib(server.0.id());
+    let (_, hwm) = rss_kib(server.0.id());
 
     println!(
         "porch-server API benchmark: {repos} repositories x {packages} packages x {revisions} revisions ({expected} package revisions incl. placeholders)"
@@ -355,6 +416,13 @@ async fn main() -> anyhow::Result<()> {
         ms(pct(&mut watch_lag, 0.5)),
         ms(pct(&mut watch_lag, 0.99))
     );
-    println!("  server RSS {} MiB (peak {} MiB)", rss / 1024, hwm / 1024);
+    println!("  server after registration: {rss_registered}");
+    println!("  server after the lists:    {rss_listed}");
+    println!(
+        "  server at the end:         {} (peak {} MiB)",
+        rss_split(server.0.id()),
+        hwm / 1024
+    );
+
     Ok(())
 }

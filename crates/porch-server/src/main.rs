@@ -21,6 +21,7 @@ use clap::Parser;
 
 /// Lists and Tables of ten thousand revisions allocate and free many small values; glibc's
 /// allocator spent about half of such a request in malloc/free and consolidation.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

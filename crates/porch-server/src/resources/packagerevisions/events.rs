@@ -80,7 +80,7 @@ impl EventLog {
         tokio::spawn(async move {
             loop {
                 match rx.recv().await {
-                    Ok(ev) => relay.push(ev.event_type, Arc::new(ev.revision)),
+                    Ok(ev) => relay.push(ev.event_type, ev.revision),
                     Err(broadcast::error::RecvError::Lagged(n)) => {
                         tracing::warn!(
                             lost = n,
