@@ -143,13 +143,29 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn publish_req(pkg: &str, ws: &str) -> anyhow::Result<PublishRequest> {
-    let files = [
-        (
-            "Kptfile".to_owned(),
-            kptfile(pkg.rsplit('/').next().unwrap_or(pkg), 0).into_bytes(),
-        ),
-        ("cm.yaml".to_owned(), format!("data: {ws}\n").into_bytes()),
-    ];
+    publish_req_with(pkg, ws, 1)
+}
+
+/// A package of a Kptfile and `resources` ConfigMap files.
+fn publish_req_with(pkg: &str, ws: &str, resources: usize) -> anyhow::Result<PublishRequest> {
+    let mut files = vec![(
+        "Kptfile".to_owned(),
+        kptfile(pkg.rsplit('/').next().unwrap_or(pkg), 0).into_bytes(),
+    )];
+    for r in 0..resources {
+        let name = if r == 0 {
+            "cm.yaml".to_owned()
+        } else {
+            format!("cm-{r:02}.yaml")
+        };
+        files.push((
+            name,
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{r}\ndata:\n  value: {ws}\n"
+            )
+            .into_bytes(),
+        ));
+    }
     Ok(PublishRequest {
         package: PackagePath::new(pkg)?,
         workspace: WorkspaceName::new(ws)?,
@@ -381,6 +397,13 @@ async fn main() -> anyhow::Result<()> {
         ms(median(small_pubs.clone())),
         runs(&small_pubs)
     );
+    let (fat_pubs, c) = publish_runs_with(&small, |i| format!("small/fat-{i:02}"), 50).await?;
+    println!(
+        "publish of a 50-resource package ({} existing revisions): median {} (runs: {}); {c}",
+        SMALL_PACKAGES * SMALL_REVISIONS + 10,
+        ms(median(fat_pubs.clone())),
+        runs(&fat_pubs)
+    );
     let (rss2, hwm2) = rss_kib();
     println!(
         "memory at end: RSS {} MiB, peak {} MiB; HTTP requests served: {}",
@@ -400,11 +423,20 @@ async fn publish_runs(
     repo: &GitRepository,
     pkg: impl Fn(usize) -> String,
 ) -> anyhow::Result<(Vec<Duration>, String)> {
+    publish_runs_with(repo, pkg, 1).await
+}
+
+/// Ten publishes of new packages of `resources` files each.
+async fn publish_runs_with(
+    repo: &GitRepository,
+    pkg: impl Fn(usize) -> String,
+    resources: usize,
+) -> anyhow::Result<(Vec<Duration>, String)> {
     let mut pubs = Vec::new();
     let c0 = cpu();
     for i in 0..10 {
         let t = Instant::now();
-        repo.publish(publish_req(&pkg(i), &format!("mine{i}"))?)
+        repo.publish(publish_req_with(&pkg(i), &format!("mine{i}"), resources)?)
             .await?;
         pubs.push(t.elapsed());
     }

@@ -25,6 +25,7 @@ mod kptfile;
 mod maintenance;
 mod mirror;
 mod objects;
+mod packed;
 mod publish;
 mod refs;
 mod repository;

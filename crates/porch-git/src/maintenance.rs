@@ -1,4 +1,5 @@
-//! Idle-time housekeeping of a mirror: keeping its commit-graph current.
+//! Idle-time housekeeping of a mirror: keeping its commit-graph current, and its objects
+//! in few packs.
 //!
 //! `git fetch` and `git push` both walk every local ref's commit (fetch marks them complete
 //! and checks connectivity against `--all`; push excludes every remote ref it has). With
@@ -7,13 +8,29 @@
 //! its queue is empty, never inside an operation, and as an incremental `--split` layer, so
 //! it costs no operation any latency. Commits newer than the graph are simply parsed as
 //! before, which is why it is refreshed only after a batch of ref updates.
+//!
+//! Every fetch adds a pack, and every publish one more (see [`crate::packed`]); lookups of
+//! a missing object try every pack, so when a batch of updates has left more than
+//! [`PACK_LIMIT`] packs (or many loose objects), `git gc --auto` runs instead: it
+//! consolidates the packs and writes the commit-graph too. git's own locks keep it safe
+//! next to the worker's fetches, pushes and ref updates.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::mirror::MirrorState;
 
 /// Ref updates (fetched or pushed) after which the graph is refreshed.
 const GRAPH_EVERY: usize = 64;
+
+/// More packs than this and the next housekeeping is a `git gc --auto`, told the same
+/// limit (git's default `gc.autoPackLimit` is 50).
+const PACK_LIMIT: usize = 40;
+const GC_PACK_LIMIT: &str = "gc.autoPackLimit=40";
+
+/// Loose objects in one fan-out directory above which gc runs (git estimates the same
+/// way: `gc.auto` 6700 over 256 directories is about 27 per directory).
+const LOOSE_PER_DIR_LIMIT: usize = 27;
 
 /// Debt recorded after a fresh clone: the whole history is outside the graph.
 pub(crate) const AFTER_CLONE: usize = usize::MAX / 2;
@@ -43,20 +60,34 @@ pub(crate) fn when_idle(state: &mut MirrorState) {
         return;
     }
     // Only local work: no network, no credentials. A failure is harmless (the graph is an
-    // optional index) and retried after the next batch of updates.
+    // optional index, packs are an optimisation) and retried after the next batch.
     state.graph_debt = 0;
-    let spawned = Command::new("git")
-        .arg("--git-dir")
-        .arg(&state.path)
-        .args([
+    let gc = needs_gc(&state.path);
+    let task: &[&str] = if gc {
+        // Not detached: the child is tracked like the graph writer, one at a time.
+        &[
             "-c",
-            "core.hooksPath=/dev/null",
+            "gc.autoDetach=false",
+            "-c",
+            GC_PACK_LIMIT,
+            "gc",
+            "--auto",
+            "--quiet",
+        ]
+    } else {
+        &[
             "commit-graph",
             "write",
             "--reachable",
             "--split",
             "--no-progress",
-        ])
+        ]
+    };
+    let spawned = Command::new("git")
+        .arg("--git-dir")
+        .arg(&state.path)
+        .args(["-c", "core.hooksPath=/dev/null"])
+        .args(task)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(Stdio::null())
@@ -65,16 +96,105 @@ pub(crate) fn when_idle(state: &mut MirrorState) {
         .spawn();
     match spawned {
         Ok(child) => {
-            tracing::debug!(path = %state.path.display(), "writing commit-graph");
+            tracing::debug!(path = %state.path.display(), gc, "housekeeping started");
             state.graph_writer = Some(child);
         }
         Err(e) => tracing::warn!(error = %e, "cannot run git commit-graph"),
     }
 }
 
+/// Too many packs, or many loose objects (sampled in one fan-out directory as git does)?
+fn needs_gc(git_dir: &Path) -> bool {
+    let count = |dir: std::path::PathBuf, keep: &dyn Fn(&std::fs::DirEntry) -> bool| {
+        std::fs::read_dir(dir).map_or(0, |d| d.filter_map(Result::ok).filter(keep).count())
+    };
+    let packs = count(git_dir.join("objects/pack"), &|e| {
+        e.path().extension().is_some_and(|x| x == "pack")
+    });
+    let loose = count(git_dir.join("objects/17"), &|_| true);
+    packs > PACK_LIMIT || loose > LOOSE_PER_DIR_LIMIT
+}
+
 /// Waits for a running graph writer (before the mirror directory is replaced or dropped).
 pub(crate) fn finish(state: &mut MirrorState) {
     if let Some(mut child) = state.graph_writer.take() {
         let _ = child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packed::{NewCommits, write_packed};
+
+    fn packs(dir: &Path) -> usize {
+        std::fs::read_dir(dir.join("objects/pack"))
+            .expect("pack dir")
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+            .count()
+    }
+
+    #[test]
+    fn gc_is_told_our_pack_limit() {
+        assert_eq!(GC_PACK_LIMIT, format!("gc.autoPackLimit={PACK_LIMIT}"));
+    }
+
+    #[test]
+    fn many_packs_are_consolidated_when_idle() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = git2::Repository::init_bare(dir.path()).expect("init");
+        let sig = git2::Signature::now("t", "t@example.com").expect("sig");
+        let mut parent: Option<git2::Oid> = None;
+        for i in 0..PACK_LIMIT + 5 {
+            let c = write_packed(&repo, dir.path(), |w| {
+                let mut tb = w.treebuilder(None)?;
+                tb.insert("f", w.blob(format!("{i}").as_bytes())?, 0o100644)?;
+                let tree = w.find_tree(tb.write()?)?;
+                let parents: Vec<git2::Commit<'_>> = parent
+                    .map(|p| w.find_commit(p))
+                    .transpose()?
+                    .into_iter()
+                    .collect();
+                let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
+                let c = w.commit(None, &sig, &sig, "m", &tree, &refs)?;
+                Ok((
+                    c,
+                    NewCommits {
+                        tips: vec![c],
+                        known: parent.into_iter().collect(),
+                    },
+                ))
+            })
+            .expect("write");
+            parent = Some(c);
+        }
+        let tip = parent.expect("commits");
+        repo.reference("refs/heads/main", tip, true, "test")
+            .expect("ref");
+        assert_eq!(packs(dir.path()), PACK_LIMIT + 5);
+
+        let mut state = crate::mirror::MirrorState::new(repo, dir.path().to_owned());
+        note_ref_updates(&mut state, GRAPH_EVERY);
+        when_idle(&mut state);
+        finish(&mut state);
+        assert!(packs(dir.path()) < PACK_LIMIT, "gc consolidated the packs");
+        let repo = git2::Repository::open_bare(dir.path()).expect("reopen");
+        assert_eq!(
+            repo.find_commit(tip)
+                .expect("tip kept")
+                .tree()
+                .expect("tree")
+                .len(),
+            1
+        );
+        // Below the limits the housekeeping is the commit-graph again.
+        note_ref_updates(&mut state, GRAPH_EVERY);
+        when_idle(&mut state);
+        finish(&mut state);
+        assert!(
+            dir.path().join("objects/info/commit-graphs").is_dir()
+                || dir.path().join("objects/info/commit-graph").is_file()
+        );
     }
 }

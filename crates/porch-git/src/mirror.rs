@@ -40,6 +40,23 @@ pub(crate) struct MirrorState {
     pub local_refs: Option<HashMap<String, git2::Oid>>,
 }
 
+impl MirrorState {
+    /// A fresh state for the mirror `repo` at `path`.
+    pub(crate) fn new(repo: git2::Repository, path: PathBuf) -> Self {
+        MirrorState {
+            repo,
+            path,
+            caches: Caches::default(),
+            indexes: HashMap::new(),
+            graph_debt: 0,
+            graph_writer: None,
+            sessions: crate::smart::Sessions::default(),
+            ref_log: RefLog::default(),
+            local_refs: None,
+        }
+    }
+}
+
 /// The refs a mirror's worker moved, in order, so each registration's discovery can catch up
 /// by re-reading just those instead of all refs (thousands of tags). A registration that fell
 /// behind the kept window, or any change not logged (a clone, a failed update), re-reads all.
@@ -117,17 +134,7 @@ impl Mirror {
             opts.bare(true).initial_head("main");
             git2::Repository::init_opts(&path, &opts)?
         };
-        let state = MirrorState {
-            repo,
-            path: path.clone(),
-            caches: Caches::default(),
-            indexes: HashMap::new(),
-            graph_debt: 0,
-            graph_writer: None,
-            sessions: crate::smart::Sessions::default(),
-            ref_log: RefLog::default(),
-            local_refs: None,
-        };
+        let state = MirrorState::new(repo, path.clone());
         Ok(Arc::new(Mirror {
             url: url.to_owned(),
             path,

@@ -16,6 +16,7 @@ use crate::annotation;
 use crate::discovery::{Entry, Snapshot};
 use crate::error::GitError;
 use crate::mirror::MirrorState;
+use crate::packed;
 use crate::refs::RefName;
 use crate::tree;
 use crate::worker::{self, OpContext};
@@ -51,7 +52,16 @@ fn publish_once(
     let revision = next_revision(snap, req);
     let t = std::time::Instant::now();
     let head = worker::branch_head(&state.repo, &ctx.scope.branch);
-    let (tag, updates) = build_commits(state, ctx, req, snap, head, revision)?;
+    let (tag, updates) = packed::write_packed(&state.repo, &state.path, |repo| {
+        let (tag, updates) = build_commits(repo, ctx, req, snap, head, revision)?;
+        let tips = updates.iter().filter_map(|(_, new, _)| *new).collect();
+        let known = updates
+            .iter()
+            .filter_map(|(_, _, expected)| *expected)
+            .chain(head)
+            .collect();
+        Ok(((tag, updates), packed::NewCommits { tips, known }))
+    })?;
     let built = t.elapsed();
     worker::push_and_apply(state, ctx, &updates)?;
     tracing::debug!(
@@ -77,7 +87,7 @@ type Updates = Vec<(RefName, Option<git2::Oid>, Option<git2::Oid>)>;
 
 /// Writes the draft and approval commits; returns the tag and the ref updates to push.
 fn build_commits(
-    state: &MirrorState,
+    repo: &git2::Repository,
     ctx: &OpContext,
     req: &PublishRequest,
     snap: &Snapshot,
@@ -86,7 +96,6 @@ fn build_commits(
 ) -> Result<(RefName, Updates), GitError> {
     let full = req.package.in_directory(&ctx.scope.dir);
     let ws = req.workspace.as_str();
-    let repo = &state.repo;
     let head_tree = head
         .map(|h| repo.find_commit(h).and_then(|c| c.tree()))
         .transpose()?

@@ -19,7 +19,7 @@
 mod advert;
 mod fetch;
 mod http;
-mod pack;
+pub(crate) mod pack;
 pub(crate) mod pktline;
 mod push;
 
@@ -55,6 +55,17 @@ pub(crate) enum SmartError {
 }
 
 impl SmartError {
+    /// The adapter's error for a failure on the local mirror (packing objects).
+    pub(crate) fn into_local(self) -> GitError {
+        match self {
+            SmartError::Git(e) => GitError::Git(e),
+            other => GitError::Command {
+                args: "pack-objects (in process)".into(),
+                stderr: other.to_string(),
+            },
+        }
+    }
+
     /// The adapter's error for an exchange with `url`.
     pub(crate) fn into_git(self, url: &str) -> GitError {
         match self {
