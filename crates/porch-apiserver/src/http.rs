@@ -121,7 +121,7 @@ fn json_response(code: StatusCode, content_type: &str, body: &Value) -> Response
             CONTENT_TYPE,
             HeaderValue::from_str(content_type).unwrap_or(HeaderValue::from_static(JSON)),
         )],
-        bytes,
+        crate::body::sliced(bytes),
     )
         .into_response()
 }
@@ -663,7 +663,12 @@ fn list_response(
         out.extend_from_slice(item);
     }
     out.extend_from_slice(b"]}");
-    (StatusCode::OK, [(CONTENT_TYPE, JSON)], out).into_response()
+    (
+        StatusCode::OK,
+        [(CONTENT_TYPE, JSON)],
+        crate::body::sliced(out),
+    )
+        .into_response()
 }
 
 async fn watch(

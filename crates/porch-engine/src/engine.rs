@@ -32,8 +32,9 @@ pub(crate) const FULL: ListFilter = ListFilter {
 };
 
 /// How many events a slow subscriber may lag behind before it sees `Lagged` (and must relist).
-/// Registering a hundred repositories at once emits an ADDED per revision in a burst.
-const EVENT_BUFFER: usize = 16_384;
+/// Registering a hundred repositories at once emits an ADDED per revision in a burst (1,024
+/// overflowed). The buffer also keeps its last events alive (memory), hence not larger.
+const EVENT_BUFFER: usize = 8_192;
 
 /// One registered repository.
 struct RepoState {

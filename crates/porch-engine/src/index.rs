@@ -7,7 +7,7 @@
 //! revisions are loaded once per commit (`git_kpt`), those of drafts when their files are
 //! written, and object metadata is kept by object name (`meta`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use porch_core::lifecycle::Lifecycle;
@@ -35,6 +35,9 @@ pub(crate) struct RepoIndex {
     pub meta: BTreeMap<String, ObjectMeta>,
     /// Kptfile fields of git revisions, by object name, with the commit they were read at.
     pub git_kpt: HashMap<String, (String, Arc<KptInfo>)>,
+    /// One shared copy of each distinct set of Kptfile fields: most revisions of a
+    /// repository carry the same ones (12,000 copies were 6.5 MB in the API benchmark).
+    pub kpt_interned: HashSet<Arc<KptInfo>>,
     /// The repository is a deployment repository.
     pub deployment: bool,
     /// Has a full listing been loaded?
@@ -71,7 +74,14 @@ impl RepoIndex {
     /// Records Kptfile fields read for git revisions (name, commit, fields).
     pub(crate) fn add_kpt(&mut self, loaded: Vec<(String, String, Arc<KptInfo>)>) {
         for (name, commit, info) in loaded {
-            self.git_kpt.insert(name, (commit, info));
+            let shared = match self.kpt_interned.get(&info) {
+                Some(existing) => Arc::clone(existing),
+                None => {
+                    self.kpt_interned.insert(Arc::clone(&info));
+                    info
+                }
+            };
+            self.git_kpt.insert(name, (commit, shared));
         }
     }
 
@@ -79,6 +89,8 @@ impl RepoIndex {
     fn prune_kpt(&mut self) {
         let git = &self.git;
         self.git_kpt.retain(|name, _| git.contains_key(name));
+        // Interned copies nobody else holds any more.
+        self.kpt_interned.retain(|k| Arc::strong_count(k) > 1);
     }
 
     /// Apply a sync's change report.
@@ -336,5 +348,38 @@ fn lifecycle_rank(l: Lifecycle) -> u8 {
         Lifecycle::Proposed => 1,
         Lifecycle::Published => 2,
         Lifecycle::DeletionProposed => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(label: &str) -> Arc<KptInfo> {
+        let mut k = KptInfo::default();
+        k.package_metadata.labels.insert("app".into(), label.into());
+        Arc::new(k)
+    }
+
+    #[test]
+    fn equal_kptfile_fields_are_kept_once_and_forgotten_with_their_revisions() {
+        let mut ix = RepoIndex::default();
+        ix.add_kpt(vec![
+            ("a".into(), "c1".into(), info("x")),
+            ("b".into(), "c2".into(), info("x")),
+            ("c".into(), "c3".into(), info("y")),
+        ]);
+        let a = ix.kpt_at("a", "c1").expect("a");
+        let b = ix.kpt_at("b", "c2").expect("b");
+        let c = ix.kpt_at("c", "c3").expect("c");
+        assert!(Arc::ptr_eq(a, b), "equal fields share one copy");
+        assert!(!Arc::ptr_eq(a, c));
+        assert_eq!(a.package_metadata.labels["app"], "x");
+        assert_eq!(ix.kpt_interned.len(), 2);
+        assert!(ix.kpt_at("a", "other-commit").is_none());
+        // None of them is in git: their fields and the interned copies go.
+        ix.replace_git(Vec::new());
+        assert!(ix.git_kpt.is_empty());
+        assert!(ix.kpt_interned.is_empty());
     }
 }

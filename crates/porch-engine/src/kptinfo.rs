@@ -13,7 +13,7 @@ use crate::error::{EngineError, Result};
 use crate::model::{Condition, PackageMetadata};
 
 /// The served Kptfile fields of one revision.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct KptInfo {
     pub package_metadata: PackageMetadata,
     pub readiness_gates: Vec<String>,

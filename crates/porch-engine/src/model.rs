@@ -73,7 +73,7 @@ pub struct PackageRevision {
 }
 
 /// `spec.packageMetadata` (mirrors the Kptfile's `metadata.labels`/`annotations`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PackageMetadata {
     /// Kptfile `metadata.labels`.
     #[serde(default)]
@@ -84,7 +84,7 @@ pub struct PackageMetadata {
 }
 
 /// One `status.conditions` entry (the Kptfile's condition shape, not `metav1.Condition`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Condition {
     /// `type`.
     #[serde(rename = "type")]

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use crate::discovery::RepoIndex;
 use crate::error::GitError;
@@ -103,7 +103,9 @@ impl RefLog {
 ///
 /// Jobs queue in order and run one at a time on a worker thread that exists only while
 /// there is work: the first job queued on an idle mirror starts a thread, which runs
-/// every queued job, then the idle-time housekeeping, and ends when the queue is empty.
+/// every queued job, then the idle-time housekeeping, and ends when no job has come for
+/// [`LINGER`] (so a caller issuing jobs one after another, such as reading a Kptfile per
+/// revision, does not start a thread per job).
 /// A permanent thread per mirror would keep the memory its jobs freed: allocators with
 /// per-thread heaps (mimalloc, glibc's arenas) give a thread's free pages back only when
 /// that thread next allocates or exits, and a hundred idle mirror threads held hundreds of
@@ -111,7 +113,16 @@ impl RefLog {
 pub(crate) struct Mirror {
     url: String,
     path: PathBuf,
-    queue: Arc<Mutex<Queue>>,
+    shared: Arc<Shared>,
+}
+
+/// How long an idle worker waits for another job before its thread ends.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(200);
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Signalled when a job is queued or the mirror closes.
+    wake: Condvar,
 }
 
 struct Queue {
@@ -138,12 +149,15 @@ impl Mirror {
         Ok(Arc::new(Mirror {
             url: url.to_owned(),
             path,
-            queue: Arc::new(Mutex::new(Queue {
-                jobs: VecDeque::new(),
-                state: Some(state),
-                closed: false,
-                thread_name: format!("git-mirror:{}", mirror_dir_name(url)),
-            })),
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue {
+                    jobs: VecDeque::new(),
+                    state: Some(state),
+                    closed: false,
+                    thread_name: format!("git-mirror:{}", mirror_dir_name(url)),
+                }),
+                wake: Condvar::new(),
+            }),
         }))
     }
 
@@ -186,26 +200,29 @@ impl Mirror {
     /// Queues a job and starts a worker if none is running.
     fn enqueue(&self, job: Job) -> Result<(), GitError> {
         let (state, name) = {
-            let mut q = lock(&self.queue);
+            let mut q = lock(&self.shared.queue);
             q.jobs.push_back(job);
             match q.state.take() {
                 Some(state) => (state, q.thread_name.clone()),
-                // A worker is running; it takes the job before it stops.
-                None => return Ok(()),
+                // A worker is running (or lingering); it takes the job before it stops.
+                None => {
+                    self.shared.wake.notify_one();
+                    return Ok(());
+                }
             }
         };
-        let queue = Arc::clone(&self.queue);
+        let shared = Arc::clone(&self.shared);
         // The state moves into the closure; if the thread cannot start, `spawn` hands the
         // closure back only inside its error, so keep a way to restore the state.
         let slot: Arc<Mutex<Option<MirrorState>>> = Arc::new(Mutex::new(Some(state)));
         let for_worker = Arc::clone(&slot);
         let started = std::thread::Builder::new().name(name).spawn(move || {
             if let Some(state) = lock(&for_worker).take() {
-                work(&queue, state);
+                work(&shared, state);
             }
         });
         if let Err(e) = started {
-            let mut q = lock(&self.queue);
+            let mut q = lock(&self.shared.queue);
             // Nothing can run the queued jobs: drop them (their callers see WorkerGone).
             q.jobs.clear();
             q.state = lock(&slot).take();
@@ -218,10 +235,11 @@ impl Mirror {
 impl Drop for Mirror {
     fn drop(&mut self) {
         let idle = {
-            let mut q = lock(&self.queue);
+            let mut q = lock(&self.shared.queue);
             q.closed = true;
             q.state.take()
         };
+        self.shared.wake.notify_one();
         // An idle mirror is finished on a thread of its own: finishing waits for a running
         // commit-graph writer, and the state owns an HTTP runtime, which must not be
         // dropped inside the async context the last handle may be dropped in. A running
@@ -238,16 +256,23 @@ impl Drop for Mirror {
 }
 
 /// A worker: runs queued jobs in order, then housekeeping, and stops when nothing is queued.
-fn work(queue: &Mutex<Queue>, mut state: MirrorState) {
+fn work(shared: &Shared, mut state: MirrorState) {
     loop {
-        let next = lock(queue).jobs.pop_front();
+        let next = lock(&shared.queue).jobs.pop_front();
         if let Some(job) = next {
             job(&mut state);
             continue;
         }
         // Housekeeping only when no job is waiting, so it never delays a queued operation.
         crate::maintenance::when_idle(&mut state);
-        let mut q = lock(queue);
+        let mut q = lock(&shared.queue);
+        if q.jobs.is_empty() && !q.closed {
+            q = shared
+                .wake
+                .wait_timeout_while(q, LINGER, |q| q.jobs.is_empty() && !q.closed)
+                .map(|(q, _)| q)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
         if !q.jobs.is_empty() {
             continue;
         }
@@ -372,7 +397,12 @@ mod tests {
             })
             .await
             .expect("job");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let again = mirror
+            .run(|_| std::thread::current().id())
+            .await
+            .expect("job");
+        assert_eq!(first, again, "a job right after another reuses the worker");
+        tokio::time::sleep(super::LINGER * 2).await;
         let (second, debt) = mirror
             .run(|state| (std::thread::current().id(), state.graph_debt))
             .await

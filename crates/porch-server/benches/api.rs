@@ -50,7 +50,8 @@ impl Drop for ServerProcess {
         let _ = Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
             .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        // Open watches hold the server for its shutdown grace period (10 s by default).
+        let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if matches!(self.0.try_wait(), Ok(Some(_))) {
                 return;
