@@ -179,7 +179,14 @@ impl Engine {
                 };
                 (content, Some(stored))
             }
-            Origin::Git => (PublishContent::MirroredDraft, None),
+            Origin::Git => (
+                PublishContent::MirroredDraft {
+                    expected_commit: self
+                        .with_index(id, |ix| ix.git.get(name.as_str()).map(|m| m.commit.clone()))
+                        .flatten(),
+                },
+                None,
+            ),
         };
         let published = repo
             .publish(PublishRequest {
