@@ -206,9 +206,11 @@ impl Engine {
         expected: Option<String>,
     ) -> Result<Done> {
         let d = &stored.meta;
-        // Porch's commit message follows the task (spec §11.3): a new branch starts with the
-        // creating task, which discovery reads back as `spec.tasks`; later writes are renders.
-        let task = if expected.is_none() {
+        // Porch's commit message follows the task (spec §11.3): a draft's first commit
+        // carries its creating task, which discovery reads back as `spec.tasks` (also on a
+        // branch a deleted draft of the same name left); later writes are renders.
+        let first = expected.is_none() || d.mirror.as_ref().is_none_or(|m| m.version == 0);
+        let task = if first {
             d.tasks.first().cloned()
         } else {
             Some(Task {

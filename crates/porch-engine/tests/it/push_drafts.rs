@@ -479,3 +479,41 @@ async fn an_approval_cut_short_leaves_no_stale_draft() -> anyhow::Result<()> {
     assert!(draft_refs(&w.remote_dir("r.git")).is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_draft_created_again_takes_over_the_branch_its_deleted_namesake_left()
+-> anyhow::Result<()> {
+    let w = World::pushing()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let dir = w.remote_dir("r.git");
+    w.engine.create(init_req("r", "app", "ws")).await?;
+    put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
+    let old = head(&dir, "drafts/app/ws").expect("branch").0;
+
+    let away = dir.with_extension("away");
+    std::fs::rename(&dir, &away)?;
+    w.engine.delete(NS, "r.app.ws", None).await?;
+    let again = w.engine.create(init_req("r", "app", "ws")).await?;
+    assert!(mirror_condition(&again).is_some());
+    std::fs::rename(&away, &dir)?;
+    w.engine.sync(NS, &"r".parse()?).await?;
+
+    let listed: Vec<String> = w
+        .list()
+        .iter()
+        .map(|p| format!("{} {:?}", p.name(), p.origin))
+        .collect();
+    assert_eq!(listed, vec!["r.app.ws Store"]);
+    assert_eq!(mirror_condition(&w.engine.get(NS, "r.app.ws")?), None);
+    let (_, msg, parents) = head(&dir, "drafts/app/ws").expect("branch");
+    assert_eq!(parents, vec![old], "written on top of what was there");
+    assert!(msg.starts_with("Creating new empty revision\n"), "{msg}");
+    assert_eq!(
+        file_at(&dir, "drafts/app/ws", "app/cm.yaml"),
+        None,
+        "the new draft's files"
+    );
+    assert_eq!(w.stored_drafts()?, 1);
+    Ok(())
+}
