@@ -100,8 +100,13 @@ pub enum PublishContent {
         /// Creation task.
         task: Option<Task>,
     },
-    /// The draft or proposed branch already in git (mirrored drafts, or written by Go Porch).
-    MirroredDraft,
+    /// The draft or proposed branch already in git (mirrored drafts, or written by Go Porch);
+    /// it is deleted in the same push as the tag and branch update, as Porch's approval does.
+    MirroredDraft {
+        /// The branch head the caller last saw; a branch that moved since is a `Conflict`
+        /// (`None`: publish whatever the branch holds).
+        expected_commit: Option<String>,
+    },
 }
 
 /// Publish one revision: the adapter assigns `max(published)+1`, merges onto the

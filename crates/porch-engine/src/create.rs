@@ -120,6 +120,11 @@ impl Engine {
             });
         }
 
+        // A deleted draft of this name whose branch is not deleted yet: the new draft takes
+        // its record and its branch (written next, on top of the old head).
+        let tombstone = self
+            .with_index(&id, |ix| ix.tombstones.get(name.as_str()).cloned())
+            .flatten();
         let meta = DraftMeta {
             namespace: req.namespace.clone(),
             repository: id.1.clone(),
@@ -130,6 +135,16 @@ impl Engine {
             upstream_lock,
             created: now(),
             resource_version: 0,
+            content_version: 0,
+            mirror: tombstone.as_ref().and_then(|t| t.mirror.clone()).map(|m| {
+                crate::drafts::Mirror {
+                    version: 0,
+                    failure: None,
+                    failure_version: 0,
+                    ..m
+                }
+            }),
+            deleted: false,
             kpt: Default::default(),
         };
         let draft = StoredDraft::new(meta, &rendered.files);
@@ -142,7 +157,10 @@ impl Engine {
         );
         // A record left by an earlier revision of this name is replaced, never inherited.
         let stale = self.object_meta(&id, name.as_str()).is_some();
-        let mut changes = vec![Change::PutDraft(Box::new(draft), at(None))];
+        let mut changes = vec![Change::PutDraft(
+            Box::new(draft),
+            at(tombstone.as_ref().map(|t| t.resource_version)),
+        )];
         let store_meta = !object.same_content(&ObjectMeta::default());
         if store_meta {
             changes.push(Change::PutMeta {
@@ -168,10 +186,11 @@ impl Engine {
                 ),
                 other => other,
             })?;
-        meta.resource_version = rvs.first().copied().unwrap_or_default();
+        meta.written(rvs.first().copied().unwrap_or_default());
         object.resource_version = rvs.get(1).copied().unwrap_or_default();
         tracing::info!("draft created");
         self.mutate(&id, |ix| {
+            ix.tombstones.remove(name.as_str());
             ix.drafts.insert(name.as_str().to_owned(), meta);
             if store_meta {
                 ix.meta.insert(name.as_str().to_owned(), object);
@@ -179,6 +198,7 @@ impl Engine {
                 ix.meta.remove(name.as_str());
             }
         });
+        self.mirror_after_write(&id, name.as_str()).await;
         self.get(&id.0, name.as_str())
     }
 

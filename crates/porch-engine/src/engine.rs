@@ -17,8 +17,11 @@ use tracing::Instrument;
 use crate::error::{EngineError, Result};
 use crate::index::{self, RepoId, RepoIndex};
 use crate::inflight::InFlight;
-use crate::model::{EngineEvent, ListOptions, Origin, PackageRevision, RegisterOptions};
+use crate::model::{
+    EngineEvent, EngineOptions, ListOptions, Origin, PackageRevision, RegisterOptions,
+};
 use crate::queue::SerialQueue;
+use crate::reconcile::MirrorRetry;
 use crate::store::Store;
 
 /// Listings the index loads: with each revision's creating task (`spec.tasks`), which the
@@ -41,12 +44,15 @@ struct RepoState {
     repo: Arc<dyn Repository>,
     queue: SerialQueue,
     index: RepoIndex,
+    /// Retry timer of its mirror branches (`reconcile.rs`).
+    retry: Arc<MirrorRetry>,
 }
 
 pub(crate) struct Inner {
     repos: RwLock<HashMap<RepoId, RepoState>>,
     pub(crate) store: Store,
     pub(crate) runtime: Arc<dyn FunctionRuntime>,
+    pub(crate) options: EngineOptions,
     events: broadcast::Sender<EngineEvent>,
     /// Operations in progress, for Porch's try-locks.
     pub(crate) in_flight: InFlight,
@@ -69,12 +75,22 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// An engine keeping drafts in `store` and rendering with `runtime`.
     pub fn new(store: Arc<dyn MetadataStore>, runtime: Arc<dyn FunctionRuntime>) -> Self {
+        Self::with_options(store, runtime, EngineOptions::default())
+    }
+
+    /// [`Engine::new`] with engine-wide `options` (e.g. mirroring drafts to git).
+    pub fn with_options(
+        store: Arc<dyn MetadataStore>,
+        runtime: Arc<dyn FunctionRuntime>,
+        options: EngineOptions,
+    ) -> Self {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Engine {
             inner: Arc::new(Inner {
                 repos: RwLock::new(HashMap::new()),
                 store: Store::new(store),
                 runtime,
+                options,
                 events,
                 in_flight: InFlight::default(),
                 fetcher: RwLock::new(None),
@@ -111,9 +127,10 @@ impl Engine {
     }
 
     /// Registers a repository of `namespace`: loads its drafts and object metadata from the
-    /// store and syncs it. A failing sync does not fail the registration (the repository
-    /// shows as not ready and lists what it has); it is returned by
-    /// [`Engine::repository_status`]. Must be called inside a tokio runtime.
+    /// store and syncs it (which brings lagging mirror branches of its drafts up to date).
+    /// A failing sync does not fail the registration (the repository shows as not ready and
+    /// lists what it has); it is returned by [`Engine::repository_status`]. Must be called
+    /// inside a tokio runtime.
     pub async fn register_with(
         &self,
         namespace: &str,
@@ -140,12 +157,18 @@ impl Engine {
                         deployment: options.deployment,
                         ..RepoIndex::default()
                     },
+                    retry: Arc::default(),
                 },
             );
         }
         self.mutate(&id, |ix| {
             for d in drafts {
-                ix.drafts.insert(d.key().name().as_str().to_owned(), d);
+                let name = d.key().name().as_str().to_owned();
+                if d.deleted {
+                    ix.tombstones.insert(name, d);
+                } else {
+                    ix.drafts.insert(name, d);
+                }
             }
             ix.meta.extend(metas);
         });
@@ -185,7 +208,8 @@ impl Engine {
         }
     }
 
-    /// Fetches the repository and applies what changed (serialized with its writes).
+    /// Fetches the repository and applies what changed (serialized with its writes); then
+    /// brings lagging mirror branches of its drafts up to date.
     pub async fn sync(&self, namespace: &str, name: &RepositoryName) -> Result<()> {
         let id: RepoId = (namespace.to_owned(), name.clone());
         let (repo, queue) = self.handle(&id)?;
@@ -194,50 +218,57 @@ impl Engine {
         queue
             .run(
                 async move {
-                    let loaded = this.with_index(&id, |ix| ix.loaded).unwrap_or(false);
-                    let result = match repo.sync().await {
-                        Ok(report) if loaded => Ok(Some(with_tasks(repo.as_ref(), report).await)),
-                        Ok(_) => match repo.list(FULL).await {
-                            Ok(all) => {
-                                let kpt = this.load_kpt(&id, repo.as_ref(), &all).await;
-                                this.mutate(&id, |ix| {
-                                    ix.replace_git(all);
-                                    ix.add_kpt(kpt);
-                                });
-                                Ok(None)
-                            }
-                            Err(e) => Err(e),
-                        },
-                        Err(e) => Err(e),
-                    };
-                    match result {
-                        Ok(Some(report)) => {
-                            let metas: Vec<_> = report
-                                .added
-                                .iter()
-                                .chain(&report.changed)
-                                .cloned()
-                                .collect();
-                            let kpt = this.load_kpt(&id, repo.as_ref(), &metas).await;
-                            if !report.is_empty() {
-                                this.mutate(&id, |ix| {
-                                    ix.apply_report(report);
-                                    ix.add_kpt(kpt);
-                                });
-                            }
-                            Ok(())
-                        }
-                        Ok(None) => Ok(()),
-                        Err(e) => {
-                            let msg = e.to_string();
-                            this.mutate(&id, |ix| ix.error = Some(msg));
-                            Err(EngineError::repo(&id.1, e))
-                        }
-                    }
+                    this.sync_now(&id, &repo).await?;
+                    this.reconcile_mirrors_now(&id, &repo).await;
+                    Ok(())
                 }
                 .instrument(span),
             )
             .await?
+    }
+
+    /// The body of [`Engine::sync`], for jobs already on the repository's queue.
+    pub(crate) async fn sync_now(&self, id: &RepoId, repo: &Arc<dyn Repository>) -> Result<()> {
+        let loaded = self.with_index(id, |ix| ix.loaded).unwrap_or(false);
+        let result = match repo.sync().await {
+            Ok(report) if loaded => Ok(Some(with_tasks(repo.as_ref(), report).await)),
+            Ok(_) => match repo.list(FULL).await {
+                Ok(all) => {
+                    let kpt = self.load_kpt(id, repo.as_ref(), &all).await;
+                    self.mutate(id, |ix| {
+                        ix.replace_git(all);
+                        ix.add_kpt(kpt);
+                    });
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(Some(report)) => {
+                let metas: Vec<_> = report
+                    .added
+                    .iter()
+                    .chain(&report.changed)
+                    .cloned()
+                    .collect();
+                let kpt = self.load_kpt(id, repo.as_ref(), &metas).await;
+                if !report.is_empty() {
+                    self.mutate(id, |ix| {
+                        ix.apply_report(report);
+                        ix.add_kpt(kpt);
+                    });
+                }
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => {
+                let msg = e.to_string();
+                self.mutate(id, |ix| ix.error = Some(msg));
+                Err(EngineError::repo(&id.1, e))
+            }
+        }
     }
 
     /// Applies a change report obtained elsewhere (e.g. a `porch_git::SyncLoop` callback).
@@ -254,7 +285,9 @@ impl Engine {
         }
         let id = (namespace.to_owned(), name.clone());
         self.mutate(&id, |ix| ix.apply_report(report));
-        self.spawn_kpt_fill(id);
+        self.spawn_kpt_fill(id.clone());
+        // The remote answers again: a good moment for mirror branches that lag.
+        self.spawn_mirror_reconcile(id);
     }
 
     /// The adapter's status plus the last sync error the engine saw.
@@ -353,6 +386,10 @@ impl Engine {
             .ok_or_else(|| {
                 EngineError::NotFound(format!("repositories.config.porch.kpt.dev \"{}\"", id.1))
             })
+    }
+
+    pub(crate) fn retry_of(&self, id: &RepoId) -> Option<Arc<MirrorRetry>> {
+        self.read_repos().get(id).map(|s| s.retry.clone())
     }
 
     pub(crate) fn with_index<R>(&self, id: &RepoId, f: impl FnOnce(&RepoIndex) -> R) -> Option<R> {

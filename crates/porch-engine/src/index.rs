@@ -11,14 +11,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use porch_core::lifecycle::Lifecycle;
-use porch_core::names::{PackagePath, RepositoryName};
+use porch_core::names::{PackagePath, RepositoryName, Revision};
 use porch_core::repository::ChangeReport;
 use porch_core::revision::PackageRevisionMeta;
 use porch_core::store::EventType;
 
 use crate::drafts::DraftMeta;
 use crate::kptinfo::KptInfo;
-use crate::model::{EngineEvent, LATEST_REVISION_LABEL, Origin, PackageRevision};
+use crate::model::{
+    Condition, EngineEvent, GIT_MIRROR_CONDITION, LATEST_REVISION_LABEL, Origin, PackageRevision,
+};
 use crate::objmeta::ObjectMeta;
 
 /// Repositories are identified by (namespace, name).
@@ -31,6 +33,9 @@ pub(crate) struct RepoIndex {
     pub git: BTreeMap<String, PackageRevisionMeta>,
     /// Drafts/proposed revisions in the store, by object name (they shadow git entries).
     pub drafts: BTreeMap<String, DraftMeta>,
+    /// Deleted drafts whose mirror branch is not deleted yet, by object name: they hide the
+    /// branch's git entry, so a deleted draft never comes back as a git draft.
+    pub tombstones: BTreeMap<String, DraftMeta>,
     /// Stored object metadata, by object name (any origin).
     pub meta: BTreeMap<String, ObjectMeta>,
     /// Kptfile fields of git revisions, by object name, with the commit they were read at.
@@ -131,6 +136,9 @@ impl RepoIndex {
         }
         let mut out = BTreeMap::new();
         for (name, m) in &self.git {
+            if self.hidden(name, m) {
+                continue;
+            }
             let is_latest = m.lifecycle.is_published()
                 && latest.get(&m.key.package) == Some(&m.key.revision.get());
             out.insert(name.clone(), self.git_view(namespace, name, m, is_latest));
@@ -147,7 +155,7 @@ impl RepoIndex {
         if let Some(d) = self.drafts.get(name) {
             return Some(self.draft_view(name, d));
         }
-        let m = self.git.get(name)?;
+        let m = self.git.get(name).filter(|m| !self.hidden(name, m))?;
         let numbered = |o: &PackageRevisionMeta| {
             o.lifecycle.is_published() && o.key.revision.is_published_number()
         };
@@ -166,10 +174,28 @@ impl RepoIndex {
     /// `clone` of an existing package, so a package that exists only as a Draft counts.
     pub(crate) fn packages(&self) -> BTreeSet<&PackagePath> {
         self.git
-            .values()
-            .map(|m| &m.key.package)
+            .iter()
+            .filter(|(name, m)| !self.hidden(name, m))
+            .map(|(_, m)| &m.key.package)
             .chain(self.drafts.values().map(|d| &d.package))
             .collect()
+    }
+
+    /// Is stored draft `d` (object `name`) published in git? Only an approval whose
+    /// removal of the draft's record was cut short leaves both (create refuses a published
+    /// workspace).
+    pub(crate) fn published_in_git(&self, name: &str, d: &DraftMeta) -> bool {
+        self.git.get(name).is_some_and(|m| {
+            m.key.revision.is_published_number()
+                && m.lifecycle.is_published()
+                && m.key.package == d.package
+                && m.key.workspace == d.workspace
+        })
+    }
+
+    /// Is git entry `name` the branch of a deleted draft (whose deletion is pending)?
+    fn hidden(&self, name: &str, m: &PackageRevisionMeta) -> bool {
+        m.key.revision == Revision::UNPUBLISHED && self.tombstones.contains_key(name)
     }
 }
 
@@ -236,9 +262,7 @@ impl RepoIndex {
         let meta = self.meta.get(name);
         // The store's resourceVersion is one counter for all records, so the larger of the
         // two records' versions changes whenever either does.
-        let rv = meta
-            .map_or(0, |m| m.resource_version)
-            .max(d.resource_version);
+        let rv = meta.map_or(0, |m| m.resource_version).max(d.view_version());
         let mut pr = PackageRevision {
             namespace: d.namespace.clone(),
             key: d.key(),
@@ -263,6 +287,14 @@ impl RepoIndex {
             deletion_timestamp: None,
         };
         set_kpt(&mut pr, &d.kpt);
+        if let Some(f) = d.mirror.as_ref().and_then(|m| m.failure.as_ref()) {
+            pr.conditions.push(Condition {
+                condition_type: GIT_MIRROR_CONDITION.to_owned(),
+                status: "False".to_owned(),
+                reason: f.reason.clone(),
+                message: f.message.clone(),
+            });
+        }
         set_meta(&mut pr, meta);
         pr
     }

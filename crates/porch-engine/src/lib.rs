@@ -9,6 +9,13 @@
 //!   when a revision enters the index;
 //! - stores **drafts and proposed revisions** (metadata and files) in the `MetadataStore`,
 //!   with compare-and-swap on the store's resourceVersion;
+//! - with [`EngineOptions::push_drafts_to_git`], **mirrors** every change of a stored draft
+//!   to its Porch-layout branch (`drafts/…`, `proposed/…`; deleted with the draft; published
+//!   from, and deleted in the same push, on approval). The store stays the source of truth:
+//!   the draft's record notes which branch commit holds which of its versions, every git
+//!   write is a compare-and-swap against it, a failed write never fails the request but is
+//!   served as the [`GIT_MIRROR_CONDITION`] condition and retried (next write, next sync,
+//!   backoff timer, start-up), and a branch someone else wrote is never overwritten;
 //! - keeps **object metadata** (labels, annotations, finalizers, ownerReferences,
 //!   deletionTimestamp) of every revision, published ones and placeholders included, in
 //!   its own store record per object name, so it survives lifecycle changes, restarts and
@@ -46,9 +53,9 @@
 //! What it does not do: HTTP, Kubernetes wire types or selectors (the API layer converts
 //! [`PackageRevision`] and maps [`EngineError::kind`]); open repositories or resolve secrets
 //! (callers register `Arc<dyn Repository>`); schedule syncs (callers call [`Engine::sync`] or
-//! feed [`Engine::apply_change_report`]). Not yet: oci clones, mirroring drafts to git,
-//! changing drafts written to git by another server, or cleaning object metadata of
-//! revisions removed by someone else.
+//! feed [`Engine::apply_change_report`]). Not yet: oci clones, editing drafts written to
+//! git by another server (they are listed and can be approved or deleted, not edited,
+//! proposed or rejected), or cleaning object metadata of revisions removed by someone else.
 
 mod create;
 mod drafts;
@@ -61,9 +68,12 @@ mod kptinfo;
 mod kptload;
 mod lifecycle;
 mod metadata;
+mod mirror;
+mod mirror_record;
 mod model;
 mod objmeta;
 mod queue;
+mod reconcile;
 mod render;
 mod resources;
 mod store;
@@ -73,8 +83,9 @@ mod upgrade;
 pub use engine::Engine;
 pub use error::{EngineError, Result};
 pub use model::{
-    Condition, CreateRequest, EngineEvent, LATEST_REVISION_LABEL, ListOptions, MetadataUpdate,
-    Origin, OwnerReference, PUSH_ON_RENDER_FAILURE, PackageMetadata, PackageRevision,
-    RegisterOptions, RenderStatus, ResourcesUpdate,
+    Condition, CreateRequest, EngineEvent, EngineOptions, GIT_MIRROR_CONDITION,
+    LATEST_REVISION_LABEL, ListOptions, MetadataUpdate, Origin, OwnerReference,
+    PUSH_ON_RENDER_FAILURE, PackageMetadata, PackageRevision, RegisterOptions, RenderStatus,
+    ResourcesUpdate,
 };
 pub use porch_core::lifecycle::Endpoint;

@@ -114,19 +114,21 @@ impl Engine {
                 stored.meta.lifecycle = to;
                 let draft = StoredDraft::new(stored.meta, &files);
                 let mut meta = draft.meta.clone();
-                meta.resource_version = self
-                    .inner
-                    .store
-                    .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
-                    .await
-                    .map_err(|e| conflict_or(name, e))?
-                    .first()
-                    .copied()
-                    .unwrap_or_default();
+                meta.written(
+                    self.inner
+                        .store
+                        .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
+                        .await
+                        .map_err(|e| conflict_or(name, e))?
+                        .first()
+                        .copied()
+                        .unwrap_or_default(),
+                );
                 tracing::info!("lifecycle changed");
                 self.mutate(id, |ix| {
                     ix.drafts.insert(name.to_owned(), meta);
                 });
+                self.mirror_after_write(id, name).await;
                 self.get(&id.0, name)
             }
             (Transition::Approve, origin) => {
@@ -173,13 +175,27 @@ impl Engine {
         let (content, stored) = match origin {
             Origin::Store => {
                 let stored = self.inner.store.get_draft(object_key(&id.0, &name)).await?;
-                let content = PublishContent::Files {
-                    files: stored.files()?,
-                    task: stored.meta.tasks.first().cloned(),
-                };
-                (content, Some(stored))
+                if self.mirrored(&stored.meta) {
+                    let (content, stored) = self
+                        .mirrored_publish_content(id, &repo, name.as_str())
+                        .await?;
+                    (content, Some(stored))
+                } else {
+                    let content = PublishContent::Files {
+                        files: stored.files()?,
+                        task: stored.meta.tasks.first().cloned(),
+                    };
+                    (content, Some(stored))
+                }
             }
-            Origin::Git => (PublishContent::MirroredDraft, None),
+            Origin::Git => (
+                PublishContent::MirroredDraft {
+                    expected_commit: self
+                        .with_index(id, |ix| ix.git.get(name.as_str()).map(|m| m.commit.clone()))
+                        .flatten(),
+                },
+                None,
+            ),
         };
         let published = repo
             .publish(PublishRequest {
@@ -361,26 +377,44 @@ impl Engine {
         let meta_rv = self.object_meta(id, name).map(|m| m.resource_version);
         match current.origin {
             Origin::Store => {
-                let draft_rv = self
-                    .with_index(id, |ix| ix.drafts.get(name).map(|d| d.resource_version))
+                let draft = self
+                    .with_index(id, |ix| ix.drafts.get(name).cloned())
                     .flatten()
                     .ok_or_else(|| not_found(name))?;
-                let mut changes = vec![Change::DeleteDraft(
-                    object_key(&id.0, &current.name()),
-                    at(Some(draft_rv)),
-                )];
+                let key = object_key(&id.0, &current.name());
+                // A mirrored draft's record stays, marked deleted, until its branch is
+                // deleted too: it keeps the branch from being listed as a git draft.
+                let mut tombstone = None;
+                let first = if self.mirrored(&draft) {
+                    let mut stored = self.inner.store.get_draft(key).await?;
+                    stored.meta.deleted = true;
+                    tombstone = Some(stored.meta.clone());
+                    Change::PutDraft(Box::new(stored), at(Some(draft.resource_version)))
+                } else {
+                    Change::DeleteDraft(key, at(Some(draft.resource_version)))
+                };
+                let mut changes = vec![first];
                 if let Some(rv) = meta_rv {
                     changes.push(Change::DeleteMeta(meta_key(&id.0, name), at(Some(rv))));
                 }
-                self.inner
+                let rvs = self
+                    .inner
                     .store
                     .commit(changes)
                     .await
                     .map_err(|e| conflict_or(name, e))?;
+                let mirrored = tombstone.is_some();
                 self.mutate(id, |ix| {
                     ix.drafts.remove(name);
                     ix.meta.remove(name);
+                    if let Some(mut t) = tombstone {
+                        t.written(rvs.first().copied().unwrap_or_default());
+                        ix.tombstones.insert(name.to_owned(), t);
+                    }
                 });
+                if mirrored {
+                    self.mirror_after_write(id, name).await;
+                }
             }
             Origin::Git => {
                 let commit = self

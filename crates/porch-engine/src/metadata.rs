@@ -11,7 +11,9 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
 use crate::kptinfo::KptfileEdit;
-use crate::model::{LATEST_REVISION_LABEL, MetadataUpdate, Origin, PackageRevision};
+use crate::model::{
+    Condition, GIT_MIRROR_CONDITION, LATEST_REVISION_LABEL, MetadataUpdate, Origin, PackageRevision,
+};
 use crate::objmeta::ObjectMeta;
 use crate::render::render;
 use crate::resources::{check_rv, conflict_or};
@@ -87,8 +89,14 @@ impl Engine {
             .readiness_gates
             .as_deref()
             .filter(|g| *g != current.readiness_gates.as_slice());
-        let conditions = update
-            .conditions
+        // The mirror condition is the server's, not the Kptfile's: what a client sends back of
+        // it is ignored.
+        let sent: Option<Vec<Condition>> = update.conditions.map(|cs| {
+            cs.into_iter()
+                .filter(|c| c.condition_type != GIT_MIRROR_CONDITION)
+                .collect()
+        });
+        let conditions = sent
             .as_deref()
             .filter(|cs| cs.iter().any(|c| !current.conditions.contains(c)));
         let edit = KptfileEdit {
@@ -167,7 +175,7 @@ impl Engine {
             .map_err(|e| conflict_or(name, e))?;
         let mut rvs = rvs.into_iter();
         if let Some(d) = draft.as_mut() {
-            d.resource_version = rvs.next().unwrap_or_default();
+            d.written(rvs.next().unwrap_or_default());
         }
         if meta_changed {
             meta.resource_version = rvs.next().unwrap_or_default();
@@ -181,6 +189,9 @@ impl Engine {
                 ix.meta.insert(name.to_owned(), meta);
             }
         });
+        if spec_changed {
+            self.mirror_after_write(id, name).await;
+        }
         self.get(&id.0, name)
     }
 

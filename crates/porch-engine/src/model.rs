@@ -15,6 +15,21 @@ pub const LATEST_REVISION_LABEL: &str = "kpt.dev/latest-revision";
 /// Annotation that makes a resources update persist a failed render (spec §10.2).
 pub const PUSH_ON_RENDER_FAILURE: &str = "porch.kpt.dev/push-on-render-failure";
 
+/// Condition a stored draft carries (status `False`) while its mirror branch is behind:
+/// reason `Conflict` when the branch was written by someone else (never overwritten),
+/// `Unavailable` or `Error` while the write is retried. Never written to the Kptfile.
+pub const GIT_MIRROR_CONDITION: &str = "porch.kpt.dev/GitMirror";
+
+/// Engine-wide options, fixed at construction ([`crate::Engine::with_options`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Mirror every change of a stored Draft/Proposed revision to its Porch-layout branch
+    /// (`drafts/<path>/<ws>`, `proposed/<path>/<ws>`), as Porch's `--db-push-drafts-to-git`.
+    /// The store stays the source of truth: a failed mirror write is recorded and retried,
+    /// never failing the request that changed the draft.
+    pub push_drafts_to_git: bool,
+}
+
 /// Where a revision's content lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {

@@ -96,19 +96,21 @@ impl Engine {
         }
         let draft = StoredDraft::new(stored.meta, &rendered.files);
         let mut meta = draft.meta.clone();
-        meta.resource_version = self
-            .inner
-            .store
-            .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
-            .await
-            .map_err(|e| conflict_or(name, e))?
-            .first()
-            .copied()
-            .unwrap_or_default();
+        meta.written(
+            self.inner
+                .store
+                .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
+                .await
+                .map_err(|e| conflict_or(name, e))?
+                .first()
+                .copied()
+                .unwrap_or_default(),
+        );
         tracing::info!(render_failed = failed, "draft resources saved");
         self.mutate(id, |ix| {
             ix.drafts.insert(name.to_owned(), meta);
         });
+        self.mirror_after_write(id, name).await;
         Ok((self.get(&id.0, name)?, rendered.status))
     }
 }

@@ -16,8 +16,16 @@ use crate::objmeta::{META_RESOURCE, ObjectMeta, meta_key};
 
 /// One write of a batch.
 pub(crate) enum Change {
-    /// Create or replace a draft.
+    /// Create or replace a draft, changing its files or lifecycle: its `content_version`
+    /// becomes the write's store version.
     PutDraft(Box<StoredDraft>, Precondition),
+    /// Replace a draft's record to note its mirror state only (`content_version` kept);
+    /// `failure_changed` stamps `mirror.failure_version`, as the served condition changes.
+    RecordMirror {
+        draft: Box<StoredDraft>,
+        precondition: Precondition,
+        failure_changed: bool,
+    },
     /// Remove a draft.
     DeleteDraft(ObjectKey, Precondition),
     /// Create or replace the metadata of object `name`.
@@ -163,10 +171,27 @@ fn to_write(change: Change) -> Write {
         }))
     };
     match change {
-        Change::PutDraft(draft, precondition) => Write {
+        Change::PutDraft(mut draft, precondition) => Write {
             key: draft.meta.object_key(),
             precondition,
-            op: put(draft.encode()),
+            op: WriteOp::Put(Box::new(move |rv, _| {
+                draft.meta.content_version = rv;
+                draft.encode()
+            })),
+        },
+        Change::RecordMirror {
+            mut draft,
+            precondition,
+            failure_changed,
+        } => Write {
+            key: draft.meta.object_key(),
+            precondition,
+            op: WriteOp::Put(Box::new(move |rv, _| {
+                if failure_changed && let Some(m) = draft.meta.mirror.as_mut() {
+                    m.failure_version = rv;
+                }
+                draft.encode()
+            })),
         },
         Change::DeleteDraft(key, precondition) | Change::DeleteMeta(key, precondition) => Write {
             key,

@@ -131,7 +131,7 @@ fn build_commits(
             )?;
             (c, pkg_tree)
         }
-        PublishContent::MirroredDraft => {
+        PublishContent::MirroredDraft { expected_commit } => {
             let key = PackageRevisionKey {
                 repository: ctx.scope.repo.clone(),
                 package: req.package.clone(),
@@ -141,6 +141,16 @@ fn build_commits(
             let d = snap.entries.get(&key).ok_or_else(|| {
                 GitError::NotFound(format!("no draft or proposed branch for {}", key.name()))
             })?;
+            // Publishing content the caller has not seen would publish someone else's edit.
+            if let Some(exp) = expected_commit
+                && *exp != d.commit.to_string()
+            {
+                return Err(GitError::Conflict(format!(
+                    "branch {} is at {}, the caller expected {exp}",
+                    d.ref_name.short(),
+                    d.commit
+                )));
+            }
             updates.push((d.ref_name.clone(), None, Some(d.commit)));
             (d.commit, d.tree)
         }

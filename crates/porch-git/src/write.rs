@@ -90,6 +90,13 @@ pub(crate) fn write_draft(
         Lifecycle::Proposed => RefName::proposed(&full, ws),
         _ => RefName::draft(&full, ws),
     };
+    if let Some(e) = existing
+        && e.ref_name == target
+        && e.commit == commit
+    {
+        // Nothing to push: the branch already holds exactly this (a retried write).
+        return Ok(Entry::clone(e));
+    }
     let mut updates = vec![];
     match existing {
         Some(e) if e.ref_name == target => {

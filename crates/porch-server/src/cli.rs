@@ -3,7 +3,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::builder::BoolishValueParser;
+use clap::{ArgAction, Parser, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -65,7 +66,48 @@ pub struct Args {
     #[arg(long)]
     pub allow_exec_functions: bool,
 
+    /// Also keep every draft and proposed revision on a Porch-layout git branch
+    /// (`drafts/<package>/<workspace>`, `proposed/<package>/<workspace>`), as Porch's
+    /// `--db-push-drafts-to-git`. The store stays the source of truth: a failed push does
+    /// not fail the request, it is retried. `--db-push-drafts-to-git` is accepted too.
+    #[arg(
+        long,
+        alias = "db-push-drafts-to-git",
+        env = "PORCH_PUSH_DRAFTS_TO_GIT",
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        value_parser = BoolishValueParser::new(),
+    )]
+    pub push_drafts_to_git: bool,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(args: &[&str]) -> bool {
+        let mut all = vec!["porch-server"];
+        all.extend_from_slice(args);
+        Args::try_parse_from(all)
+            .expect("valid arguments")
+            .push_drafts_to_git
+    }
+
+    #[test]
+    fn push_drafts_to_git_takes_porch_spellings() {
+        assert!(!push(&[]));
+        assert!(push(&["--push-drafts-to-git"]));
+        assert!(push(&["--push-drafts-to-git=true"]));
+        assert!(!push(&["--push-drafts-to-git=false"]));
+        assert!(push(&["--db-push-drafts-to-git=true"]));
+        assert!(push(&["--db-push-drafts-to-git", "--insecure-http"]));
+        assert!(Args::try_parse_from(["porch-server", "--push-drafts-to-git=maybe"]).is_err());
+    }
 }

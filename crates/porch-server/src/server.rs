@@ -121,7 +121,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 kpt::runtime::exec::ExecRuntime::denied()
             }),
     );
-    let engine = porch_engine::Engine::new(store.clone(), runtime);
+    let engine = porch_engine::Engine::with_options(
+        store.clone(),
+        runtime,
+        porch_engine::EngineOptions {
+            push_drafts_to_git: args.push_drafts_to_git,
+        },
+    );
+    if args.push_drafts_to_git {
+        tracing::info!("drafts and proposed revisions are mirrored to git branches");
+    }
     let registry = resources::registry(&store, &hub, &engine);
     engine.set_upstream_fetcher(Arc::new(
         porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream")).with_credentials(

@@ -8,7 +8,9 @@ use krm_functions::Builtins;
 use porch_core::names::RepositoryName;
 use porch_core::revision::{Author, InitTask, Task};
 use porch_core::store::{ListQuery, MetadataStore};
-use porch_engine::{CreateRequest, Engine, ListOptions, PackageRevision, RegisterOptions};
+use porch_engine::{
+    CreateRequest, Engine, EngineOptions, ListOptions, PackageRevision, RegisterOptions,
+};
 use porch_git::{GitOptions, GitRepository, MirrorPool, RepoSpec};
 use porch_store::{RedbStore, StoreOptions};
 use porch_testkit::repos;
@@ -32,6 +34,17 @@ pub struct World {
 
 impl World {
     pub fn new() -> anyhow::Result<World> {
+        Self::with_options(EngineOptions::default())
+    }
+
+    /// A world whose engine mirrors drafts to git (`--push-drafts-to-git`).
+    pub fn pushing() -> anyhow::Result<World> {
+        Self::with_options(EngineOptions {
+            push_drafts_to_git: true,
+        })
+    }
+
+    pub fn with_options(options: EngineOptions) -> anyhow::Result<World> {
         init_tracing();
         let tmp = tempfile::tempdir()?;
         std::fs::create_dir_all(tmp.path().join("data"))?;
@@ -39,7 +52,7 @@ impl World {
             &tmp.path().join("data/store.redb"),
             StoreOptions::default(),
         )?);
-        let engine = Engine::new(store.clone(), Arc::new(Builtins));
+        let engine = Engine::with_options(store.clone(), Arc::new(Builtins), options);
         let pool = MirrorPool::new(&tmp.path().join("data"));
         Ok(World {
             tmp,
@@ -92,7 +105,17 @@ impl World {
     /// A second engine on the same store with `url` registered as `name` (the first engine's
     /// memory is not shared), as after a restart.
     pub async fn restart(&self, name: &str, url: &str) -> anyhow::Result<Engine> {
-        let engine = Engine::new(self.store.clone(), Arc::new(Builtins));
+        self.restart_with(name, url, EngineOptions::default()).await
+    }
+
+    /// [`World::restart`] with engine `options`.
+    pub async fn restart_with(
+        &self,
+        name: &str,
+        url: &str,
+        options: EngineOptions,
+    ) -> anyhow::Result<Engine> {
+        let engine = Engine::with_options(self.store.clone(), Arc::new(Builtins), options);
         let data = self.tmp.path().join(format!("data-restart-{name}"));
         let spec = RepoSpec::new(RepositoryName::new(name)?, url);
         let repo = GitRepository::open(&MirrorPool::new(&data), &GitOptions::new(&data), spec)?;

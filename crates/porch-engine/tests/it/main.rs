@@ -9,5 +9,6 @@ mod finalizers;
 mod goldens;
 mod lifecycle;
 mod metadata;
+mod push_drafts;
 mod resources;
 mod uniqueness;

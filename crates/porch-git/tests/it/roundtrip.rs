@@ -163,11 +163,39 @@ async fn mirrored_drafts_propose_and_publish() -> anyhow::Result<()> {
         ]
     );
 
+    // Publishing from a branch head the caller has not seen is a conflict.
+    let stale = repo
+        .publish(PublishRequest {
+            package: PackagePath::new("app")?,
+            workspace: WorkspaceName::new("first")?,
+            content: PublishContent::MirroredDraft {
+                expected_commit: Some(d.commit.clone()),
+            },
+            published_by: author.clone(),
+        })
+        .await;
+    assert_eq!(
+        stale.map(|_| ()).map_err(|e| e.kind()),
+        Err(porch_core::ErrorKind::Conflict)
+    );
+    // Writing what the branch already holds pushes nothing and keeps the commit.
+    let again = repo
+        .write_draft(DraftWrite {
+            lifecycle: Lifecycle::Proposed,
+            files: pkg_files("app", "2"),
+            expected_commit: Some(p.commit.clone()),
+            ..draft.clone()
+        })
+        .await?;
+    assert_eq!(again.commit, p.commit);
+
     let published = repo
         .publish(PublishRequest {
             package: PackagePath::new("app")?,
             workspace: WorkspaceName::new("first")?,
-            content: PublishContent::MirroredDraft,
+            content: PublishContent::MirroredDraft {
+                expected_commit: Some(p.commit.clone()),
+            },
             published_by: author,
         })
         .await?;

@@ -15,7 +15,10 @@ pub struct Server {
     pub home: tempfile::TempDir,
     pub child: Option<Child>,
     pub port: u16,
-    extra: Vec<String>,
+    /// Extra flags of the next (re)start.
+    pub extra: Vec<String>,
+    /// Extra environment variables of the next (re)start.
+    pub envs: Vec<(String, String)>,
 }
 
 impl Server {
@@ -33,6 +36,7 @@ impl Server {
             child: None,
             port: 0,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            envs: Vec::new(),
         };
         s.spawn(0);
         s
@@ -60,6 +64,7 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .args(&self.extra)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log);
