@@ -10,6 +10,7 @@ use crate::annotation;
 use crate::discovery::Entry;
 use crate::error::GitError;
 use crate::mirror::MirrorState;
+use crate::packed;
 use crate::publish;
 use crate::refs::RefName;
 use crate::tree;
@@ -51,8 +52,8 @@ pub(crate) fn write_draft(
     }
     let full = req.package.in_directory(&ctx.scope.dir);
     let ws = req.workspace.as_str();
-    let commit = {
-        let repo = &state.repo;
+    // Objects built in memory and stored as one pack (see `packed`).
+    let commit = packed::write_packed(&state.repo, &state.path, |repo| {
         let base = existing
             .map(|e| e.commit)
             .or_else(|| worker::branch_head(repo, &ctx.scope.branch));
@@ -61,7 +62,7 @@ pub(crate) fn write_draft(
             .transpose()?
             .map(|t| t.id());
         let pkg_tree = tree::build(repo, &req.files)?;
-        match existing {
+        let commit = match existing {
             // A pure lifecycle move (propose/reject) keeps the commit, as Porch does.
             Some(e) if e.tree == pkg_tree => e.commit,
             _ => {
@@ -84,8 +85,16 @@ pub(crate) fn write_draft(
                     &parent_refs,
                 )?
             }
-        }
-    };
+        };
+        let known = base.into_iter().collect();
+        Ok((
+            commit,
+            packed::NewCommits {
+                tips: vec![commit],
+                known,
+            },
+        ))
+    })?;
     let target = match req.lifecycle {
         Lifecycle::Proposed => RefName::proposed(&full, ws),
         _ => RefName::draft(&full, ws),
