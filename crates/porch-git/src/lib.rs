@@ -7,11 +7,13 @@
 //! [`spawn_sync_loop`] runs syncs on the Repository's cron schedule.
 //!
 //! How it works: each remote URL has one local bare mirror under `<data_dir>/git/`, shared
-//! by the registrations of that URL, with one worker thread doing all of its git work in
-//! order. Discovery indexes refs by name and caches by object id, so re-listing after a
-//! sync only reads what moved. Pushes go through `git push --atomic --force-with-lease`, so
-//! a lost race is a typed Conflict, never an overwrite, and a failed push leaves the mirror
-//! as it was. See `docs/git-storage.md`.
+//! by the registrations of that URL, with one worker thread (alive while there is work)
+//! doing all of its git work in order. Discovery indexes refs by name and caches by object
+//! id, so re-listing after a sync only reads what moved. Smart-HTTP remotes are spoken to in
+//! process; pushes are atomic with the expected old value of every ref (in process, or
+//! `git push --atomic --force-with-lease` through the CLI), so a lost race is a typed
+//! Conflict, never an overwrite, and a failed push leaves the mirror as it was. New objects
+//! are stored as one pack per write. See `docs/git-storage.md`.
 //!
 //! It does not: resolve Kubernetes secrets (callers pass [`GitAuth`]), render packages,
 //! store drafts (the engine's metadata store does; this crate only mirrors them on request),
