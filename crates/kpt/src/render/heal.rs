@@ -215,8 +215,8 @@ impl Snapshot {
         self.child(at, key)
     }
 
-    /// Scalar text at a path of mapping keys from the root.
-    pub fn get_str(&self, path: &[&str]) -> Option<&str> {
+    /// The node at a path of mapping keys from the root.
+    fn find(&self, path: &[&str]) -> Option<usize> {
         let mut at = 0;
         for k in path {
             if self.nodes[at].shape != Shape::Mapping {
@@ -224,8 +224,17 @@ impl Snapshot {
             }
             at = self.child(at, k)?;
         }
-        let n = &self.nodes[at];
-        (n.shape == Shape::Scalar).then(|| self.str(&n.value))
+        Some(at)
+    }
+
+    /// The root's `metadata.annotations`, looked up once for several keys.
+    pub fn annotations(&self) -> Annotations<'_> {
+        Annotations {
+            snap: self,
+            at: self
+                .find(&["metadata", "annotations"])
+                .filter(|&at| self.nodes[at].shape == Shape::Mapping),
+        }
     }
 
     /// Restore comments and key order into `dst` (see [`heal`]).
@@ -334,6 +343,20 @@ impl Snapshot {
     }
 }
 
+/// A snapshot's `metadata.annotations` (none when it has no such mapping).
+pub struct Annotations<'a> {
+    snap: &'a Snapshot,
+    at: Option<usize>,
+}
+
+impl<'a> Annotations<'a> {
+    /// The annotation's value, when it is a scalar.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        let n = &self.snap.nodes[self.snap.child(self.at?, key)?];
+        (n.shape == Shape::Scalar).then(|| self.snap.str(&n.value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,12 +387,15 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_reads_scalars_by_path() {
-        let src = parse_one("metadata:\n  annotations:\n    a: 'x'\n  m: {}\n").expect("yaml");
+    fn snapshot_reads_annotations() {
+        let src = parse_one("metadata:\n  annotations:\n    a: 'x'\n    m: {}\n").expect("yaml");
         let s = Snapshot::of(&src);
-        assert_eq!(s.get_str(&["metadata", "annotations", "a"]), Some("x"));
-        assert_eq!(s.get_str(&["metadata", "m"]), None);
-        assert_eq!(s.get_str(&["metadata", "zz"]), None);
-        assert_eq!(s.get_str(&["metadata", "annotations", "a", "b"]), None);
+        assert_eq!(s.annotations().get("a"), Some("x"));
+        assert_eq!(s.annotations().get("m"), None);
+        assert_eq!(s.annotations().get("zz"), None);
+        let no_map = parse_one("metadata:\n  annotations: [a]\n").expect("yaml");
+        assert_eq!(Snapshot::of(&no_map).annotations().get("a"), None);
+        let scalar_root = parse_one("x\n").expect("yaml");
+        assert_eq!(Snapshot::of(&scalar_root).annotations().get("a"), None);
     }
 }

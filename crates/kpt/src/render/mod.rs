@@ -8,6 +8,7 @@
 //! says what to write, including the root Kptfile's `status`.
 
 mod bfs;
+mod call;
 mod eval;
 mod heal;
 pub mod printer;
