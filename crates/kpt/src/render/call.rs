@@ -9,23 +9,23 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::heal::Snapshot;
+use super::heal::{Snapshot, Snapshots};
 use super::run::check_krm;
 use crate::package::resources::{self as res, annotation, set_annotation};
 use crate::yaml::Node;
 
 /// Before a call: give every item its call id (`1`, `2`, ... in both id annotations),
-/// take the snapshot healing needs, and check it is KRM. The error is kpt's message
-/// for the first item that is not.
-pub(super) fn prepare(items: &mut [Node]) -> Result<Vec<Snapshot>, String> {
-    let mut originals = Vec::with_capacity(items.len());
+/// take the snapshot healing needs into `originals` (emptied first), and check it is
+/// KRM. The error is kpt's message for the first item that is not.
+pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(), String> {
+    originals.clear();
     for (i, item) in items.iter_mut().enumerate() {
         let id = (i + 1).to_string();
         res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
-        originals.push(Snapshot::of(item));
+        originals.push(item);
         check_krm(item)?;
     }
-    Ok(originals)
+    Ok(())
 }
 
 /// The package a mutator's output belongs to, for items that name none.
@@ -59,7 +59,7 @@ impl Owner<'_> {
 /// invariant broken.
 pub(super) fn finish(
     items: &mut [Node],
-    originals: &[Snapshot],
+    originals: &Snapshots,
     owner: Option<&Owner<'_>>,
 ) -> Result<(), String> {
     let mut invariants = Invariants::with_capacity(if owner.is_some() { items.len() } else { 0 });
@@ -69,7 +69,7 @@ pub(super) fn finish(
             .and_then(|i| originals.get(i))
         {
             orig.heal(item);
-            reconcile_twins(orig, item);
+            reconcile_twins(&orig, item);
         }
         res::remove_annotations(item, &[res::ID, res::LEGACY_ID]);
         check_krm(item)?;
@@ -93,7 +93,7 @@ fn call_index(id: &str) -> Option<usize> {
 }
 
 /// If a function changed only one of the path/index twins, the changed one wins.
-fn reconcile_twins(orig: &Snapshot, item: &mut Node) {
+fn reconcile_twins(orig: &Snapshot<'_>, item: &mut Node) {
     let before = orig.annotations();
     for (internal, legacy) in [
         (res::PATH, res::LEGACY_PATH),

@@ -285,19 +285,18 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
-        // What healing needs of each input, by call id (`i + 1`).
-        let originals = match call::prepare(&mut selected) {
-            Ok(o) => o,
-            Err(message) => {
-                step.execution_error = message.clone();
-                step.exit_code = 1;
-                self.log.push(format!(
-                    "[FAIL] {shown:?} in {}s",
-                    started.elapsed().as_secs()
-                ));
-                return Err(fail(self, step, message));
-            }
-        };
+        // What healing needs of each input, by call id (`i + 1`); the buffers are the
+        // last call's.
+        let mut originals = std::mem::take(&mut self.snapshots);
+        if let Err(message) = call::prepare(&mut selected, &mut originals) {
+            step.execution_error = message.clone();
+            step.exit_code = 1;
+            self.log.push(format!(
+                "[FAIL] {shown:?} in {}s",
+                started.elapsed().as_secs()
+            ));
+            return Err(fail(self, step, message));
+        }
         let input = ResourceList {
             items: selected,
             function_config,
@@ -368,7 +367,9 @@ impl Ctx<'_> {
         // and invariants are checked in the same pass as healing.
         let whole = !selective && !validator;
         let mut out_items = output.list.items;
-        if let Err(message) = call::finish(&mut out_items, &originals, whole.then_some(&owner)) {
+        let healed = call::finish(&mut out_items, &originals, whole.then_some(&owner));
+        self.snapshots = originals;
+        if let Err(message) = healed {
             step.execution_error = message.clone();
             step.exit_code = 1;
             return Err(fail(self, step, message));
