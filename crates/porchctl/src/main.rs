@@ -13,6 +13,11 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+/// `fn render` builds and frees a node tree per resource; glibc's allocator spent about a
+/// fifth of a 1,000-resource render in malloc, free and consolidation.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// porchctl: manage kpt packages locally and through porch-server.
 #[derive(Debug, Parser)]
 #[command(name = "porchctl", version, about, long_about = None)]

@@ -5,6 +5,7 @@ use std::io;
 use std::path::Path;
 
 use super::PackageFiles;
+use super::replace::Replacer;
 
 /// Read every regular file under `dir` (skipping `.git` and symlinks).
 /// Returns the files and the paths of skipped symlinks.
@@ -49,26 +50,17 @@ fn walk(
 /// Make `dir` hold `after`, given it held `before`: write changed and new files,
 /// delete removed ones. Files never read (not in either map) are left alone.
 /// New content is written to a temporary file and renamed, so a crash never leaves
-/// a half-written file.
+/// a half-written file ([`Replacer`] keeps that from costing an inode per file).
 pub fn write_changes(dir: &Path, before: &PackageFiles, after: &PackageFiles) -> io::Result<()> {
+    let mut replacer = Replacer::default();
     for (path, content) in after.as_map() {
-        if before.get(path) == Some(content.as_slice()) {
+        let old = before.get(path);
+        if old == Some(content.as_slice()) {
             continue;
         }
-        let target = dir.join(path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let tmp = target.with_file_name(format!(
-            ".{}.kpt-tmp",
-            target
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ));
-        std::fs::write(&tmp, content)?;
-        std::fs::rename(&tmp, &target)?;
+        replacer.write(&dir.join(path), content, old.is_some())?;
     }
+    replacer.finish()?;
     for path in before.paths() {
         if after.get(path).is_none() {
             match std::fs::remove_file(dir.join(path)) {

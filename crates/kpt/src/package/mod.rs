@@ -5,6 +5,7 @@
 
 pub mod fs;
 pub mod krmignore;
+mod replace;
 pub mod resources;
 
 use std::collections::BTreeMap;

@@ -8,6 +8,7 @@
 //! says what to write, including the root Kptfile's `status`.
 
 mod bfs;
+mod call;
 mod eval;
 mod heal;
 pub mod printer;
@@ -156,6 +157,8 @@ pub(crate) struct Ctx<'a> {
     config_override: Option<Node>,
     /// `fn eval`: print `[RUNNING] "x"` without the package.
     eval_mode: bool,
+    /// Healing snapshots of the current call, kept between calls for their buffers.
+    snapshots: heal::Snapshots,
 }
 
 /// Render the package tree rooted at the top of `files`.
@@ -273,6 +276,7 @@ impl<'a> Ctx<'a> {
             keep_last_good: false,
             config_override: None,
             eval_mode: false,
+            snapshots: heal::Snapshots::default(),
         }
     }
 

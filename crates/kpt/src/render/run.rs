@@ -1,10 +1,10 @@
 //! Running one package's pipeline: function configs, selection, the runtime call,
 //! healing, and the invariants kpt checks after every function.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
-use super::heal::Snapshot;
+use super::call::{self, Invariants, Owner, pkg_of};
 use super::{Ctx, RenderError, pkg_label, printer, select};
 use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
@@ -75,10 +75,6 @@ pub fn check_krm(item: &Node) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn pkg_of(item: &Node) -> &str {
-    annotation(item, res::PACKAGE_PATH).unwrap_or(".")
 }
 
 fn pkg_key(pkg: &str) -> &str {
@@ -289,23 +285,17 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
-        // What healing needs of each input, by call id (`i + 1`).
-        let mut originals: Vec<Snapshot> = Vec::with_capacity(selected.len());
-        for (i, item) in selected.iter_mut().enumerate() {
-            let id = (i + 1).to_string();
-            res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
-            originals.push(Snapshot::of(item));
-        }
-        for item in &selected {
-            if let Err(message) = check_krm(item) {
-                step.execution_error = message.clone();
-                step.exit_code = 1;
-                self.log.push(format!(
-                    "[FAIL] {shown:?} in {}s",
-                    started.elapsed().as_secs()
-                ));
-                return Err(fail(self, step, message));
-            }
+        // What healing needs of each input, by call id (`i + 1`); the buffers are the
+        // last call's.
+        let mut originals = std::mem::take(&mut self.snapshots);
+        if let Err(message) = call::prepare(&mut selected, &mut originals) {
+            step.execution_error = message.clone();
+            step.exit_code = 1;
+            self.log.push(format!(
+                "[FAIL] {shown:?} in {}s",
+                started.elapsed().as_secs()
+            ));
+            return Err(fail(self, step, message));
         }
         let input = ResourceList {
             items: selected,
@@ -359,23 +349,30 @@ impl Ctx<'_> {
             None,
         ));
 
+        // Generated resources belong to this package, next to their config file.
+        let config_dir = f
+            .config_path
+            .rsplit_once('/')
+            .map(|(d, _)| {
+                d.strip_suffix("/functions")
+                    .unwrap_or(if d == "functions" { "" } else { d })
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let owner = Owner {
+            pkg: pkg_key(pkg),
+            config_dir: &config_dir,
+        };
+        // A mutator over every item: its output is the package's new list, so claims
+        // and invariants are checked in the same pass as healing.
+        let whole = !selective && !validator;
         let mut out_items = output.list.items;
-        for item in &mut out_items {
-            if let Some(orig) = annotation(item, res::ID)
-                .and_then(call_index)
-                .and_then(|i| originals.get(i))
-            {
-                orig.heal(item);
-                reconcile_twins(orig, item);
-            }
-            res::remove_annotations(item, &[res::ID, res::LEGACY_ID]);
-        }
-        for item in &out_items {
-            if let Err(message) = check_krm(item) {
-                step.execution_error = message.clone();
-                step.exit_code = 1;
-                return Err(fail(self, step, message));
-            }
+        let healed = call::finish(&mut out_items, &originals, whole.then_some(&owner));
+        self.snapshots = originals;
+        if let Err(message) = healed {
+            step.execution_error = message.clone();
+            step.exit_code = 1;
+            return Err(fail(self, step, message));
         }
         if validator {
             // kpt counts a function once it has passed (the summary after a failure).
@@ -390,7 +387,7 @@ impl Ctx<'_> {
             return Ok(back);
         }
 
-        let mut merged = if selective {
+        let merged = if selective {
             let mut by_id: HashMap<String, Node> = HashMap::new();
             let mut fresh = Vec::new();
             for item in out_items {
@@ -417,94 +414,25 @@ impl Ctx<'_> {
             merged.extend(fresh);
             for item in &mut merged {
                 remove_annotation(item, res::KPT_RESOURCE_ID);
+                owner.claim(item);
+            }
+            let mut invariants = Invariants::with_capacity(merged.len());
+            for item in &merged {
+                invariants.check(item);
+            }
+            if let Err(message) = invariants.result() {
+                step.execution_error = message.clone();
+                step.exit_code = 1;
+                return Err(fail(self, step, message));
             }
             merged
         } else {
             out_items
         };
-
-        // Generated resources belong to this package, next to their config file.
-        let config_dir = f
-            .config_path
-            .rsplit_once('/')
-            .map(|(d, _)| {
-                d.strip_suffix("/functions")
-                    .unwrap_or(if d == "functions" { "" } else { d })
-                    .to_string()
-            })
-            .unwrap_or_default();
-        for item in &mut merged {
-            if annotation(item, res::PACKAGE_PATH).is_none() {
-                set_annotation(item, res::PACKAGE_PATH, pkg_key(pkg));
-                if res::item_path(item).is_none() {
-                    let p = crate::package::join(&config_dir, &res::default_path(item));
-                    set_annotation(item, res::PATH, &p);
-                    set_annotation(item, res::LEGACY_PATH, &p);
-                }
-            }
-        }
-        if let Err(message) = check_invariants(&merged) {
-            step.execution_error = message.clone();
-            step.exit_code = 1;
-            return Err(fail(self, step, message));
-        }
         self.functions += 1;
         self.mutation_steps.push(step);
         Ok(merged)
     }
-}
-
-/// The position of the input an id annotation (`1`, `2`, ...) names; ids written
-/// differently (`01`, `+1`) name no input, as they would in a lookup by string.
-fn call_index(id: &str) -> Option<usize> {
-    if id.starts_with('0') || !id.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    id.parse::<usize>().ok()?.checked_sub(1)
-}
-
-/// If a function changed only one of the path/index twins, the changed one wins.
-fn reconcile_twins(orig: &Snapshot, item: &mut Node) {
-    let ann = |key: &str| orig.get_str(&["metadata", "annotations", key]);
-    for (internal, legacy) in [
-        (res::PATH, res::LEGACY_PATH),
-        (res::INDEX, res::LEGACY_INDEX),
-    ] {
-        let (oi, ol) = (ann(internal), ann(legacy));
-        let (ni, nl) = (
-            annotation(item, internal).map(str::to_string),
-            annotation(item, legacy).map(str::to_string),
-        );
-        if nl.as_deref() != ol && ni.as_deref() == oi {
-            if let Some(v) = nl {
-                set_annotation(item, internal, &v);
-            }
-        } else if ni.as_deref() != oi
-            && let Some(v) = ni
-        {
-            set_annotation(item, legacy, &v);
-        }
-    }
-}
-
-/// No resource outside its package, no two resources in one (path, index) slot.
-fn check_invariants(items: &[Node]) -> Result<(), String> {
-    // Borrowed keys: this runs over every item after every function.
-    let mut seen = HashSet::with_capacity(items.len());
-    for item in items {
-        let Some(path) = res::item_path(item) else {
-            continue;
-        };
-        let cleaned = res::clean_path_cow(path).map_err(|e| e.to_string())?;
-        if let Some(index) = res::item_index(item)
-            && !seen.insert((pkg_of(item), cleaned.clone(), index))
-        {
-            return Err(format!(
-                "resource at path {cleaned:?} and index {index:?} already exists"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! output of unchanged documents, and the stream-level parse/emit entry
 //! points.
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::{fingerprint, matches};
 use super::node::Node;
 use super::{emit, parse};
 
@@ -34,7 +34,7 @@ pub struct Document {
     source: Option<String>,
     /// Fingerprint of the root as parsed, to detect modifications without
     /// keeping a copy of the tree.
-    original: Option<u128>,
+    original: Option<Box<[u8]>>,
     seq_indent: SeqIndent,
 }
 
@@ -60,7 +60,11 @@ impl Document {
     /// True when the document has no source or its tree differs from the
     /// parsed one (comments, styles, tags and anchors included).
     pub fn is_modified(&self) -> bool {
-        self.source.is_none() || self.original != Some(fingerprint(&self.root))
+        self.source.is_none()
+            || !self
+                .original
+                .as_ref()
+                .is_some_and(|print| matches(&self.root, print))
     }
 
     /// This document alone, without `---`.

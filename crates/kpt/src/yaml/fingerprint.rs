@@ -2,53 +2,86 @@
 //!
 //! A parsed document used to keep a deep copy of its tree so that writing it
 //! back could tell whether anything changed; copying every tree on every read
-//! was a large share of the cost of reading a package. The fingerprint covers
-//! everything `Node`'s equality covers (kinds, scalar text, styles, tags,
-//! anchors, comments, order) in a prefix-free encoding, hashed by two
-//! independently keyed SipHash instances into 128 bits, so two different
-//! trees getting the same fingerprint is as unlikely as a random 128-bit
-//! collision.
+//! was a large share of the cost of reading a package. The fingerprint is a
+//! compact, prefix-free byte encoding of everything `Node`'s equality covers
+//! (kinds, scalar text, styles, tags, anchors, comments, order), about the size of
+//! the document's text: two trees are equal exactly when their encodings are.
+//!
+//! Checking a tree against a fingerprint encodes it on the fly and stops at the
+//! first byte that differs, so a document a function changed near its top (its
+//! metadata, as most functions do) costs little to tell apart. (It used to be a
+//! 128-bit hash of the encoding, which had to encode and hash every tree in full.)
 
-use std::hash::{DefaultHasher, Hasher};
+use std::ops::ControlFlow;
 
 use super::node::{Node, NodeKind, Style};
 
-/// 128-bit fingerprint of `node`'s tree.
-pub fn fingerprint(node: &Node) -> u128 {
-    // Serialised first and hashed in one go: SipHash is slow when fed many
-    // small pieces.
-    let mut buf = Encoding(Vec::with_capacity(1024));
-    feed(node, &mut buf);
-    let mut a = DefaultHasher::new();
-    let mut b = DefaultHasher::new();
-    // A different starting state makes the second hash independent of the first.
-    b.write(b"kpt-yaml-fingerprint-second-key");
-    a.write(&buf.0);
-    b.write(&buf.0);
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+/// The fingerprint of `node`'s tree.
+pub fn fingerprint(node: &Node) -> Box<[u8]> {
+    let mut enc = Encoding(Vec::with_capacity(1024));
+    // Writing into a buffer never stops early.
+    let _ = feed(node, &mut enc);
+    enc.0.into_boxed_slice()
 }
 
-/// The prefix-free byte encoding of a tree.
-struct Encoding(Vec<u8>);
+/// Does `node`'s tree have fingerprint `print`?
+pub fn matches(node: &Node, print: &[u8]) -> bool {
+    let mut cmp = Compare { rest: print };
+    feed(node, &mut cmp).is_continue() && cmp.rest.is_empty()
+}
 
-impl Encoding {
-    fn byte(&mut self, x: u8) {
-        self.0.push(x);
+/// Where encoded bytes go; [`ControlFlow::Break`] ends the walk.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]) -> ControlFlow<()>;
+
+    fn byte(&mut self, x: u8) -> ControlFlow<()> {
+        self.put(&[x])
     }
 
     /// LEB128, so the usual short lengths take one byte.
-    fn len(&mut self, mut x: usize) {
+    fn len(&mut self, mut x: usize) -> ControlFlow<()> {
+        let mut buf = [0u8; 10];
+        let mut n = 0;
         while x >= 0x80 {
-            self.0.push((x as u8 & 0x7f) | 0x80);
+            buf[n] = (x as u8 & 0x7f) | 0x80;
             x >>= 7;
+            n += 1;
         }
-        self.0.push(x as u8);
+        buf[n] = x as u8;
+        self.put(&buf[..=n])
     }
 
     /// Length-prefixed, so consecutive strings cannot run into each other.
-    fn str(&mut self, s: &str) {
-        self.len(s.len());
-        self.0.extend_from_slice(s.as_bytes());
+    fn str(&mut self, s: &str) -> ControlFlow<()> {
+        self.len(s.len())?;
+        self.put(s.as_bytes())
+    }
+}
+
+/// Collects the encoding.
+struct Encoding(Vec<u8>);
+
+impl Sink for Encoding {
+    fn put(&mut self, bytes: &[u8]) -> ControlFlow<()> {
+        self.0.extend_from_slice(bytes);
+        ControlFlow::Continue(())
+    }
+}
+
+/// Compares the encoding with an expected one, stopping at the first difference.
+struct Compare<'a> {
+    rest: &'a [u8],
+}
+
+impl Sink for Compare<'_> {
+    fn put(&mut self, bytes: &[u8]) -> ControlFlow<()> {
+        match self.rest.strip_prefix(bytes) {
+            Some(rest) => {
+                self.rest = rest;
+                ControlFlow::Continue(())
+            }
+            None => ControlFlow::Break(()),
+        }
     }
 }
 
@@ -64,7 +97,7 @@ fn style_code(s: Style) -> u8 {
     }
 }
 
-fn feed(n: &Node, h: &mut Encoding) {
+fn feed(n: &Node, h: &mut impl Sink) -> ControlFlow<()> {
     // Which of the optional parts follow (most nodes have none), then those.
     let parts = [
         n.tag.is_some(),
@@ -77,39 +110,40 @@ fn feed(n: &Node, h: &mut Encoding) {
         .iter()
         .enumerate()
         .fold(0u8, |f, (i, &on)| f | (u8::from(on) << i));
-    h.byte(style_code(n.style));
-    h.byte(flags);
+    h.put(&[style_code(n.style), flags])?;
     for t in [&n.tag, &n.anchor].into_iter().flatten() {
-        h.str(t);
+        h.str(t)?;
     }
     for c in [&n.head_comment, &n.line_comment, &n.foot_comment] {
         if !c.is_empty() {
-            h.str(c);
+            h.str(c)?;
         }
     }
     match &n.kind {
         NodeKind::Scalar(s) => {
-            h.byte(0);
-            h.str(s);
+            h.byte(0)?;
+            h.str(s)
         }
         NodeKind::Alias(s) => {
-            h.byte(1);
-            h.str(s);
+            h.byte(1)?;
+            h.str(s)
         }
         NodeKind::Mapping(entries) => {
-            h.byte(2);
-            h.len(entries.len());
+            h.byte(2)?;
+            h.len(entries.len())?;
             for (k, v) in entries {
-                feed(k, h);
-                feed(v, h);
+                feed(k, h)?;
+                feed(v, h)?;
             }
+            ControlFlow::Continue(())
         }
         NodeKind::Sequence(items) => {
-            h.byte(3);
-            h.len(items.len());
+            h.byte(3)?;
+            h.len(items.len())?;
             for i in items {
-                feed(i, h);
+                feed(i, h)?;
             }
+            ControlFlow::Continue(())
         }
     }
 }
@@ -123,7 +157,14 @@ mod tests {
     fn equal_trees_agree_and_any_difference_shows() {
         let text = "# c\na: 1 # l\nb: [x, 'y']\nc: &k v\nd: *k\n";
         let base = parse_one(text).expect("yaml");
-        assert_eq!(fingerprint(&base), fingerprint(&base.clone()));
+        let print = fingerprint(&base);
+        assert_eq!(print, fingerprint(&base.clone()));
+        assert!(matches(&base, &print));
+        // A prefix or an extension of the print is not the print.
+        assert!(!matches(&base, &print[..print.len() - 1]));
+        let mut longer = print.to_vec();
+        longer.push(0);
+        assert!(!matches(&base, &longer));
         let edits: Vec<fn(&mut Node)> = vec![
             |n| n.entries_mut().expect("map")[0].0.head_comment.clear(),
             |n| {
@@ -139,7 +180,8 @@ mod tests {
             let mut changed = base.clone();
             edit(&mut changed);
             assert_ne!(changed, base);
-            assert_ne!(fingerprint(&changed), fingerprint(&base));
+            assert_ne!(fingerprint(&changed), print);
+            assert!(!matches(&changed, &print));
         }
         // Strings are length-prefixed: moving text between fields changes the print.
         let (mut x, mut y) = (Node::plain("ab"), Node::plain("ab"));

@@ -22,7 +22,7 @@ use crate::FnError;
 use config::{
     Config, DEFAULT_FIELD_PATH, FieldOptions, Replacement, SourceSelector, TargetSelector,
 };
-use fieldpath::Create;
+use fieldpath::{Create, Patterns};
 
 const CONFIG_KIND: &str = "ApplyReplacements";
 const CONFIG_API_VERSION: &str = "fn.kpt.dev/v1alpha1";
@@ -155,6 +155,7 @@ fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<
     } else {
         &t.field_paths
     };
+    let mut patterns = Patterns::default();
     for n in items.iter_mut() {
         let ids = select::res_ids(n)?;
         if !select::select_by_anno_and_label(n, select, &t.reject)? {
@@ -166,7 +167,7 @@ fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<
             .any(|r| !r.id.is_empty() && ids.iter().any(|id| select::is_selected_by(id, &r.id)));
         let selected = ids.iter().any(|id| select::is_selected_by(id, &select.id)) && !rejected;
         if selected {
-            copy_value_to_target(n, value, t, field_paths)?;
+            copy_value_to_target(n, value, t, field_paths, &mut patterns)?;
         }
     }
     Ok(())
@@ -177,6 +178,7 @@ fn copy_value_to_target(
     value: &Node,
     t: &TargetSelector,
     field_paths: &[String],
+    patterns: &mut Patterns,
 ) -> Result<(), String> {
     let create = t
         .options
@@ -190,8 +192,9 @@ fn copy_value_to_target(
             format!("unable to find field \"{fp}\" in replacement target")
         };
         let mut set = |field: &mut Node| set_field_value(t.options.as_ref(), field, value);
-        let count = fieldpath::path_match(target, &fieldpath::split(fp), create, &mut set)
-            .map_err(|e| format!("{what}: {e}"))?;
+        let count =
+            fieldpath::path_match(target, &fieldpath::split(fp), create, patterns, &mut set)
+                .map_err(|e| format!("{what}: {e}"))?;
         if count == 0 {
             return Err(what);
         }

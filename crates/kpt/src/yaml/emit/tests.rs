@@ -99,3 +99,16 @@ fn comments_are_placed_like_yaml_v3() {
     );
     assert_eq!(n.entries()[2].0.head_comment, "# head of d");
 }
+
+proptest::proptest! {
+    /// The shortcut for common scalars agrees with yaml.v3's full analysis.
+    #[test]
+    fn common_scalars_analyse_as_in_full(
+        v in "[a-zA-Z0-9:./_=+@ #,\\[\\]{}?!&*|>'\"%`\t\n-]{0,12}|[a-zA-Z0-9:-][a-zA-Z0-9:./_=+@-]{0,12}[a-z0-9: .#-]?"
+    ) {
+        proptest::prop_assert_eq!(
+            super::scalar::analyze(&v),
+            super::scalar::full_analysis(&v)
+        );
+    }
+}
