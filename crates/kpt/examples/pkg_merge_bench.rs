@@ -6,7 +6,9 @@
 //! `update_dir` on the same file:// repository, with their ratio.
 //!
 //! Run: `cargo run --release -p kpt --example pkg_merge_bench [sizes...]`
-//! (`KPT_BENCH_SKIP_KPT=1` measures the in-memory merge only).
+//! (`KPT_BENCH_SKIP_KPT=1` measures the in-memory merge only;
+//! `KPT_BENCH_KPT_TIMEOUT=SECS`, default 900, stops a `kpt pkg update` that runs
+//! longer and reports the ratio as a lower bound).
 
 use std::path::Path;
 use std::process::Command;
@@ -65,7 +67,19 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?} failed");
 }
 
-fn end_to_end(n: usize, o: &PackageFiles, u: &PackageFiles) -> Option<(Duration, Duration)> {
+/// Time of `kpt pkg update`: `Ok` when it finished, `Err` when it was stopped
+/// after the timeout (the time is then a lower bound).
+type KptTime = Result<Duration, Duration>;
+
+fn kpt_timeout() -> Duration {
+    let secs = std::env::var("KPT_BENCH_KPT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(900);
+    Duration::from_secs(secs)
+}
+
+fn end_to_end(n: usize, o: &PackageFiles, u: &PackageFiles) -> Option<(KptTime, Duration)> {
     if !Path::new("/usr/bin/kpt").exists() || std::env::var_os("KPT_BENCH_SKIP_KPT").is_some() {
         return None;
     }
@@ -109,16 +123,29 @@ fn end_to_end(n: usize, o: &PackageFiles, u: &PackageFiles) -> Option<(Duration,
     };
     let kdir = local("k");
     let start = Instant::now();
-    let out = Command::new("/usr/bin/kpt")
+    let mut child = Command::new("/usr/bin/kpt")
         .args(["pkg", "update", "local@v2"])
         .current_dir(kdir.parent()?)
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .ok()?;
-    let kt = start.elapsed();
-    if !out.status.success() {
-        eprintln!("kpt failed: {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
+    let limit = kpt_timeout();
+    let kt = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            if !status.success() {
+                eprintln!("kpt pkg update failed at {n} resources: {status}");
+                return None;
+            }
+            break Ok(start.elapsed());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Err(start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let rdir = local("r");
     let start = Instant::now();
     update_dir(&rdir, Some("v2"), None).expect("update");
@@ -161,13 +188,19 @@ fn main() {
             .collect();
         let m = median(times);
         match end_to_end(n, &o, &u) {
-            Some((kt, rt)) => println!(
-                "{n:>9} | {:>21.1} ms | {:>11.1} ms | {:>11.1} ms | {:>7.1}x",
-                m.as_secs_f64() * 1e3,
-                kt.as_secs_f64() * 1e3,
-                rt.as_secs_f64() * 1e3,
-                kt.as_secs_f64() / rt.as_secs_f64()
-            ),
+            Some((kt, rt)) => {
+                let (k, more) = match kt {
+                    Ok(k) => (k, " "),
+                    Err(k) => (k, ">"),
+                };
+                println!(
+                    "{n:>9} | {:>21.1} ms | {more}{:>10.1} ms | {:>11.1} ms | {more}{:>6.1}x",
+                    m.as_secs_f64() * 1e3,
+                    k.as_secs_f64() * 1e3,
+                    rt.as_secs_f64() * 1e3,
+                    k.as_secs_f64() / rt.as_secs_f64()
+                )
+            }
             None => println!(
                 "{n:>9} | {:>21.1} ms | (kpt not available)",
                 m.as_secs_f64() * 1e3

@@ -189,7 +189,8 @@ impl Engine {
         meta.written(rvs.first().copied().unwrap_or_default());
         object.resource_version = rvs.get(1).copied().unwrap_or_default();
         tracing::info!("draft created");
-        self.mutate(&id, |ix| {
+        let package = meta.package.clone();
+        self.mutate_in(&id, &package, |ix| {
             ix.tombstones.remove(name.as_str());
             ix.drafts.insert(name.as_str().to_owned(), meta);
             if store_meta {
@@ -213,9 +214,9 @@ impl Engine {
         let (ns, repo) = id;
         self.with_index(id, |ix| {
             let taken = ix
-                .views(ns)
+                .views_of(ns, Some(package))
                 .values()
-                .any(|pr| pr.key.package == *package && pr.key.workspace == *workspace);
+                .any(|pr| pr.key.workspace == *workspace);
             if taken {
                 return Err(EngineError::AlreadyExists(format!(
                     "package revision workspaceNames must be unique; package revision with name {package} in repo {repo} with workspaceName {workspace} already exists"

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use kpt::runtime::FunctionRuntime;
-use porch_core::names::{PackageRevisionName, RepositoryName};
+use porch_core::names::{PackagePath, PackageRevisionName, RepositoryName};
 use porch_core::repository::{
     ChangeReport, ListFilter, PackageFiles, Repository, RepositoryStatus,
 };
@@ -406,6 +406,43 @@ impl Engine {
         let after = state.index.views(&id.0);
         for event in index::diff(&before, &after) {
             // No subscribers is fine.
+            let _ = self.inner.events.send(event);
+        }
+        Some(r)
+    }
+
+    /// [`Engine::mutate`] for a change confined to the revisions of `package` (a write to
+    /// one revision): only that package's views are built and diffed, so the cost of a
+    /// write does not grow with the repository (building all 6,000 views of a repository
+    /// twice per write was most of an approval). The latest-revision label, the only
+    /// thing a revision's view takes from others, is per package.
+    ///
+    /// Debug builds also diff the whole repository and panic if the change reached
+    /// another package, so every test checks the confinement.
+    pub(crate) fn mutate_in<R>(
+        &self,
+        id: &RepoId,
+        package: &PackagePath,
+        f: impl FnOnce(&mut RepoIndex) -> R,
+    ) -> Option<R> {
+        let mut repos = self.write_repos();
+        let state = repos.get_mut(id)?;
+        let full_before = cfg!(debug_assertions).then(|| state.index.views(&id.0));
+        let before = state.index.views_of(&id.0, Some(package));
+        let r = f(&mut state.index);
+        let after = state.index.views_of(&id.0, Some(package));
+        let events = index::diff(&before, &after);
+        if let Some(full_before) = full_before {
+            let full = index::diff(&full_before, &state.index.views(&id.0));
+            let key = |e: &EngineEvent| (e.event_type, e.revision.name().as_str().to_owned());
+            let scoped: Vec<_> = events.iter().map(key).collect();
+            let all: Vec<_> = full.iter().map(key).collect();
+            assert_eq!(
+                scoped, all,
+                "a write scoped to package {package} changed revisions outside it"
+            );
+        }
+        for event in events {
             let _ = self.inner.events.send(event);
         }
         Some(r)

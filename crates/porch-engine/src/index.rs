@@ -127,16 +127,29 @@ impl RepoIndex {
 
     /// Every revision as the API sees it, by object name.
     pub(crate) fn views(&self, namespace: &str) -> BTreeMap<String, PackageRevision> {
+        self.views_of(namespace, None)
+    }
+
+    /// [`RepoIndex::views`] of one package's revisions (all when `package` is `None`).
+    pub(crate) fn views_of(
+        &self,
+        namespace: &str,
+        package: Option<&PackagePath>,
+    ) -> BTreeMap<String, PackageRevision> {
+        let wanted = |p: &PackagePath| package.is_none_or(|w| w == p);
         let mut latest: HashMap<&PackagePath, i64> = HashMap::new();
         for m in self.git.values() {
-            if m.lifecycle.is_published() && m.key.revision.is_published_number() {
+            if m.lifecycle.is_published()
+                && m.key.revision.is_published_number()
+                && wanted(&m.key.package)
+            {
                 let e = latest.entry(&m.key.package).or_insert(0);
                 *e = (*e).max(m.key.revision.get());
             }
         }
         let mut out = BTreeMap::new();
         for (name, m) in &self.git {
-            if self.hidden(name, m) {
+            if !wanted(&m.key.package) || self.hidden(name, m) {
                 continue;
             }
             let is_latest = m.lifecycle.is_published()
@@ -144,7 +157,9 @@ impl RepoIndex {
             out.insert(name.clone(), self.git_view(namespace, name, m, is_latest));
         }
         for (name, d) in &self.drafts {
-            out.insert(name.clone(), self.draft_view(name, d));
+            if wanted(&d.package) {
+                out.insert(name.clone(), self.draft_view(name, d));
+            }
         }
         out
     }

@@ -125,7 +125,7 @@ impl Engine {
                         .unwrap_or_default(),
                 );
                 tracing::info!("lifecycle changed");
-                self.mutate(id, |ix| {
+                self.mutate_in(id, &current.key.package, |ix| {
                     ix.drafts.insert(name.to_owned(), meta);
                 });
                 self.mirror_after_write(id, name).await;
@@ -147,7 +147,7 @@ impl Engine {
                 let kpt = self
                     .load_kpt(id, repo.as_ref(), std::slice::from_ref(&meta))
                     .await;
-                self.mutate(id, |ix| {
+                self.mutate_in(id, &current.key.package, |ix| {
                     ix.git.insert(name.to_owned(), meta);
                     ix.add_kpt(kpt);
                 });
@@ -245,7 +245,7 @@ impl Engine {
             Ok(metas) => self.load_kpt(id, repo.as_ref(), metas).await,
             Err(_) => Vec::new(),
         };
-        self.mutate(id, |ix| {
+        self.mutate_in(id, &current.key.package, |ix| {
             if current.origin == Origin::Store {
                 ix.drafts.remove(name.as_str());
             }
@@ -359,7 +359,7 @@ impl Engine {
             .copied()
             .unwrap_or_default();
         tracing::info!(finalizers = ?meta.finalizers, "deletion waits for finalizers");
-        self.mutate(id, |ix| {
+        self.mutate_in(id, &current.key.package, |ix| {
             ix.meta.insert(name.as_str().to_owned(), meta);
         });
         self.get(&id.0, name.as_str())
@@ -404,7 +404,7 @@ impl Engine {
                     .await
                     .map_err(|e| conflict_or(name, e))?;
                 let mirrored = tombstone.is_some();
-                self.mutate(id, |ix| {
+                self.mutate_in(id, &current.key.package, |ix| {
                     ix.drafts.remove(name);
                     ix.meta.remove(name);
                     if let Some(mut t) = tombstone {

@@ -181,7 +181,7 @@ impl Engine {
             meta.resource_version = rvs.next().unwrap_or_default();
         }
         tracing::info!(spec_changed, meta_changed, "metadata updated");
-        self.mutate(id, |ix| {
+        self.mutate_in(id, &current.key.package, |ix| {
             if let Some(d) = draft {
                 ix.drafts.insert(name.to_owned(), d);
             }

@@ -36,7 +36,7 @@ impl Engine {
                         at(Some(stored.meta.resource_version)),
                     )])
                     .await?;
-                self.mutate(id, |ix| {
+                self.mutate_in(id, &stored.meta.package, |ix| {
                     ix.tombstones.remove(&name);
                     if ix
                         .git
@@ -158,7 +158,7 @@ impl Engine {
                 at(Some(stored.meta.resource_version)),
             )])
             .await?;
-        self.mutate(id, |ix| {
+        self.mutate_in(id, &stored.meta.package, |ix| {
             ix.drafts.remove(&name);
             ix.tombstones.remove(&name);
         });
@@ -192,7 +192,8 @@ impl Engine {
         if failure_changed && let Some(m) = meta.mirror.as_mut() {
             m.failure_version = rv;
         }
-        self.mutate(id, |ix| {
+        let package = meta.package.clone();
+        self.mutate_in(id, &package, |ix| {
             if meta.deleted {
                 ix.tombstones.insert(name.clone(), meta);
             } else {

@@ -107,7 +107,7 @@ impl Engine {
                 .unwrap_or_default(),
         );
         tracing::info!(render_failed = failed, "draft resources saved");
-        self.mutate(id, |ix| {
+        self.mutate_in(id, &current.key.package, |ix| {
             ix.drafts.insert(name.to_owned(), meta);
         });
         self.mirror_after_write(id, name).await;

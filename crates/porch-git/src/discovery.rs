@@ -624,35 +624,3 @@ fn diff(old: &Snapshot, new: &Snapshot) -> ChangeReport {
     }
     report
 }
-
-/// Reconstructs `spec.tasks` (Porch's `loadTasks`): walking history newest first, the last
-/// creation task annotated for this package and workspace, stopping at `init`/`clone`.
-pub(crate) fn load_tasks(
-    repo: &Repository,
-    caches: &mut Caches,
-    entry: &Entry,
-) -> Result<Vec<porch_core::revision::Task>, GitError> {
-    const MAX_WALK: usize = 100_000;
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(git2::Sort::TIME)?;
-    walk.push(entry.commit)?;
-    let ws = entry.task_workspace.as_str();
-    let mut tasks = Vec::new();
-    for oid in walk.take(MAX_WALK) {
-        let info = caches.commit(repo, oid?)?;
-        for a in &info.annotations {
-            let ws_matches =
-                a.workspace_name == ws || (a.workspace_name.is_empty() && a.revision == ws);
-            if a.package_path != entry.full_path || !ws_matches {
-                continue;
-            }
-            if let Some(t) = a.task.as_deref().filter(|t| t.is_creation()) {
-                tasks = vec![t.clone()];
-                if matches!(t.task_type.as_str(), "init" | "clone") {
-                    return Ok(tasks);
-                }
-            }
-        }
-    }
-    Ok(tasks)
-}

@@ -34,6 +34,7 @@ mod repository;
 mod schedule;
 mod smart;
 mod spec;
+mod tasks;
 mod transport;
 mod tree;
 mod upstream_fetch;

@@ -21,6 +21,10 @@ pub(crate) struct CommitInfo {
     pub author_email: String,
     pub author_time: i64,
     pub annotations: Box<[Annotation]>,
+    /// Parent commits and the committer time, for history walks over cached commits
+    /// (see [`crate::tasks`]).
+    pub parents: Box<[Oid]>,
+    pub commit_time: i64,
 }
 
 /// A package directory found in a tree.
@@ -68,6 +72,8 @@ impl Caches {
             author_time: author.when().seconds(),
             annotations: annotation::parse(&String::from_utf8_lossy(c.message_bytes()))
                 .into_boxed_slice(),
+            parents: c.parent_ids().collect(),
+            commit_time: c.time().seconds(),
         });
         bound(&mut self.commits);
         self.commits.insert(oid, Arc::clone(&info));

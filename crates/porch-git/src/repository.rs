@@ -13,7 +13,7 @@ use porch_core::repository::{
 use porch_core::revision::{PackageRevisionKey, PackageRevisionMeta, Timestamp};
 
 use crate::cli::Remote;
-use crate::discovery::{self, Scope, Snapshot};
+use crate::discovery::{Scope, Snapshot};
 use crate::error::GitError;
 use crate::mirror::{Mirror, MirrorPool, MirrorState};
 use crate::spec::{GitOptions, RepoSpec};
@@ -176,12 +176,17 @@ impl GitRepository {
         snap: Arc<Snapshot>,
     ) -> Result<Vec<PackageRevisionMeta>, GitError> {
         self.op(move |state, _| {
-            let MirrorState { repo, caches, .. } = state;
+            let MirrorState {
+                repo,
+                caches,
+                tasks,
+                ..
+            } = state;
             metas
                 .into_iter()
                 .map(|mut m| {
                     if let Some(e) = snap.entries.get(&m.key) {
-                        m.tasks = discovery::load_tasks(repo, caches, e)?;
+                        m.tasks = crate::tasks::load_tasks(repo, caches, tasks, e)?;
                     }
                     Ok(m)
                 })

@@ -2,8 +2,11 @@
 //! smart-HTTP git fixture, driven with kube-rs. Prints registration, list, resources update
 //! with render, propose, approve-and-publish and watch latency figures and the server's RSS.
 //!
-//! `cargo bench -p porch-server --bench api -- [repositories] [packages] [revisions]`
-//! (default 100 x 20 x 5 = 10,000 published revisions plus 2,000 placeholders).
+//! `cargo bench -p porch-server --bench api -- [repositories] [packages] [revisions] [large]`
+//! (default 100 x 20 x 5 = 10,000 published revisions plus 2,000 placeholders). At the end
+//! a repository of `large` packages x 5 revisions (default 1,000: 5,000 revisions) is
+//! registered and approvals into it are timed too, to show approval cost does not grow with
+//! the repository (all figures before it are taken without it).
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -17,7 +20,7 @@ use kube::api::{
 };
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use porch_testkit::GitServer;
-use porch_testkit::generate::{Shape, porch_repository};
+use porch_testkit::generate::{Shape, maintain, porch_repository};
 use serde_json::json;
 
 const NS: &str = "default";
@@ -164,6 +167,7 @@ async fn main() -> anyhow::Result<()> {
         args.get(1).copied().unwrap_or(20),
         args.get(2).copied().unwrap_or(5),
     );
+    let large = args.get(3).copied().unwrap_or(1_000);
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("git");
     std::fs::create_dir_all(&root)?;
@@ -174,6 +178,8 @@ async fn main() -> anyhow::Result<()> {
         resources: 1,
     };
     porch_repository(&root.join("r000.git"), &shape)?;
+    // Served remotes are maintained (packed, commit-graph), as on a hosting service.
+    maintain(&root.join("r000.git"))?;
     for r in 1..repos {
         let status = Command::new("cp")
             .arg("-a")
@@ -193,8 +199,17 @@ async fn main() -> anyhow::Result<()> {
             resources: 1,
         },
     )?;
+    porch_repository(
+        &root.join("large.git"),
+        &Shape {
+            packages: large,
+            revisions: 5,
+            resources: 1,
+        },
+    )?;
+    maintain(&root.join("large.git"))?;
     eprintln!(
-        "generated {repos} remotes of {packages} packages x {revisions} revisions in {}",
+        "generated {repos} remotes of {packages} packages x {revisions} revisions and one of {large} x 5 in {}",
         ms(t.elapsed())
     );
     let git = GitServer::start(&root, None)?;
@@ -384,6 +399,54 @@ async fn main() -> anyhow::Result<()> {
         lag(&name, "Published", t, Instant::now());
     }
     let (_, hwm) = rss_kib(server.0.id());
+    let rss_end = rss_split(server.0.id());
+
+    // Approvals into a large repository: register it, wait for its listing, approve.
+    let large_revisions = large * 5;
+    let body = object(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+        "metadata": {"name": "large", "namespace": NS},
+        "spec": {"type": "git", "git": {"repo": git.url_for("large.git"), "branch": "main"}},
+    }))?;
+    repos_api.create(&PostParams::default(), &body).await?;
+    let in_large = ListParams::default().fields("spec.repository=large");
+    let t = Instant::now();
+    while prs.list(&in_large).await?.items.len() < large * 6 {
+        if t.elapsed() > Duration::from_secs(300) {
+            bail!("the large repository was not listed after 5 minutes");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut approve_large = Vec::new();
+    for i in 0..ops {
+        let body = object(json!({
+            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
+            "spec": {"repository": "large", "packageName": format!("edited-{i}"), "workspaceName": "b",
+                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
+        }))?;
+        let name = prs
+            .create(&PostParams::default(), &body)
+            .await?
+            .metadata
+            .name
+            .unwrap_or_default();
+        let mut res = prr.get(&name).await?;
+        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
+        prr.replace(&name, &PostParams::default(), &res).await?;
+        let mut body = prs
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"lifecycle": "Proposed"}})),
+            )
+            .await?;
+        body.data["spec"]["lifecycle"] = json!("Published");
+        let t = Instant::now();
+        prs.replace_subresource("approval", &name, &PostParams::default(), &body)
+            .await?;
+        approve_large.push(t.elapsed());
+    }
+    let (_, hwm_large) = rss_kib(server.0.id());
 
     println!(
         "porch-server API benchmark: {repos} repositories x {packages} packages x {revisions} revisions ({expected} package revisions incl. placeholders)"
@@ -418,6 +481,11 @@ async fn main() -> anyhow::Result<()> {
         ms(last)
     );
     println!(
+        "  approve and publish, repository of {large_revisions} revisions p50    {} (p90 {})",
+        ms(pct(&mut approve_large, 0.5)),
+        ms(pct(&mut approve_large, 0.9))
+    );
+    println!(
         "  watch event after the write returned p50 / p99         {} / {}",
         ms(pct(&mut watch_lag, 0.5)),
         ms(pct(&mut watch_lag, 0.99))
@@ -430,9 +498,13 @@ async fn main() -> anyhow::Result<()> {
     println!("  server after registration: {rss_registered}");
     println!("  server after the lists:    {rss_listed}");
     println!(
-        "  server at the end:         {} (peak {} MiB)",
-        rss_split(server.0.id()),
+        "  server at the end:         {rss_end} (peak {} MiB)",
         hwm / 1024
+    );
+    println!(
+        "  with the large repository: {} (peak {} MiB)",
+        rss_split(server.0.id()),
+        hwm_large / 1024
     );
 
     Ok(())

@@ -117,6 +117,30 @@ pub fn porch_repository(dest: &Path, shape: &Shape) -> Result<(), TestkitError> 
     Ok(())
 }
 
+/// Maintains `dest` as a hosting service does (`git gc`/`git maintenance`): one pack with a
+/// bitmap, packed refs and a commit-graph. A push's connectivity check on the server walks
+/// the 5,000 tags of a large remote; without a commit-graph that is most of a publish.
+pub fn maintain(dest: &Path) -> Result<(), TestkitError> {
+    for args in [
+        &["repack", "-adq", "--write-bitmap-index"][..],
+        &["pack-refs", "--all"],
+        &["commit-graph", "write", "--reachable"],
+    ] {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dest)
+            .args(args)
+            .output()?;
+        if !out.status.success() {
+            return Err(TestkitError::Command {
+                command: format!("git {}", args.join(" ")),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
