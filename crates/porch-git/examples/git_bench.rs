@@ -303,7 +303,12 @@ async fn main() -> anyhow::Result<()> {
     let (rss0, _) = rss_kib();
     let t = Instant::now();
     let (_pool, repo) = open(&tmp.path().join("data-a"), &url)?;
-    let listed = repo.list(ListFilter::default()).await?;
+    // With each revision's task history, as the engine loads a registration.
+    let full = ListFilter {
+        with_tasks: true,
+        ..ListFilter::default()
+    };
+    let listed = repo.list(full).await?;
     let first = t.elapsed();
     let (rss1, hwm1) = rss_kib();
     println!(
