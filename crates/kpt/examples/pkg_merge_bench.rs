@@ -123,8 +123,12 @@ fn end_to_end(n: usize, o: &PackageFiles, u: &PackageFiles) -> Option<(KptTime, 
     };
     let kdir = local("k");
     let start = Instant::now();
+    let kpt_tmp = tmp.join("kpt-tmp");
+    std::fs::create_dir_all(&kpt_tmp).ok()?;
     let mut child = Command::new("/usr/bin/kpt")
         .args(["pkg", "update", "local@v2"])
+        // kpt leaves a `kpt-get-*` directory per fetch in TMPDIR; keep them in ours.
+        .env("TMPDIR", &kpt_tmp)
         .current_dir(kdir.parent()?)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -294,8 +294,13 @@ fn write_tree(dir: &Path, files: &PackageFiles) {
 }
 
 fn run_kpt(dir: &Path, args: &[&str]) -> Result<(), String> {
+    // kpt leaves an empty `kpt-get-*` directory in TMPDIR per fetch: keep them in the
+    // scenario's own directory, which the test removes, instead of the machine's /tmp.
+    let tmp = dir.parent().unwrap_or(dir).join("kpt-tmp");
+    std::fs::create_dir_all(&tmp).expect("kpt temp dir");
     let out = Command::new(KPT)
         .args(args)
+        .env("TMPDIR", &tmp)
         .current_dir(dir)
         .output()
         .expect("run kpt");
