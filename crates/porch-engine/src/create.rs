@@ -214,7 +214,7 @@ impl Engine {
         let (ns, repo) = id;
         self.with_index(id, |ix| {
             let taken = ix
-                .views_of(ns, Some(package))
+                .views_of(ns, Some(&std::collections::BTreeSet::from([package.clone()])))
                 .values()
                 .any(|pr| pr.key.workspace == *workspace);
             if taken {

@@ -1,7 +1,7 @@
 //! The [`Engine`] handle: registered repositories, the index, reads, syncs and the event bus.
 //! Write operations live in `create.rs`, `resources.rs` and `lifecycle.rs`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
 use kpt::runtime::FunctionRuntime;
@@ -255,7 +255,8 @@ impl Engine {
                     .collect();
                 let kpt = self.load_kpt(id, repo.as_ref(), &metas).await;
                 if !report.is_empty() {
-                    self.mutate(id, |ix| {
+                    let packages = report_packages(&report);
+                    self.mutate_packages(id, &packages, |ix| {
                         ix.apply_report(report);
                         ix.add_kpt(kpt);
                     });
@@ -284,7 +285,8 @@ impl Engine {
             return;
         }
         let id = (namespace.to_owned(), name.clone());
-        self.mutate(&id, |ix| ix.apply_report(report));
+        let packages = report_packages(&report);
+        self.mutate_packages(&id, &packages, |ix| ix.apply_report(report));
         self.spawn_kpt_fill(id.clone());
         // The remote answers again: a good moment for mirror branches that lag.
         self.spawn_mirror_reconcile(id);
@@ -412,25 +414,36 @@ impl Engine {
     }
 
     /// [`Engine::mutate`] for a change confined to the revisions of `package` (a write to
-    /// one revision): only that package's views are built and diffed, so the cost of a
-    /// write does not grow with the repository (building all 6,000 views of a repository
-    /// twice per write was most of an approval). The latest-revision label, the only
-    /// thing a revision's view takes from others, is per package.
-    ///
-    /// Debug builds also diff the whole repository and panic if the change reached
-    /// another package, so every test checks the confinement.
+    /// one revision).
     pub(crate) fn mutate_in<R>(
         &self,
         id: &RepoId,
         package: &PackagePath,
         f: impl FnOnce(&mut RepoIndex) -> R,
     ) -> Option<R> {
+        self.mutate_packages(id, &BTreeSet::from([package.clone()]), f)
+    }
+
+    /// [`Engine::mutate`] for a change confined to the revisions of `packages`: only their
+    /// views are built and diffed, so the cost of a write or of a sync that found a few
+    /// changes does not grow with the repository (building all 6,000 views of a repository
+    /// twice per write was most of an approval). The latest-revision label, the only thing
+    /// a revision's view takes from others, is per package.
+    ///
+    /// Debug builds also diff the whole repository and panic if the change reached
+    /// another package, so every test checks the confinement.
+    pub(crate) fn mutate_packages<R>(
+        &self,
+        id: &RepoId,
+        packages: &BTreeSet<PackagePath>,
+        f: impl FnOnce(&mut RepoIndex) -> R,
+    ) -> Option<R> {
         let mut repos = self.write_repos();
         let state = repos.get_mut(id)?;
         let full_before = cfg!(debug_assertions).then(|| state.index.views(&id.0));
-        let before = state.index.views_of(&id.0, Some(package));
+        let before = state.index.views_of(&id.0, Some(packages));
         let r = f(&mut state.index);
-        let after = state.index.views_of(&id.0, Some(package));
+        let after = state.index.views_of(&id.0, Some(packages));
         let events = index::diff(&before, &after);
         if let Some(full_before) = full_before {
             let full = index::diff(&full_before, &state.index.views(&id.0));
@@ -439,7 +452,7 @@ impl Engine {
             let all: Vec<_> = full.iter().map(key).collect();
             assert_eq!(
                 scoped, all,
-                "a write scoped to package {package} changed revisions outside it"
+                "a write scoped to packages {packages:?} changed revisions outside them"
             );
         }
         for event in events {
@@ -471,6 +484,17 @@ impl Engine {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// The packages a change report touches.
+fn report_packages(report: &ChangeReport) -> BTreeSet<PackagePath> {
+    report
+        .added
+        .iter()
+        .chain(&report.changed)
+        .map(|m| m.key.package.clone())
+        .chain(report.removed.iter().map(|k| k.package.clone()))
+        .collect()
 }
 
 /// Fills the task history of new or changed revisions (reports come without it).

@@ -130,13 +130,13 @@ impl RepoIndex {
         self.views_of(namespace, None)
     }
 
-    /// [`RepoIndex::views`] of one package's revisions (all when `package` is `None`).
+    /// [`RepoIndex::views`] of the revisions of `packages` (all when `None`).
     pub(crate) fn views_of(
         &self,
         namespace: &str,
-        package: Option<&PackagePath>,
+        packages: Option<&BTreeSet<PackagePath>>,
     ) -> BTreeMap<String, PackageRevision> {
-        let wanted = |p: &PackagePath| package.is_none_or(|w| w == p);
+        let wanted = |p: &PackagePath| packages.is_none_or(|w| w.contains(p));
         let mut latest: HashMap<&PackagePath, i64> = HashMap::new();
         for m in self.git.values() {
             if m.lifecycle.is_published()
