@@ -114,7 +114,14 @@ impl ApiServer {
 type St = State<Arc<ApiServer>>;
 
 fn json_response(code: StatusCode, content_type: &str, body: &Value) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    bytes_response(
+        code,
+        content_type,
+        serde_json::to_vec(body).unwrap_or_default(),
+    )
+}
+
+fn bytes_response(code: StatusCode, content_type: &str, bytes: Vec<u8>) -> Response {
     (
         code,
         [(
@@ -520,17 +527,14 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
                 .list(&ctx, target.namespace.as_deref(), &options)
                 .await?;
             if table {
-                let objs: Vec<Value> = list
-                    .items
-                    .iter()
-                    .filter_map(|b| serde_json::from_slice(b).ok())
-                    .collect();
-                let t = tb.table(
-                    &objs,
+                let bytes = crate::table_rows::table_json(
+                    &tb,
+                    &target.resource.rows,
+                    &list.items,
                     Some(list.resource_version.to_string()),
                     list.continue_token,
                 );
-                return Ok(json_response(StatusCode::OK, TABLE_CONTENT_TYPE, &t));
+                return Ok(bytes_response(StatusCode::OK, TABLE_CONTENT_TYPE, bytes));
             }
             Ok(list_response(&kind.api_version(), &kind.list_kind(), &list))
         }

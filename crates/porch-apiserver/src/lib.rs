@@ -31,6 +31,7 @@ mod resource;
 mod rest;
 mod selector;
 mod table;
+mod table_rows;
 mod validation;
 
 pub use error::{ApiError, FieldError};

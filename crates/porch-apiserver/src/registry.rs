@@ -32,6 +32,7 @@ impl Registry {
         self.resources.push(Resource {
             kind: kind.clone(),
             backend,
+            rows: Arc::default(),
         });
         kind
     }
@@ -49,7 +50,11 @@ impl Registry {
             store.clone(),
             hub.clone(),
         ));
-        let r = Resource { kind, backend };
+        let r = Resource {
+            kind,
+            backend,
+            rows: Arc::default(),
+        };
         self.resources.push(r.clone());
         r
     }

@@ -275,4 +275,6 @@ pub trait ResourceBackend: Send + Sync {
 pub struct Resource {
     pub kind: Arc<ResourceKind>,
     pub backend: Arc<dyn ResourceBackend>,
+    /// Table rows of its listed objects (see `table_rows`).
+    pub rows: Arc<crate::table_rows::RowCache>,
 }

@@ -145,18 +145,23 @@ pub fn human_duration(seconds: i64) -> String {
 }
 
 fn age(obj: &Value) -> Value {
-    let Some(ts) = obj
-        .pointer("/metadata/creationTimestamp")
-        .and_then(Value::as_str)
-    else {
-        return Value::String("<unknown>".into());
+    Value::String(age_text(
+        obj.pointer("/metadata/creationTimestamp")
+            .and_then(Value::as_str),
+    ))
+}
+
+/// The Age cell for a `creationTimestamp`, now.
+pub(crate) fn age_text(created: Option<&str>) -> String {
+    let Some(ts) = created else {
+        return "<unknown>".into();
     };
     match ts.parse::<k8s_openapi::jiff::Timestamp>() {
         Ok(t) => {
             let secs = k8s_openapi::jiff::Timestamp::now().as_second() - t.as_second();
-            Value::String(human_duration(secs))
+            human_duration(secs)
         }
-        Err(_) => Value::String("<invalid>".into()),
+        Err(_) => "<invalid>".into(),
     }
 }
 
@@ -203,7 +208,8 @@ impl TableBuilder<'_> {
         defs
     }
 
-    pub fn row(&self, obj: &Value) -> Value {
+    /// The Name and column cells of `obj` (not Age, which depends on the time).
+    pub(crate) fn cells(&self, obj: &Value) -> Vec<Value> {
         let mut cells = Vec::with_capacity(self.columns.len() + 2);
         cells.push(
             obj.pointer("/metadata/name")
@@ -213,6 +219,11 @@ impl TableBuilder<'_> {
         for c in self.columns {
             cells.push((c.cell)(obj));
         }
+        cells
+    }
+
+    pub fn row(&self, obj: &Value) -> Value {
+        let mut cells = self.cells(obj);
         if self.age_column {
             cells.push(age(obj));
         }
