@@ -113,22 +113,8 @@ impl Engine {
                 }
                 stored.meta.lifecycle = to;
                 let draft = StoredDraft::new(stored.meta, &files);
-                let mut meta = draft.meta.clone();
-                meta.written(
-                    self.inner
-                        .store
-                        .commit(vec![Change::PutDraft(Box::new(draft), at(Some(expected)))])
-                        .await
-                        .map_err(|e| conflict_or(name, e))?
-                        .first()
-                        .copied()
-                        .unwrap_or_default(),
-                );
+                self.save_draft(id, name, draft, expected).await?;
                 tracing::info!("lifecycle changed");
-                self.mutate_in(id, &current.key.package, |ix| {
-                    ix.drafts.insert(name.to_owned(), meta);
-                });
-                self.mirror_after_write(id, name).await;
                 self.get(&id.0, name)
             }
             (Transition::Approve, origin) => {

@@ -29,13 +29,7 @@ impl Engine {
         let name = stored.meta.key().name().as_str().to_owned();
         let written = match done {
             Done::Deleted => {
-                self.inner
-                    .store
-                    .commit(vec![Change::DeleteDraft(
-                        stored.meta.object_key(),
-                        at(Some(stored.meta.resource_version)),
-                    )])
-                    .await?;
+                self.delete_record(&stored).await?;
                 self.mutate_in(id, &stored.meta.package, |ix| {
                     ix.tombstones.remove(&name);
                     if ix
@@ -151,6 +145,16 @@ impl Engine {
     /// Removes a draft's record (not its object metadata, which belongs to the name).
     pub(crate) async fn forget(&self, id: &RepoId, stored: &StoredDraft) -> Result<()> {
         let name = stored.meta.key().name().as_str().to_owned();
+        self.delete_record(stored).await?;
+        self.mutate_in(id, &stored.meta.package, |ix| {
+            ix.drafts.remove(&name);
+            ix.tombstones.remove(&name);
+        });
+        Ok(())
+    }
+
+    /// Deletes the store record of `stored` if it is unchanged since it was read.
+    async fn delete_record(&self, stored: &StoredDraft) -> Result<()> {
         self.inner
             .store
             .commit(vec![Change::DeleteDraft(
@@ -158,10 +162,6 @@ impl Engine {
                 at(Some(stored.meta.resource_version)),
             )])
             .await?;
-        self.mutate_in(id, &stored.meta.package, |ix| {
-            ix.drafts.remove(&name);
-            ix.tombstones.remove(&name);
-        });
         Ok(())
     }
 

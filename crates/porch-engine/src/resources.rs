@@ -4,13 +4,14 @@
 
 use porch_core::lifecycle::Lifecycle;
 use porch_core::repository::PackageFiles;
-use porch_core::store::StoreError;
+use porch_core::store::{ResourceVersion, StoreError};
 use tracing::Instrument;
 
 use crate::drafts::{StoredDraft, object_key};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::heal::heal_comments;
+use crate::index::RepoId;
 use crate::model::{Origin, PUSH_ON_RENDER_FAILURE, ResourcesUpdate};
 use crate::render::render;
 use crate::store::{Change, at};
@@ -95,6 +96,20 @@ impl Engine {
             });
         }
         let draft = StoredDraft::new(stored.meta, &rendered.files);
+        self.save_draft(id, name, draft, expected).await?;
+        tracing::info!(render_failed = failed, "draft resources saved");
+        Ok((self.get(&id.0, name)?, rendered.status))
+    }
+
+    /// Writes stored draft `name` if its record is still at `expected`, puts it in the
+    /// index and mirrors it to git when that is on.
+    pub(crate) async fn save_draft(
+        &self,
+        id: &RepoId,
+        name: &str,
+        draft: StoredDraft,
+        expected: ResourceVersion,
+    ) -> Result<()> {
         let mut meta = draft.meta.clone();
         meta.written(
             self.inner
@@ -106,12 +121,12 @@ impl Engine {
                 .copied()
                 .unwrap_or_default(),
         );
-        tracing::info!(render_failed = failed, "draft resources saved");
-        self.mutate_in(id, &current.key.package, |ix| {
+        let package = meta.package.clone();
+        self.mutate_in(id, &package, |ix| {
             ix.drafts.insert(name.to_owned(), meta);
         });
         self.mirror_after_write(id, name).await;
-        Ok((self.get(&id.0, name)?, rendered.status))
+        Ok(())
     }
 }
 

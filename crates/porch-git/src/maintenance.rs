@@ -125,15 +125,8 @@ pub(crate) fn finish(state: &mut MirrorState) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packed::tests::{commit_of, packs};
     use crate::packed::{NewCommits, write_packed};
-
-    fn packs(dir: &Path) -> usize {
-        std::fs::read_dir(dir.join("objects/pack"))
-            .expect("pack dir")
-            .filter_map(Result::ok)
-            .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
-            .count()
-    }
 
     #[test]
     fn gc_is_told_our_pack_limit() {
@@ -144,20 +137,10 @@ mod tests {
     fn many_packs_are_consolidated_when_idle() {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = git2::Repository::init_bare(dir.path()).expect("init");
-        let sig = git2::Signature::now("t", "t@example.com").expect("sig");
         let mut parent: Option<git2::Oid> = None;
-        for i in 0..PACK_LIMIT + 5 {
+        for _ in 0..PACK_LIMIT + 5 {
             let c = write_packed(&repo, dir.path(), |w| {
-                let mut tb = w.treebuilder(None)?;
-                tb.insert("f", w.blob(format!("{i}").as_bytes())?, 0o100644)?;
-                let tree = w.find_tree(tb.write()?)?;
-                let parents: Vec<git2::Commit<'_>> = parent
-                    .map(|p| w.find_commit(p))
-                    .transpose()?
-                    .into_iter()
-                    .collect();
-                let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
-                let c = w.commit(None, &sig, &sig, "m", &tree, &refs)?;
+                let c = commit_of(w, 1, parent)?;
                 Ok((
                     c,
                     NewCommits {

@@ -56,7 +56,7 @@ pub(crate) fn write_packed<R>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{NewCommits, write_packed};
     use crate::error::GitError;
     use git2::Oid;
@@ -70,7 +70,8 @@ mod tests {
             .sum()
     }
 
-    fn packs(dir: &std::path::Path) -> usize {
+    /// Packs in the object store of the bare repository `dir`.
+    pub(crate) fn packs(dir: &std::path::Path) -> usize {
         std::fs::read_dir(dir.join("objects/pack"))
             .expect("pack dir")
             .filter_map(Result::ok)
@@ -90,7 +91,12 @@ mod tests {
         out
     }
 
-    fn commit_of(w: &git2::Repository, files: usize, parent: Option<Oid>) -> Result<Oid, GitError> {
+    /// A commit of `files` small files on `parent`.
+    pub(crate) fn commit_of(
+        w: &git2::Repository,
+        files: usize,
+        parent: Option<Oid>,
+    ) -> Result<Oid, GitError> {
         let mut tb = w.treebuilder(None)?;
         for i in 0..files {
             tb.insert(

@@ -70,6 +70,15 @@ fn mirror_condition(pr: &kube::api::DynamicObject) -> Option<(String, String)> {
         })
 }
 
+/// `cm.yaml` of draft `git.app.ws` as the server has it.
+async fn cm_of(prrs: &kube::Api<kube::api::DynamicObject>) -> Option<String> {
+    files_of(prrs, "git.app.ws")
+        .await
+        .get("cm.yaml")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
 async fn started() -> Env {
     let env = Env::start_with(&["--push-drafts-to-git"]).await;
     let url = env.empty_repo("git");
@@ -245,10 +254,7 @@ async fn push_drafts_unreachable_remote_does_not_fail_an_update() {
     assert_eq!(reason, "Unavailable", "{message}");
     assert_eq!(head_id(&bare, "drafts/app/ws"), before);
     assert_eq!(
-        files_of(&prrs, "git.app.ws")
-            .await
-            .get("cm.yaml")
-            .and_then(Value::as_str),
+        cm_of(&prrs).await.as_deref(),
         Some(CM),
         "the store has the update"
     );
@@ -329,10 +335,7 @@ async fn push_drafts_foreign_branch_is_not_overwritten() {
     assert_eq!(reason, "Conflict", "{message}");
     assert!(message.contains("drafts/app/ws"), "{message}");
     assert_eq!(
-        files_of(&prrs, "git.app.ws")
-            .await
-            .get("cm.yaml")
-            .and_then(Value::as_str),
+        cm_of(&prrs).await.as_deref(),
         Some(CM),
         "the store has the update"
     );
@@ -360,13 +363,7 @@ async fn push_drafts_restart_keeps_drafts() {
         list_names(&prs, &ListParams::default()).await,
         ["git.app.ws"]
     );
-    assert_eq!(
-        files_of(&prrs, "git.app.ws")
-            .await
-            .get("cm.yaml")
-            .and_then(Value::as_str),
-        Some(CM)
-    );
+    assert_eq!(cm_of(&prrs).await.as_deref(), Some(CM));
     assert_eq!(
         head_id(&bare, "drafts/app/ws"),
         before,

@@ -3,7 +3,7 @@
 //! up; a branch someone else wrote is never overwritten; a fresh engine discovers the
 //! mirrored drafts as Go Porch would.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use porch_core::lifecycle::{Endpoint, Lifecycle};
 use porch_core::repository::PackageFiles;
@@ -81,6 +81,14 @@ async fn lifecycle(
     Ok(engine
         .update_lifecycle(NS, name, None, to, endpoint, alice())
         .await?)
+}
+
+/// Repository `r` on an empty remote, with draft `r.app.ws`: the remote's URL and directory.
+async fn with_draft(w: &World) -> anyhow::Result<(String, PathBuf)> {
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    w.engine.create(init_req("r", "app", "ws")).await?;
+    Ok((url, w.remote_dir("r.git")))
 }
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v1\n";
@@ -165,22 +173,17 @@ async fn every_draft_change_reaches_its_branch() -> anyhow::Result<()> {
 #[tokio::test]
 async fn without_the_option_nothing_is_pushed() -> anyhow::Result<()> {
     let w = World::new()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, dir) = with_draft(&w).await?;
     put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
     lifecycle(&w.engine, "r.app.ws", Lifecycle::Proposed, Endpoint::Update).await?;
-    assert!(draft_refs(&w.remote_dir("r.git")).is_empty());
+    assert!(draft_refs(&dir).is_empty());
     Ok(())
 }
 
 #[tokio::test]
 async fn an_unreachable_remote_fails_no_write_and_is_caught_up() -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, dir) = with_draft(&w).await?;
     let before = head(&dir, "drafts/app/ws").expect("draft branch").0;
 
     let away = dir.with_extension("away");
@@ -213,10 +216,7 @@ async fn an_unreachable_remote_fails_no_write_and_is_caught_up() -> anyhow::Resu
 #[tokio::test]
 async fn a_deleted_draft_stays_gone_while_its_branch_cannot_be_deleted() -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, dir) = with_draft(&w).await?;
 
     let away = dir.with_extension("away");
     std::fs::rename(&dir, &away)?;
@@ -238,10 +238,7 @@ async fn a_deleted_draft_stays_gone_while_its_branch_cannot_be_deleted() -> anyh
 #[tokio::test]
 async fn a_branch_written_by_someone_else_is_not_overwritten() -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, dir) = with_draft(&w).await?;
 
     // Someone else commits other content on the draft branch.
     let foreign = {
@@ -295,10 +292,7 @@ async fn a_branch_written_by_someone_else_is_not_overwritten() -> anyhow::Result
 async fn a_restart_mirrors_drafts_whose_branch_lags() -> anyhow::Result<()> {
     // Written without mirroring: the branch lags by everything.
     let w = World::new()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (url, dir) = with_draft(&w).await?;
     put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
     assert!(draft_refs(&dir).is_empty());
 
@@ -348,10 +342,7 @@ fn roll_back_mirror_record(
 #[tokio::test]
 async fn a_crash_between_push_and_record_is_reconciled_without_a_conflict() -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (url, dir) = with_draft(&w).await?;
     let first = head(&dir, "drafts/app/ws").expect("branch").0;
     put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
     let pushed = head(&dir, "drafts/app/ws").expect("branch").0;
@@ -387,9 +378,7 @@ async fn a_crash_between_push_and_record_is_reconciled_without_a_conflict() -> a
 #[tokio::test]
 async fn a_fresh_engine_discovers_mirrored_drafts_as_go_porch_would() -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (url, _) = with_draft(&w).await?;
     put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
     w.engine.create(init_req("r", "other", "v2")).await?;
     lifecycle(
@@ -484,10 +473,7 @@ async fn an_approval_cut_short_leaves_no_stale_draft() -> anyhow::Result<()> {
 async fn a_draft_created_again_takes_over_the_branch_its_deleted_namesake_left()
 -> anyhow::Result<()> {
     let w = World::pushing()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
-    let dir = w.remote_dir("r.git");
-    w.engine.create(init_req("r", "app", "ws")).await?;
+    let (_, dir) = with_draft(&w).await?;
     put_file(&w.engine, "r.app.ws", "cm.yaml", CM).await?;
     let old = head(&dir, "drafts/app/ws").expect("branch").0;
 
