@@ -401,16 +401,7 @@ impl Engine {
     /// Changes one repository's index and emits the resulting events (in index order, since
     /// the write lock is held while sending; sending never blocks).
     pub(crate) fn mutate<R>(&self, id: &RepoId, f: impl FnOnce(&mut RepoIndex) -> R) -> Option<R> {
-        let mut repos = self.write_repos();
-        let state = repos.get_mut(id)?;
-        let before = state.index.views(&id.0);
-        let r = f(&mut state.index);
-        let after = state.index.views(&id.0);
-        for event in index::diff(&before, &after) {
-            // No subscribers is fine.
-            let _ = self.inner.events.send(event);
-        }
-        Some(r)
+        self.mutate_scoped(id, None, f)
     }
 
     /// [`Engine::mutate`] for a change confined to the revisions of `package` (a write to
@@ -421,29 +412,40 @@ impl Engine {
         package: &PackagePath,
         f: impl FnOnce(&mut RepoIndex) -> R,
     ) -> Option<R> {
-        self.mutate_packages(id, &BTreeSet::from([package.clone()]), f)
+        self.mutate_scoped(id, Some(&BTreeSet::from([package.clone()])), f)
     }
 
-    /// [`Engine::mutate`] for a change confined to the revisions of `packages`: only their
-    /// views are built and diffed, so the cost of a write or of a sync that found a few
-    /// changes does not grow with the repository (building all 6,000 views of a repository
-    /// twice per write was most of an approval). The latest-revision label, the only thing
-    /// a revision's view takes from others, is per package.
-    ///
-    /// Debug builds also diff the whole repository and panic if the change reached
-    /// another package, so every test checks the confinement.
+    /// [`Engine::mutate`] for a change confined to the revisions of `packages`.
     pub(crate) fn mutate_packages<R>(
         &self,
         id: &RepoId,
         packages: &BTreeSet<PackagePath>,
         f: impl FnOnce(&mut RepoIndex) -> R,
     ) -> Option<R> {
+        self.mutate_scoped(id, Some(packages), f)
+    }
+
+    /// Applies `f` to the index of `id` and sends the events of what changed. With
+    /// `packages`, only their views are built and diffed, so the cost of a write or of a
+    /// sync that found a few changes does not grow with the repository (building all 6,000
+    /// views of a repository twice per write was most of an approval). The latest-revision
+    /// label, the only thing a revision's view takes from others, is per package.
+    ///
+    /// Debug builds also diff the whole repository for a scoped change and panic if it
+    /// reached another package, so every test checks the confinement.
+    fn mutate_scoped<R>(
+        &self,
+        id: &RepoId,
+        packages: Option<&BTreeSet<PackagePath>>,
+        f: impl FnOnce(&mut RepoIndex) -> R,
+    ) -> Option<R> {
         let mut repos = self.write_repos();
         let state = repos.get_mut(id)?;
-        let full_before = cfg!(debug_assertions).then(|| state.index.views(&id.0));
-        let before = state.index.views_of(&id.0, Some(packages));
+        let full_before =
+            (cfg!(debug_assertions) && packages.is_some()).then(|| state.index.views(&id.0));
+        let before = state.index.views_of(&id.0, packages);
         let r = f(&mut state.index);
-        let after = state.index.views_of(&id.0, Some(packages));
+        let after = state.index.views_of(&id.0, packages);
         let events = index::diff(&before, &after);
         if let Some(full_before) = full_before {
             let full = index::diff(&full_before, &state.index.views(&id.0));
@@ -456,6 +458,7 @@ impl Engine {
             );
         }
         for event in events {
+            // No subscribers is fine.
             let _ = self.inner.events.send(event);
         }
         Some(r)

@@ -199,7 +199,8 @@ pub struct ListOptions {
 }
 
 impl ListOptions {
-    pub(crate) fn matches(&self, pr: &PackageRevision) -> bool {
+    /// Whether `pr` is selected ([`crate::Engine::list`] keeps exactly these).
+    pub fn matches(&self, pr: &PackageRevision) -> bool {
         self.namespace.as_ref().is_none_or(|n| *n == pr.namespace)
             && self
                 .repository

@@ -91,7 +91,6 @@ impl RevisionBackend {
         }
         revisions
             .iter()
-            .filter(|pr| select::may_match(&options.selectors, pr))
             .filter_map(|pr| {
                 let obj = revision_json(pr);
                 select::matches(&options.selectors, &obj).then(|| self.cache.bytes(pr, Some(&obj)))
