@@ -156,6 +156,60 @@ fn fifty_resources(name: &str, value: usize) -> serde_json::Map<String, serde_js
     files
 }
 
+/// Creates draft `edited-<i>` (workspace `ws`) in `repository` and writes its 50 resources
+/// (rendered on write): its name and how long the resources update took.
+async fn draft(
+    prs: &Api<DynamicObject>,
+    prr: &Api<DynamicObject>,
+    repository: &str,
+    i: usize,
+    ws: &str,
+) -> anyhow::Result<(String, Duration)> {
+    let body = object(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
+        "spec": {"repository": repository, "packageName": format!("edited-{i}"), "workspaceName": ws,
+                 "tasks": [{"type": "init", "init": {"description": "bench"}}]},
+    }))?;
+    let name = prs
+        .create(&PostParams::default(), &body)
+        .await?
+        .metadata
+        .name
+        .unwrap_or_default();
+    let mut res = prr.get(&name).await?;
+    res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
+    let t = Instant::now();
+    res = prr.replace(&name, &PostParams::default(), &res).await?;
+    let took = t.elapsed();
+    if res.data["status"]["renderStatus"]["error"] != "" {
+        bail!("render failed: {}", res.data["status"]["renderStatus"]);
+    }
+    Ok((name, took))
+}
+
+/// Proposes draft `name`; the proposed object.
+async fn propose(prs: &Api<DynamicObject>, name: &str) -> anyhow::Result<DynamicObject> {
+    Ok(prs
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"lifecycle": "Proposed"}})),
+        )
+        .await?)
+}
+
+/// Approves the `proposed` revision `name` through the approval subresource.
+async fn approve(
+    prs: &Api<DynamicObject>,
+    name: &str,
+    mut proposed: DynamicObject,
+) -> anyhow::Result<()> {
+    proposed.data["spec"]["lifecycle"] = json!("Published");
+    prs.replace_subresource("approval", name, &PostParams::default(), &proposed)
+        .await?;
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<usize> = std::env::args()
@@ -337,8 +391,8 @@ async fn main() -> anyhow::Result<()> {
     // Drafts to edit, propose and approve in the writable repository.
     let ops = 20;
     let mut update = Vec::new();
-    let mut propose = Vec::new();
-    let mut approve = Vec::new();
+    let mut propose_times = Vec::new();
+    let mut approvals = Vec::new();
     let mut watch_lag = Vec::new();
     let mut watch_from_start = Vec::new();
     // When the event of a write arrived, after the write returned and after it started (an
@@ -364,38 +418,15 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     for i in 0..ops {
-        let ws = format!("b{i}");
-        let body = object(json!({
-            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
-            "spec": {"repository": "bench", "packageName": format!("edited-{i}"), "workspaceName": ws,
-                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
-        }))?;
-        let created = prs.create(&PostParams::default(), &body).await?;
-        let name = created.metadata.name.clone().unwrap_or_default();
-        let mut res = prr.get(&name).await?;
-        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
+        let (name, took) = draft(&prs, &prr, "bench", i, &format!("b{i}")).await?;
+        update.push(took);
         let t = Instant::now();
-        res = prr.replace(&name, &PostParams::default(), &res).await?;
-        update.push(t.elapsed());
-        if res.data["status"]["renderStatus"]["error"] != "" {
-            bail!("render failed: {}", res.data["status"]["renderStatus"]);
-        }
-        let t = Instant::now();
-        let proposed = prs
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"lifecycle": "Proposed"}})),
-            )
-            .await?;
-        propose.push(t.elapsed());
+        let proposed = propose(&prs, &name).await?;
+        propose_times.push(t.elapsed());
         lag(&name, "Proposed", t, Instant::now());
-        let mut body = proposed;
-        body.data["spec"]["lifecycle"] = json!("Published");
         let t = Instant::now();
-        prs.replace_subresource("approval", &name, &PostParams::default(), &body)
-            .await?;
-        approve.push(t.elapsed());
+        approve(&prs, &name, proposed).await?;
+        approvals.push(t.elapsed());
         lag(&name, "Published", t, Instant::now());
     }
     let (_, hwm) = rss_kib(server.0.id());
@@ -419,31 +450,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut approve_large = Vec::new();
     for i in 0..ops {
-        let body = object(json!({
-            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
-            "spec": {"repository": "large", "packageName": format!("edited-{i}"), "workspaceName": "b",
-                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
-        }))?;
-        let name = prs
-            .create(&PostParams::default(), &body)
-            .await?
-            .metadata
-            .name
-            .unwrap_or_default();
-        let mut res = prr.get(&name).await?;
-        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
-        prr.replace(&name, &PostParams::default(), &res).await?;
-        let mut body = prs
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"lifecycle": "Proposed"}})),
-            )
-            .await?;
-        body.data["spec"]["lifecycle"] = json!("Published");
+        let (name, _) = draft(&prs, &prr, "large", i, "b").await?;
+        let proposed = propose(&prs, &name).await?;
         let t = Instant::now();
-        prs.replace_subresource("approval", &name, &PostParams::default(), &body)
-            .await?;
+        approve(&prs, &name, proposed).await?;
         approve_large.push(t.elapsed());
     }
     let (_, hwm_large) = rss_kib(server.0.id());
@@ -470,13 +480,13 @@ async fn main() -> anyhow::Result<()> {
     );
     println!(
         "  propose p50                                              {}",
-        ms(pct(&mut propose, 0.5))
+        ms(pct(&mut propose_times, 0.5))
     );
-    let first: Duration = approve.iter().take(5).sum::<Duration>() / 5;
-    let last: Duration = approve.iter().rev().take(5).sum::<Duration>() / 5;
+    let first: Duration = approvals.iter().take(5).sum::<Duration>() / 5;
+    let last: Duration = approvals.iter().rev().take(5).sum::<Duration>() / 5;
     println!(
         "  approve and publish p50                                  {} (first 5 mean {}, last 5 mean {})",
-        ms(pct(&mut approve, 0.5)),
+        ms(pct(&mut approvals, 0.5)),
         ms(first),
         ms(last)
     );
