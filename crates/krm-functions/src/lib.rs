@@ -9,6 +9,7 @@
 //! Functions that need what cannot run here (container-only validators such as kubeval,
 //! helm) are not provided; the runtime set reports them with a hint.
 
+mod budget;
 mod common;
 mod error;
 mod registry;

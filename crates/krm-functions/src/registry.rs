@@ -53,7 +53,7 @@ impl FunctionRuntime for Builtins {
         &self,
         function: &FunctionRef,
         mut input: ResourceList,
-        _options: &RunOptions,
+        options: &RunOptions,
     ) -> Result<FunctionOutput, RuntimeError> {
         let FunctionRef::Image(image) = function else {
             return Err(RuntimeError::NotFound(format!(
@@ -66,7 +66,22 @@ impl FunctionRuntime for Builtins {
         input.results.clear();
         // Like the Go SDK: an error becomes an error result (unless the function already
         // reported it), and a failing function exits 1 with the SDK's generic stderr line.
-        let reported = match f(&mut input) {
+        // A panic in a native function is that call's failure, never the process's: the
+        // server renders untrusted pipelines. (Stack overflows cannot unwind; renders run
+        // on threads with stacks sized for the parsers' and evaluators' depth limits.)
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::budget::with(&options.budget, || f(&mut input))
+        }));
+        let ran = match ran {
+            Ok(r) => r,
+            Err(payload) => {
+                return Err(RuntimeError::Panicked {
+                    function: image.clone(),
+                    reason: panic_text(payload.as_ref()),
+                });
+            }
+        };
+        let reported = match ran {
             Ok(()) => false,
             Err(FnError::Reported) => true,
             Err(e) => {
@@ -88,5 +103,16 @@ impl FunctionRuntime for Builtins {
 
     fn builtin_names(&self) -> Vec<String> {
         TABLE.iter().map(|(n, _)| n.to_string()).collect()
+    }
+}
+
+/// The message of a panic payload (`panic!` with a literal or a formatted string).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
     }
 }

@@ -302,7 +302,24 @@ impl Ctx<'_> {
             function_config,
             results: Vec::new(),
         };
-        let output = match self.opts.runtime.run(&fref, input, &self.opts.run) {
+        // The budget is checked before each call (a cancelled or overdue render runs
+        // nothing more) and on each output (a function producing too much fails its step).
+        let budget = &self.opts.run.budget;
+        let ran = budget
+            .check()
+            .map_err(|reason| RuntimeError::Budget {
+                function: shown.to_string(),
+                reason,
+            })
+            .and_then(|()| self.opts.runtime.run(&fref, input, &self.opts.run))
+            .and_then(|o| match budget.check_items(o.list.items.len()) {
+                Ok(()) => Ok(o),
+                Err(reason) => Err(RuntimeError::Budget {
+                    function: shown.to_string(),
+                    reason,
+                }),
+            });
+        let output = match ran {
             Ok(o) => o,
             Err(e) => {
                 let message = match &e {

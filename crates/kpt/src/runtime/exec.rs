@@ -5,12 +5,88 @@
 //! and the process is killed when it exceeds the timeout.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
-use super::{FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError};
+use super::{
+    BudgetExceeded, FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError,
+};
 use crate::resource_list::ResourceList;
+
+/// How much of a function's stderr is kept.
+const STDERR_LIMIT: usize = 1 << 20;
+
+/// How often a waiting render looks at its budget.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How a wait for the child ended.
+enum Waited {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Stopped(BudgetExceeded),
+}
+
+/// Waits for the child, giving up at the timeout, when the budget says stop, or when the
+/// stdout reader has stopped reading (the output limit was hit).
+fn wait(
+    child: &mut Child,
+    options: &RunOptions,
+    out_reader: &std::thread::JoinHandle<(Vec<u8>, bool)>,
+) -> std::io::Result<Waited> {
+    let deadline = Instant::now() + options.timeout;
+    loop {
+        if let Some(status) = child.wait_timeout(POLL)? {
+            return Ok(Waited::Exited(status));
+        }
+        if let Err(reason) = options.budget.check() {
+            return Ok(Waited::Stopped(reason));
+        }
+        if out_reader.is_finished()
+            && let Some(limit) = options.budget.max_output_bytes
+        {
+            // The reader only finishes early when the output went over the limit (or the
+            // child closed stdout, in which case it exits on its own shortly).
+            if let Some(status) = child.wait_timeout(POLL)? {
+                return Ok(Waited::Exited(status));
+            }
+            return Ok(Waited::Stopped(BudgetExceeded::Bytes(limit)));
+        }
+        if Instant::now() >= deadline {
+            return Ok(Waited::TimedOut);
+        }
+    }
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Reads `r` to its end keeping at most `limit` bytes; `true` when there was more. With
+/// `stop`, the reader stops there (a flooding child then blocks on its full pipe until it is
+/// killed); without, the rest is read and dropped.
+fn read_capped(r: &mut impl Read, limit: Option<usize>, stop: bool) -> (Vec<u8>, bool) {
+    let mut buf = Vec::new();
+    let mut over = false;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match r.read(&mut chunk) {
+            Ok(0) | Err(_) => return (buf, over),
+            Ok(n) => {
+                let keep = limit.map_or(n, |l| n.min(l.saturating_sub(buf.len())));
+                buf.extend_from_slice(&chunk[..keep]);
+                if keep < n {
+                    over = true;
+                    if stop {
+                        return (buf, over);
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// Runs `exec:` functions when allowed.
 #[derive(Debug, Clone, Default)]
@@ -140,30 +216,38 @@ impl FunctionRuntime for ExecRuntime {
         });
         let mut stdout = child.stdout.take().expect("stdout was piped");
         let mut stderr = child.stderr.take().expect("stderr was piped");
-        let out_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
-            buf
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stderr.read_to_end(&mut buf);
-            buf
-        });
-        let status = match child.wait_timeout(options.timeout).map_err(start_err)? {
-            Some(status) => status,
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
+        // A flooding function is cut off at the budget's byte limit (and then killed);
+        // stderr is kept only as far as a render status can show it.
+        let out_limit = options.budget.max_output_bytes;
+        let out_reader = std::thread::spawn(move || read_capped(&mut stdout, out_limit, true));
+        let err_reader =
+            std::thread::spawn(move || read_capped(&mut stderr, Some(STDERR_LIMIT), false));
+        let status = match wait(&mut child, options, &out_reader).map_err(start_err)? {
+            Waited::Exited(status) => status,
+            Waited::TimedOut => {
+                kill(&mut child);
                 return Err(RuntimeError::Timeout {
                     function: line.clone(),
                     seconds: options.timeout.as_secs(),
                 });
             }
+            Waited::Stopped(reason) => {
+                kill(&mut child);
+                return Err(RuntimeError::Budget {
+                    function: line.clone(),
+                    reason,
+                });
+            }
         };
         let _ = writer.join();
-        let out = out_reader.join().unwrap_or_default();
-        let err = err_reader.join().unwrap_or_default();
+        let (out, flooded) = out_reader.join().unwrap_or_default();
+        let (err, _) = err_reader.join().unwrap_or_default();
+        if flooded && let Some(limit) = out_limit {
+            return Err(RuntimeError::Budget {
+                function: line.clone(),
+                reason: BudgetExceeded::Bytes(limit),
+            });
+        }
         let stderr = String::from_utf8_lossy(&err).into_owned();
         let exit_code = status.code().unwrap_or(1);
         let text = String::from_utf8_lossy(&out);

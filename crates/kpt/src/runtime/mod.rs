@@ -5,7 +5,10 @@
 //! native built-ins chosen by image name; [`Runtimes`] tries several in order and
 //! produces the "no runtime" error that tells the user what is available.
 
+pub mod budget;
 pub mod exec;
+
+pub use budget::{Budget, BudgetExceeded, CancelOnDrop, CancelToken};
 
 use std::time::Duration;
 
@@ -56,6 +59,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Directory relative `exec:` paths resolve against.
     pub working_dir: Option<std::path::PathBuf>,
+    /// What the render may spend (cancellation, deadline, output and memory limits).
+    pub budget: Budget,
 }
 
 impl Default for RunOptions {
@@ -63,6 +68,7 @@ impl Default for RunOptions {
         RunOptions {
             timeout: Duration::from_secs(300),
             working_dir: None,
+            budget: Budget::default(),
         }
     }
 }
@@ -82,6 +88,15 @@ pub enum RuntimeError {
     /// The function wrote something that is not a ResourceList.
     #[error("function {function:?} wrote invalid output: {reason}")]
     BadOutput { function: String, reason: String },
+    /// The render's budget stopped the function.
+    #[error("function {function:?} stopped: {reason}")]
+    Budget {
+        function: String,
+        reason: BudgetExceeded,
+    },
+    /// The function panicked (a bug in a built-in function, reported as its failure).
+    #[error("function {function:?} failed unexpectedly: {reason}")]
+    Panicked { function: String, reason: String },
     /// exec functions are disabled.
     #[error("exec function {0:?} is not allowed; hint: pass --allow-exec to run exec functions")]
     ExecNotAllowed(String),

@@ -44,6 +44,8 @@ pub(crate) fn execute_with_limit(
     resource_list: &Value,
     limit: Duration,
 ) -> Result<Value, String> {
+    let budget = crate::budget::current();
+    let limit = budget.remaining().map_or(limit, |left| left.min(limit));
     let deadline = Instant::now() + limit;
     let dialect = Dialect {
         enable_top_level_stmt: true,
@@ -71,18 +73,51 @@ pub(crate) fn execute_with_limit(
             let mut eval = Evaluator::new(&module);
             eval.set_loader(&loader);
             eval.set_print_handler(&Stderr);
-            eval.set_check_cancelled(Box::new(move || Instant::now() > deadline));
-            eval.eval_module(ast, &globals).map_err(|e| {
-                if Instant::now() > deadline {
+            if let Some(bytes) = budget.max_memory_bytes.filter(|b| *b > 0) {
+                eval.set_max_heap_size(bytes)
+                    .map_err(|e| format!("starlark: {e}"))?;
+            }
+            if let Some(steps) = budget.max_steps.filter(|s| *s > 0) {
+                eval.set_max_tick_count(steps)
+                    .map_err(|e| format!("starlark: {e}"))?;
+            }
+            let cancel = budget.clone();
+            eval.set_check_cancelled(Box::new(move || {
+                Instant::now() > deadline || cancel.check().is_err()
+            }));
+            let result = eval.eval_module(ast, &globals);
+            if let Err(e) = result {
+                return Err(if let Err(stop) = budget.check() {
+                    stop.to_string()
+                } else if Instant::now() > deadline {
                     format!(
                         "starlark program exceeded the time limit of {}s",
                         limit.as_secs()
                     )
+                } else if let Some(bytes) = budget.max_memory_bytes.filter(|b| {
+                    heap.peak_allocated_bytes() > *b
+                        || e.to_string().starts_with("Heap memory limit")
+                }) {
+                    format!("starlark program exceeded the memory limit of {bytes} bytes")
+                } else if let Some(steps) = budget
+                    .max_steps
+                    .filter(|s| eval.get_total_tick_count() > *s)
+                {
+                    format!("starlark program exceeded the limit of {steps} steps")
                 } else {
                     render_error(&e)
-                }
-            })?;
+                });
+            }
         }
+        // Re-read the list through the module: evaluation may have run the garbage
+        // collector, which moves every value and leaves Rust-held ones (`rl` above)
+        // dangling. Reading through `rl` here crashed the server (SIGSEGV) once a script
+        // allocated enough to trigger a collection (~90 ConfigMaps).
+        let ctx = module.get("ctx").ok_or("ctx is not defined")?;
+        let rl = ctx
+            .get_attr("resource_list", heap)
+            .map_err(|e| render_error(&e))?
+            .ok_or("ctx has no resource_list")?;
         let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
         let items = dict
             .get_str("items")

@@ -248,3 +248,84 @@ fn runaway_scripts_are_stopped() {
     .expect_err("stopped");
     assert_eq!(err, "starlark program exceeded the time limit of 0s");
 }
+
+fn config_maps(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\ndata:\n  a: '1'\n  b: hello world {i}\n")
+        })
+        .collect()
+}
+
+/// The server crashed (SIGSEGV in release, an assertion in starlark's heap in debug) when a
+/// script allocated enough for the evaluator to collect garbage: the resource list was read
+/// back through a value the collector had moved.
+#[test]
+fn survives_garbage_collection_during_evaluation() {
+    for (n, src) in [
+        (3000, "pass\n"),
+        (
+            300,
+            "junk = []\nfor i in range(20000):\n  junk.append({\"k\": str(i)})\njunk = None\n",
+        ),
+    ] {
+        let input = config_maps(n);
+        let (out, _, err) = star(&input, src);
+        assert_eq!(err, None);
+        assert_eq!(out.matches("kind: ConfigMap").count(), n);
+        assert!(out.contains(&format!("name: cm{}\n", n - 1)));
+    }
+}
+
+fn with_budget(budget: kpt::runtime::Budget, src: &str) -> Option<String> {
+    crate::budget::with(&budget, || star(DEPLOY, src)).2
+}
+
+const FOREVER: &str = "for i in range(2147483647):\n  for j in range(2147483647):\n    pass\n";
+
+#[test]
+fn the_budget_stops_a_script() {
+    use kpt::runtime::{Budget, CancelToken};
+    use std::time::{Duration, Instant};
+
+    let steps = Budget {
+        max_steps: Some(10_000),
+        ..Budget::default()
+    };
+    assert_eq!(
+        with_budget(steps, FOREVER).as_deref(),
+        Some("starlark program exceeded the limit of 10000 steps")
+    );
+
+    let started = Instant::now();
+    let timed = Budget::default().with_time_limit(Duration::from_millis(200));
+    let err = with_budget(timed, FOREVER).unwrap_or_default();
+    assert_eq!(err, "render exceeded its time limit of 0.2s");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let cancel = CancelToken::new();
+    let parent = cancel.clone();
+    let cancelled = Budget {
+        cancel: cancel.child(),
+        ..Budget::default()
+    };
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        parent.cancel();
+    });
+    assert_eq!(
+        with_budget(cancelled, FOREVER).as_deref(),
+        Some("render cancelled: the request was abandoned or the server is shutting down")
+    );
+    stopper.join().expect("join");
+
+    let memory = Budget {
+        max_memory_bytes: Some(8 << 20),
+        ..Budget::default()
+    };
+    let hog = "x = []\nfor i in range(10000000):\n  x.append(\"item-\" + str(i))\n";
+    assert_eq!(
+        with_budget(memory, hog).as_deref(),
+        Some("starlark program exceeded the memory limit of 8388608 bytes")
+    );
+}

@@ -147,6 +147,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         run: RunOptions {
             timeout: std::time::Duration::from_secs(a.fn_timeout),
             working_dir: None,
+            budget: Default::default(),
         },
         root_name: if from_stdin {
             "-".to_string()

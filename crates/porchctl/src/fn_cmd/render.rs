@@ -57,6 +57,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
         run: RunOptions {
             timeout: std::time::Duration::from_secs(a.fn_timeout),
             working_dir: None,
+            budget: Default::default(),
         },
         root_name: super::dir_name(&a.dir),
         write_status: output == Output::InPlace,
