@@ -17,9 +17,18 @@ use crate::index::RepoId;
 use crate::kptinfo::KptfileEdit;
 use crate::model::{CreateRequest, LATEST_REVISION_LABEL, PackageRevision};
 use crate::objmeta::{ObjectMeta, meta_key};
-use crate::render::render;
 use crate::store::{Change, at};
 use crate::tasks;
+
+/// A create computed outside the write queue: identity, task and rendered files.
+struct PreparedCreate {
+    package: PackagePath,
+    workspace: WorkspaceName,
+    name: PackageRevisionName,
+    task: Task,
+    upstream_lock: Option<Locator>,
+    files: PackageFiles,
+}
 
 /// The package context ConfigMap file (`kptfile.kpt.dev`).
 const PACKAGE_CONTEXT: &str = "package-context.yaml";
@@ -40,19 +49,27 @@ impl Engine {
             "create",
             revision = %format!("{}.{}.{}", req.repository, req.package.replace('/', "."), req.workspace)
         );
+        // The task and the render run outside the repository's queue (a clone fetches, a
+        // render may take its whole budget); the write re-checks uniqueness inside it. The
+        // in-flight guard keeps a second create of the same identity out meanwhile.
+        let prepared = self
+            .prepare_create(&id, &req)
+            .instrument(span.clone())
+            .await?;
         let this = self.clone();
         queue
             .run(
                 async move {
                     let _guard = guard;
-                    this.create_now(id, req).await
+                    this.write_create(id, req, prepared).await
                 }
                 .instrument(span),
             )
             .await?
     }
 
-    async fn create_now(&self, id: RepoId, req: CreateRequest) -> Result<PackageRevision> {
+    /// Validation, the task and the render of a create: everything but the write.
+    async fn prepare_create(&self, id: &RepoId, req: &CreateRequest) -> Result<PreparedCreate> {
         if req.tasks.len() > 1 {
             return Err(EngineError::Invalid(
                 "task list must not contain more than one task".into(),
@@ -106,19 +123,36 @@ impl Engine {
         }
         .apply(&mut files)?;
 
-        let rendered = render(
-            self.inner.runtime.clone(),
-            files,
-            package.package().to_owned(),
-        )
-        .await?;
+        let rendered = self.render(files, package.package().to_owned()).await?;
         if !rendered.status.error.is_empty() {
-            return Err(EngineError::Render {
-                message: rendered.status.error.clone(),
-                pushed: false,
-                status: Box::new(rendered.status),
-            });
+            return Err(rendered.into_error());
         }
+        Ok(PreparedCreate {
+            package,
+            workspace,
+            name,
+            task,
+            upstream_lock,
+            files: rendered.files,
+        })
+    }
+
+    /// Writes a prepared create (on the repository's queue).
+    async fn write_create(
+        &self,
+        id: RepoId,
+        req: CreateRequest,
+        prepared: PreparedCreate,
+    ) -> Result<PackageRevision> {
+        let PreparedCreate {
+            package,
+            workspace,
+            name,
+            task,
+            upstream_lock,
+            files,
+        } = prepared;
+        self.check_unique(&id, &package, &workspace, &task.task_type)?;
 
         // A deleted draft of this name whose branch is not deleted yet: the new draft takes
         // its record and its branch (written next, on top of the old head).
@@ -147,7 +181,7 @@ impl Engine {
             deleted: false,
             kpt: Default::default(),
         };
-        let draft = StoredDraft::new(meta, &rendered.files);
+        let draft = StoredDraft::new(meta, &files);
         let mut meta = draft.meta.clone();
         let mut object = ObjectMeta::new(
             req.labels,

@@ -58,6 +58,8 @@ pub(crate) struct Inner {
     pub(crate) in_flight: InFlight,
     /// Fetches raw git upstreams for `clone` tasks (none: such clones are refused).
     pub(crate) fetcher: RwLock<Option<Arc<dyn UpstreamFetcher>>>,
+    /// Parent of every render's cancellation token ([`Engine::cancel_renders`]).
+    pub(crate) renders: kpt::runtime::CancelToken,
 }
 
 /// The package orchestration engine. Cheap to clone (a shared handle).
@@ -94,6 +96,7 @@ impl Engine {
                 events,
                 in_flight: InFlight::default(),
                 fetcher: RwLock::new(None),
+                renders: kpt::runtime::CancelToken::new(),
             }),
         }
     }

@@ -74,8 +74,9 @@ impl EngineError {
             EngineError::Conflict(_) | EngineError::InProgress(_) => ErrorKind::Conflict,
             EngineError::Invalid(_) => ErrorKind::Invalid,
             EngineError::Forbidden(_) => ErrorKind::Forbidden,
-            // Porch answers a render failure with 500; the API layer reads `Render` itself.
-            EngineError::Render { .. } => ErrorKind::Internal,
+            // The pipeline is the user's content: its failure is a 422 (Porch answers 500;
+            // COMPATIBILITY.md).
+            EngineError::Render { .. } => ErrorKind::Invalid,
             EngineError::Name(e) => e.kind(),
             EngineError::Transition(e) => e.kind(),
             EngineError::Repository { source, .. } => source.kind(),

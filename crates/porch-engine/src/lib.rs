@@ -85,7 +85,7 @@ pub use error::{EngineError, Result};
 pub use model::{
     Condition, CreateRequest, EngineEvent, EngineOptions, GIT_MIRROR_CONDITION,
     LATEST_REVISION_LABEL, ListOptions, MetadataUpdate, Origin, OwnerReference,
-    PUSH_ON_RENDER_FAILURE, PackageMetadata, PackageRevision, RegisterOptions, RenderStatus,
-    ResourcesUpdate,
+    PUSH_ON_RENDER_FAILURE, PackageMetadata, PackageRevision, RegisterOptions, RenderLimits,
+    RenderStatus, ResourcesUpdate,
 };
 pub use porch_core::lifecycle::Endpoint;

@@ -20,6 +20,7 @@ use crate::error::{EngineError, Result};
 use crate::index::RepoId;
 use crate::model::{Origin, PackageRevision};
 use crate::objmeta::meta_key;
+use crate::render::Prerendered;
 use crate::resources::conflict_or;
 use crate::store::{Change, at};
 
@@ -49,6 +50,14 @@ impl Engine {
         let (repo, queue) = self.handle(&id)?;
         let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("update_lifecycle", revision = %name, namespace, to = %to);
+        // Porch re-renders a draft before proposing it: done here, outside the queue.
+        let pre = if to == Lifecycle::Proposed {
+            self.prerender_proposal(&id, name)
+                .instrument(span.clone())
+                .await?
+        } else {
+            None
+        };
         let (this, name, rv) = (
             self.clone(),
             name.to_owned(),
@@ -58,12 +67,31 @@ impl Engine {
             .run(
                 async move {
                     let _guard = guard;
-                    this.transition_now(&id, repo, &name, rv.as_deref(), to, endpoint, by)
+                    this.transition_now(&id, repo, &name, rv.as_deref(), to, endpoint, by, pre)
                         .await
                 }
                 .instrument(span),
             )
             .await?
+    }
+
+    /// The render a proposal of stored draft `name` needs, or `None` when the revision is
+    /// not a stored draft (the transition then decides). A failed render stops the proposal.
+    async fn prerender_proposal(&self, id: &RepoId, name: &str) -> Result<Option<Prerendered>> {
+        let current = self.get(&id.0, name)?;
+        if current.lifecycle != Lifecycle::Draft || current.origin != Origin::Store {
+            return Ok(None);
+        }
+        let stored = self
+            .inner
+            .store
+            .get_draft(object_key(&id.0, &current.name()))
+            .await?;
+        let pre = self
+            .prerender(stored.files()?, current.key.package.package().to_owned())
+            .await?;
+        pre.failure()?;
+        Ok(Some(pre))
     }
 
     #[allow(
@@ -79,6 +107,7 @@ impl Engine {
         to: Lifecycle,
         endpoint: Endpoint,
         by: Author,
+        pre: Option<Prerendered>,
     ) -> Result<PackageRevision> {
         let current = self.get(&id.0, name)?;
         if let Some(rv) = resource_version
@@ -95,21 +124,10 @@ impl Engine {
                 let expected = stored.meta.resource_version;
                 let mut files = stored.files()?;
                 if step == Transition::Propose {
-                    // Porch re-renders a draft before proposing it; a failure stops the proposal.
-                    let rendered = crate::render::render(
-                        self.inner.runtime.clone(),
-                        files,
-                        current.key.package.package().to_owned(),
-                    )
-                    .await?;
-                    if !rendered.status.error.is_empty() {
-                        return Err(EngineError::Render {
-                            message: rendered.status.error.clone(),
-                            pushed: false,
-                            status: Box::new(rendered.status),
-                        });
-                    }
-                    files = rendered.files;
+                    // Rendered before the queue was taken (`prerender_proposal`); the draft
+                    // changing since is a conflict.
+                    let pre = pre.ok_or_else(|| EngineError::modified(name))?;
+                    files = pre.take(name, &files)?.files;
                 }
                 stored.meta.lifecycle = to;
                 let draft = StoredDraft::new(stored.meta, &files);

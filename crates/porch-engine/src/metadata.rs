@@ -15,7 +15,7 @@ use crate::model::{
     Condition, GIT_MIRROR_CONDITION, LATEST_REVISION_LABEL, MetadataUpdate, Origin, PackageRevision,
 };
 use crate::objmeta::ObjectMeta;
-use crate::render::render;
+use crate::render::Prerendered;
 use crate::resources::{check_rv, conflict_or};
 use crate::store::{Change, at};
 
@@ -42,12 +42,16 @@ impl Engine {
         let (repo, queue) = self.handle(&id)?;
         let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("update_metadata", revision = %name, namespace);
+        let pre = self
+            .prerender_metadata(&id, name, &update)
+            .instrument(span.clone())
+            .await?;
         let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
         queue
             .run(
                 async move {
                     let _guard = guard;
-                    this.update_metadata_now(&id, repo, &name, &rv, update)
+                    this.update_metadata_now(&id, repo, &name, &rv, update, pre)
                         .await
                 }
                 .instrument(span),
@@ -55,6 +59,41 @@ impl Engine {
             .await?
     }
 
+    /// The render a spec edit of a stored draft needs, done before the write queue is
+    /// taken; `None` when the update does not edit the Kptfile of a stored draft.
+    async fn prerender_metadata(
+        &self,
+        id: &RepoId,
+        name: &str,
+        update: &MetadataUpdate,
+    ) -> Result<Option<Prerendered>> {
+        let current = self.get(&id.0, name)?;
+        let sent = sent_conditions(update);
+        let edit = spec_edit(&current, update, &sent);
+        if !edit.changes_something()
+            || current.lifecycle != Lifecycle::Draft
+            || current.origin != Origin::Store
+        {
+            return Ok(None);
+        }
+        let stored = self
+            .inner
+            .store
+            .get_draft(object_key(&id.0, &current.name()))
+            .await?;
+        let mut files = stored.files()?;
+        edit.apply(&mut files)?;
+        let pre = self
+            .prerender(files, current.key.package.package().to_owned())
+            .await?;
+        pre.failure()?;
+        Ok(Some(pre))
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "internal step of update_metadata"
+    )]
     async fn update_metadata_now(
         &self,
         id: &RepoId,
@@ -62,6 +101,7 @@ impl Engine {
         name: &str,
         resource_version: &str,
         update: MetadataUpdate,
+        pre: Option<Prerendered>,
     ) -> Result<PackageRevision> {
         let current = self.get(&id.0, name)?;
         check_rv(name, resource_version, &current.resource_version)?;
@@ -74,37 +114,15 @@ impl Engine {
         }
         let old = self.object_meta(id, name);
         let mut meta = ObjectMeta::new(
-            update.labels,
-            update.annotations,
-            update.finalizers,
-            update.owner_references,
+            update.labels.clone(),
+            update.annotations.clone(),
+            update.finalizers.clone(),
+            update.owner_references.clone(),
         );
         meta.deletion_timestamp = current.deletion_timestamp;
 
-        let package_metadata = update
-            .package_metadata
-            .as_ref()
-            .filter(|p| **p != current.package_metadata);
-        let readiness_gates = update
-            .readiness_gates
-            .as_deref()
-            .filter(|g| *g != current.readiness_gates.as_slice());
-        // The mirror condition is the server's, not the Kptfile's: what a client sends back of
-        // it is ignored.
-        let sent: Option<Vec<Condition>> = update.conditions.map(|cs| {
-            cs.into_iter()
-                .filter(|c| c.condition_type != GIT_MIRROR_CONDITION)
-                .collect()
-        });
-        let conditions = sent
-            .as_deref()
-            .filter(|cs| cs.iter().any(|c| !current.conditions.contains(c)));
-        let edit = KptfileEdit {
-            package_metadata,
-            readiness_gates,
-            conditions,
-            additive: false,
-        };
+        let sent = sent_conditions(&update);
+        let edit = spec_edit(&current, &update, &sent);
         let spec_changed = edit.changes_something();
         if spec_changed
             && (current.lifecycle != Lifecycle::Draft || current.origin != Origin::Store)
@@ -142,19 +160,10 @@ impl Engine {
             let expected = stored.meta.resource_version;
             let mut files = stored.files()?;
             edit.apply(&mut files)?;
-            let rendered = render(
-                self.inner.runtime.clone(),
-                files,
-                current.key.package.package().to_owned(),
-            )
-            .await?;
-            if !rendered.status.error.is_empty() {
-                return Err(EngineError::Render {
-                    message: rendered.status.error.clone(),
-                    pushed: false,
-                    status: Box::new(rendered.status),
-                });
-            }
+            // Rendered before the queue was taken (`prerender_metadata`).
+            let rendered = pre
+                .ok_or_else(|| EngineError::modified(name))?
+                .take(name, &files)?;
             let new = StoredDraft::new(stored.meta, &rendered.files);
             draft = Some(new.meta.clone());
             changes.push(Change::PutDraft(Box::new(new), at(Some(expected))));
@@ -199,5 +208,40 @@ impl Engine {
     pub(crate) fn object_meta(&self, id: &RepoId, name: &str) -> Option<ObjectMeta> {
         self.with_index(id, |ix| ix.meta.get(name).cloned())
             .flatten()
+    }
+}
+
+/// The conditions a client sent, less the server's own mirror condition (ignored).
+fn sent_conditions(update: &MetadataUpdate) -> Option<Vec<Condition>> {
+    update.conditions.as_ref().map(|cs| {
+        cs.iter()
+            .filter(|c| c.condition_type != GIT_MIRROR_CONDITION)
+            .cloned()
+            .collect()
+    })
+}
+
+/// The Kptfile edit an update asks for: the spec fields that differ from `current`.
+fn spec_edit<'a>(
+    current: &PackageRevision,
+    update: &'a MetadataUpdate,
+    sent: &'a Option<Vec<Condition>>,
+) -> KptfileEdit<'a> {
+    let package_metadata = update
+        .package_metadata
+        .as_ref()
+        .filter(|p| **p != current.package_metadata);
+    let readiness_gates = update
+        .readiness_gates
+        .as_deref()
+        .filter(|g| *g != current.readiness_gates.as_slice());
+    let conditions = sent
+        .as_deref()
+        .filter(|cs| cs.iter().any(|c| !current.conditions.contains(c)));
+    KptfileEdit {
+        package_metadata,
+        readiness_gates,
+        conditions,
+        additive: false,
     }
 }

@@ -28,6 +28,38 @@ pub struct EngineOptions {
     /// The store stays the source of truth: a failed mirror write is recorded and retried,
     /// never failing the request that changed the draft.
     pub push_drafts_to_git: bool,
+    /// What one render on the server may spend.
+    pub render: RenderLimits,
+}
+
+/// The budget of every render the engine runs (create, resources update, metadata edit,
+/// propose). A render over budget fails like any render failure: nothing is saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderLimits {
+    /// Wall-clock limit of one whole render (`None`: unlimited).
+    pub timeout: Option<std::time::Duration>,
+    /// Most resources one function may output.
+    pub max_output_items: Option<usize>,
+    /// Most bytes one exec function may write on stdout.
+    pub max_output_bytes: Option<usize>,
+    /// Most heap one starlark program may use.
+    pub max_memory_bytes: Option<usize>,
+    /// Most starlark steps (calls and loop iterations) per function.
+    pub max_steps: Option<u64>,
+}
+
+impl Default for RenderLimits {
+    /// Bounded defaults for a server: a 100,000-resource package renders well inside them
+    /// (docs/server.md, "Render budget").
+    fn default() -> Self {
+        RenderLimits {
+            timeout: Some(std::time::Duration::from_secs(60)),
+            max_output_items: Some(250_000),
+            max_output_bytes: Some(512 << 20),
+            max_memory_bytes: Some(2 << 30),
+            max_steps: None,
+        }
+    }
 }
 
 /// Where a revision's content lives.

@@ -13,7 +13,6 @@ use crate::error::{EngineError, Result};
 use crate::heal::heal_comments;
 use crate::index::RepoId;
 use crate::model::{Origin, PUSH_ON_RENDER_FAILURE, ResourcesUpdate};
-use crate::render::render;
 use crate::store::{Change, at};
 
 impl Engine {
@@ -33,12 +32,24 @@ impl Engine {
         let (_, queue) = self.handle(&id)?;
         let guard = self.inner.in_flight.resources(namespace, name)?;
         let span = tracing::info_span!("update_resources", revision = %name, namespace);
+        // Render first, outside the repository's queue: a long render holds only this
+        // request. The write then checks that nothing moved meanwhile.
+        let (stored_meta, expected, rendered) = self
+            .render_resources(&id, name, resource_version, files)
+            .instrument(span.clone())
+            .await?;
         let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
         queue
             .run(
                 async move {
                     let _guard = guard;
-                    this.update_resources_now(&id, &name, &rv, files).await
+                    let current = this.get(&id.0, &name)?;
+                    check_rv(&name, &rv, &current.resource_version)?;
+                    let failed = !rendered.status.error.is_empty();
+                    let draft = StoredDraft::new(stored_meta, &rendered.files);
+                    this.save_draft(&id, &name, draft, expected).await?;
+                    tracing::info!(render_failed = failed, "draft resources saved");
+                    Ok::<_, EngineError>((this.get(&id.0, &name)?, rendered.status))
                 }
                 .instrument(span),
             )
@@ -49,13 +60,20 @@ impl Engine {
             })
     }
 
-    async fn update_resources_now(
+    /// The checks and the render of a resources update: the stored draft's metadata, the
+    /// store version it was read at, and the render to save. A failed render is the error
+    /// unless the revision asks for failed renders to be pushed.
+    async fn render_resources(
         &self,
         id: &crate::index::RepoId,
         name: &str,
         resource_version: &str,
         files: PackageFiles,
-    ) -> Result<(crate::model::PackageRevision, crate::model::RenderStatus)> {
+    ) -> Result<(
+        crate::drafts::DraftMeta,
+        ResourceVersion,
+        crate::render::Rendered,
+    )> {
         let current = self.get(&id.0, name)?;
         if current.lifecycle != Lifecycle::Draft {
             return Err(EngineError::Invalid(format!(
@@ -76,12 +94,9 @@ impl Engine {
             .await?;
         let expected = stored.meta.resource_version;
         let files = heal_comments(&stored.files()?, files);
-        let rendered = render(
-            self.inner.runtime.clone(),
-            files,
-            current.key.package.package().to_owned(),
-        )
-        .await?;
+        let rendered = self
+            .render(files, current.key.package.package().to_owned())
+            .await?;
         let failed = !rendered.status.error.is_empty();
         let push_anyway = current
             .annotations
@@ -89,16 +104,9 @@ impl Engine {
             .is_some_and(|v| v == "true");
         if failed && !push_anyway {
             tracing::info!("render failed; nothing saved");
-            return Err(EngineError::Render {
-                message: rendered.status.error.clone(),
-                pushed: false,
-                status: Box::new(rendered.status),
-            });
+            return Err(rendered.into_error());
         }
-        let draft = StoredDraft::new(stored.meta, &rendered.files);
-        self.save_draft(id, name, draft, expected).await?;
-        tracing::info!(render_failed = failed, "draft resources saved");
-        Ok((self.get(&id.0, name)?, rendered.status))
+        Ok((stored.meta, expected, rendered))
     }
 
     /// Writes stored draft `name` if its record is still at `expected`, puts it in the

@@ -83,9 +83,45 @@ pub struct Args {
     )]
     pub push_drafts_to_git: bool,
 
+    /// Wall-clock budget of one render (create, resources update, metadata edit, propose),
+    /// in seconds; 0 is unlimited. A render over it fails (422) and saves nothing.
+    #[arg(long, env = "PORCH_RENDER_TIMEOUT_SECONDS", default_value_t = 60)]
+    pub render_timeout_seconds: u64,
+
+    /// Most resources one pipeline function may output; 0 is unlimited.
+    #[arg(long, default_value_t = 250_000)]
+    pub render_max_resources: usize,
+
+    /// Most bytes one exec function may write on stdout; 0 is unlimited.
+    #[arg(long, default_value_t = 512 << 20)]
+    pub render_max_output_bytes: usize,
+
+    /// Most heap, in MiB, one starlark program may use; 0 is unlimited.
+    #[arg(long, default_value_t = 2048)]
+    pub render_max_memory_mb: usize,
+
+    /// Most steps (calls and loop iterations) one starlark program may take; 0 is unlimited.
+    #[arg(long, default_value_t = 0)]
+    pub render_max_steps: u64,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+impl Args {
+    /// The render budget the flags describe (0 meaning unlimited).
+    pub fn render_limits(&self) -> porch_engine::RenderLimits {
+        let some = |n: usize| (n > 0).then_some(n);
+        porch_engine::RenderLimits {
+            timeout: (self.render_timeout_seconds > 0)
+                .then(|| std::time::Duration::from_secs(self.render_timeout_seconds)),
+            max_output_items: some(self.render_max_resources),
+            max_output_bytes: some(self.render_max_output_bytes),
+            max_memory_bytes: some(self.render_max_memory_mb.saturating_mul(1 << 20)),
+            max_steps: (self.render_max_steps > 0).then_some(self.render_max_steps),
+        }
+    }
 }
 
 #[cfg(test)]

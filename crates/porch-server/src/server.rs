@@ -126,6 +126,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         runtime,
         porch_engine::EngineOptions {
             push_drafts_to_git: args.push_drafts_to_git,
+            render: args.render_limits(),
         },
     );
     if args.push_drafts_to_git {
@@ -200,9 +201,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let grace = Duration::from_secs(args.shutdown_grace_seconds);
     {
         let handle = handle.clone();
+        let engine = engine.clone();
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("shutting down");
+            // Renders stop at their next budget check; their requests answer with the error.
+            engine.cancel_renders();
             handle.graceful_shutdown(Some(grace));
         });
     }

@@ -86,7 +86,7 @@ fn top_down_message(failed: Option<&str>, source: &RenderError) -> String {
 }
 
 /// kpt's message for a pipeline failure whose step output was already printed.
-pub(crate) const ALREADY_HANDLED: &str = "already handled error";
+pub const ALREADY_HANDLED: &str = "already handled error";
 
 impl RenderError {
     /// The failing step was already shown on the console (`[FAIL]` with its results),

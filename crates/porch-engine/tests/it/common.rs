@@ -41,6 +41,7 @@ impl World {
     pub fn pushing() -> anyhow::Result<World> {
         Self::with_options(EngineOptions {
             push_drafts_to_git: true,
+            ..EngineOptions::default()
         })
     }
 

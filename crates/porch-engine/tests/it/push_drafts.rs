@@ -298,6 +298,7 @@ async fn a_restart_mirrors_drafts_whose_branch_lags() -> anyhow::Result<()> {
 
     let pushing = EngineOptions {
         push_drafts_to_git: true,
+        ..EngineOptions::default()
     };
     let engine = w.restart_with("r", &url, pushing.clone()).await?;
     let (_, msg, _) = head(&dir, "drafts/app/ws").expect("mirrored at start-up");
@@ -354,6 +355,7 @@ async fn a_crash_between_push_and_record_is_reconciled_without_a_conflict() -> a
             &url,
             EngineOptions {
                 push_drafts_to_git: true,
+                ..EngineOptions::default()
             },
         )
         .await?;
@@ -452,6 +454,7 @@ async fn an_approval_cut_short_leaves_no_stale_draft() -> anyhow::Result<()> {
             &url,
             EngineOptions {
                 push_drafts_to_git: true,
+                ..EngineOptions::default()
             },
         )
         .await?;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use porch_apiserver::ApiError;
+use porch_apiserver::FieldError;
 use porch_core::ErrorKind;
 use porch_core::revision::Task;
 use porch_engine::{EngineError, PackageRevision, RenderStatus};
@@ -278,6 +279,20 @@ pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
             format!("PackageRevision.{GROUP} \"{name}\" is invalid: {message}"),
         )
         .with_details(name, GROUP, "PackageRevision"),
+        // The pipeline is the user's content: 422, Porch's message (clients match on it)
+        // and the failure as the cause kubectl prints.
+        (EngineError::Render { .. }, _) => {
+            let mut e = ApiError::new(ErrorKind::Invalid, message.clone())
+                .with_details(name, GROUP, plural);
+            if let Some(d) = e.details.as_mut() {
+                d.causes = vec![FieldError {
+                    reason: "FieldValueInvalid",
+                    field: "spec.resources".into(),
+                    message,
+                }];
+            }
+            e
+        }
         (EngineError::InProgress(_), _) => {
             ApiError::new(ErrorKind::Conflict, message).with_details(name, GROUP, plural)
         }

@@ -7,7 +7,6 @@ use porch_apiserver::{
     ApiError, Expect, ListOptions, ListResult, RequestContext, ResourceBackend, WatchStart,
     WatchStream,
 };
-use porch_core::ErrorKind;
 use porch_core::repository::PackageFiles;
 use porch_engine::{Engine, EngineError};
 use serde_json::Value;
@@ -138,17 +137,11 @@ impl ResourceBackend for ResourcesBackend {
                 Ok(resources_json(&pr, &files, Some(&update.render_status)))
             }
             // Saved because of push-on-render-failure; Porch still answers with an error.
-            Ok(update) => Err(ApiError::new(
-                ErrorKind::Internal,
-                format!(
-                    "{PORCH_PREFIX}{}",
-                    EngineError::Render {
-                        message: update.render_status.error.clone(),
-                        pushed: true,
-                        status: Box::new(update.render_status),
-                    }
-                ),
-            )),
+            Ok(update) => Err(err(name)(EngineError::Render {
+                message: update.render_status.error.clone(),
+                pushed: true,
+                status: Box::new(update.render_status),
+            })),
             Err(e) => Err(err(name)(e)),
         }
     }
