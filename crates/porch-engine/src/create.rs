@@ -89,7 +89,7 @@ impl Engine {
                 ..InitTask::default()
             })
         });
-        self.check_unique(&id, &package, &workspace, &task.task_type)?;
+        self.check_unique(id, &package, &workspace, &task.task_type)?;
 
         let (mut files, upstream_lock) = match task.task_type.as_str() {
             "init" => (
@@ -97,8 +97,8 @@ impl Engine {
                 None,
             ),
             "clone" => self.clone_source(&req.namespace, &package, &task).await?,
-            "edit" => self.edit_source(&id, &package, &task).await?,
-            "upgrade" => self.upgrade_source(&id, &package, &task).await?,
+            "edit" => self.edit_source(id, &package, &task).await?,
+            "upgrade" => self.upgrade_source(id, &package, &task).await?,
             other => {
                 return Err(EngineError::Invalid(format!(
                     "task type {other:?} cannot create a package revision; use one of init, clone, edit, upgrade"
@@ -106,7 +106,7 @@ impl Engine {
             }
         };
 
-        if task.task_type == "clone" && self.is_deployment(&id) {
+        if task.task_type == "clone" && self.is_deployment(id) {
             // Deployment repositories get a package context naming the new package (§9.3).
             files.insert(
                 PACKAGE_CONTEXT.to_owned(),
