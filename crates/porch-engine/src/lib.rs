@@ -61,6 +61,7 @@ mod create;
 mod drafts;
 mod engine;
 mod error;
+pub mod failpoint;
 mod heal;
 mod index;
 mod inflight;
