@@ -40,6 +40,9 @@
 //! - refuses a **concurrent** create of the same identity or update/delete of the same
 //!   object with Porch's try-lock messages ([`EngineError::InProgress`], a real 409, unlike
 //!   a stale resourceVersion's [`EngineError::Conflict`]);
+//! - **heals interrupted approvals**: after every sync (so at registration too) a stored
+//!   draft whose workspace is published in git is removed, in every mode, and a retried
+//!   approval finishes an interrupted one ([`failpoint`] crashes tests between the steps);
 //! - emits every change, including ones found by a sync, on an **event bus**
 //!   ([`Engine::subscribe`]) the API layer turns into watch events.
 //!
@@ -61,6 +64,7 @@ mod create;
 mod drafts;
 mod engine;
 mod error;
+pub mod failpoint;
 mod heal;
 mod index;
 mod inflight;

@@ -5,6 +5,7 @@
 //! approvals of one package get consecutive numbers; propose-delete and its undo toggle the
 //! `deletionProposed/…` branch.
 
+use porch_core::ErrorKind;
 use porch_core::lifecycle::{Endpoint, Lifecycle, Transition, transition};
 use porch_core::names::Revision;
 use porch_core::repository::{ListFilter, PublishContent, PublishRequest, Repository};
@@ -17,6 +18,7 @@ use porch_core::store::Precondition;
 use crate::drafts::{StoredDraft, object_key};
 use crate::engine::{Engine, not_found};
 use crate::error::{EngineError, Result};
+use crate::failpoint;
 use crate::index::RepoId;
 use crate::model::{Origin, PackageRevision};
 use crate::objmeta::meta_key;
@@ -176,6 +178,18 @@ impl Engine {
         by: Author,
     ) -> Result<PackageRevision> {
         let name = current.name();
+        let known_published = self
+            .with_index(id, |ix| {
+                ix.drafts
+                    .get(name.as_str())
+                    .is_some_and(|d| ix.published_in_git(name.as_str(), d))
+            })
+            .unwrap_or(false);
+        if origin == Origin::Store && known_published {
+            // An earlier approval pushed its tag and was cut short: finish it.
+            self.drop_published_drafts(id).await;
+            return self.get(&id.0, name.as_str());
+        }
         let (content, stored) = match origin {
             Origin::Store => {
                 let stored = self.inner.store.get_draft(object_key(&id.0, &name)).await?;
@@ -201,7 +215,7 @@ impl Engine {
                 None,
             ),
         };
-        let published = repo
+        let published = match repo
             .publish(PublishRequest {
                 package: current.key.package.clone(),
                 workspace: current.key.workspace.clone(),
@@ -209,8 +223,21 @@ impl Engine {
                 published_by: by,
             })
             .await
-            .map_err(|e| EngineError::repo(&id.1, e))?;
+        {
+            Ok(published) => published,
+            Err(e) => {
+                let e = EngineError::repo(&id.1, e);
+                if e.kind() == ErrorKind::Conflict
+                    && let Some(stored) = &stored
+                    && let Some(pr) = self.adopt_published(id, &repo, current, stored).await
+                {
+                    return Ok(pr);
+                }
+                return Err(e);
+            }
+        };
         tracing::info!(revision = %published.key.revision, "published");
+        failpoint::hit(failpoint::APPROVE_AFTER_PUSH);
         if let Some(stored) = stored
             && let Err(e) = self
                 .inner
@@ -225,9 +252,45 @@ impl Engine {
             // restart, so say so loudly.
             tracing::error!("published, but removing the stored draft failed: {e}");
         }
+        failpoint::hit(failpoint::APPROVE_AFTER_COMMIT);
         self.refresh_package(id, &repo, current, Some(published))
             .await;
         self.get(&id.0, name.as_str())
+    }
+
+    /// After a publish refused as a conflict: when the draft's workspace is in fact
+    /// published (an earlier approval pushed its tag and was cut short before removing the
+    /// record, and no sync has healed it yet), finishes that approval: the record goes and
+    /// the published revision is returned, so a retried approval succeeds. `None` when the
+    /// workspace is not published (a real conflict).
+    async fn adopt_published(
+        &self,
+        id: &RepoId,
+        repo: &Arc<dyn Repository>,
+        current: &PackageRevision,
+        stored: &StoredDraft,
+    ) -> Option<PackageRevision> {
+        let filter = ListFilter {
+            package: Some(current.key.package.clone()),
+            workspace: Some(current.key.workspace.clone()),
+            ..crate::engine::FULL
+        };
+        let published = repo.list(filter).await.ok()?.into_iter().find(|m| {
+            m.key.workspace == current.key.workspace
+                && m.key.revision.is_published_number()
+                && m.lifecycle.is_published()
+        })?;
+        tracing::warn!(
+            revision = %published.key.revision,
+            "the workspace is already published (an earlier approval was interrupted); removing the leftover draft record"
+        );
+        if let Err(e) = self.forget(id, stored).await {
+            tracing::error!("removing the leftover draft record failed: {e}");
+            return None;
+        }
+        self.refresh_package(id, repo, current, Some(published))
+            .await;
+        self.get(&id.0, current.name().as_str()).ok()
     }
 
     /// Re-reads one package's git revisions (the placeholder moves on publish and delete).

@@ -1,8 +1,13 @@
-//! Catching up mirror branches that lag behind the store (`mirror.rs`): a pass over one
-//! repository's stored drafts runs after each of its syncs (so at start-up too, after the
-//! registration's first sync), after a change report from a sync loop, and on a backoff
-//! timer while a retryable failure remains. A pass also removes the record of a draft whose
-//! workspace is published in git (an approval interrupted by a crash).
+//! Reconciling a repository's stored drafts with git: a pass over one repository's stored
+//! drafts runs after each of its syncs (so at start-up too, after the registration's first
+//! sync), after a change report from a sync loop, and on a backoff timer while a retryable
+//! failure remains.
+//!
+//! A pass first removes the record of every draft whose workspace is published in git, in
+//! every mode: an approval pushes its tag and then removes the record, so a crash between
+//! the two leaves both, and the record would hide the published revision (and its latest
+//! label) for good. Git is the truth for what is published. Then it catches up mirror
+//! branches that lag behind the store (`mirror.rs`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -11,7 +16,9 @@ use std::time::Duration;
 use porch_core::repository::Repository;
 use tracing::Instrument;
 
+use crate::drafts::DraftMeta;
 use crate::engine::Engine;
+use crate::error::EngineError;
 use crate::index::RepoId;
 
 /// First retry after a failure; each further one waits twice as long, up to [`MAX_DELAY`].
@@ -35,9 +42,11 @@ impl MirrorRetry {
 }
 
 impl Engine {
-    /// Brings every lagging mirror branch of the repository up to date (on its queue).
-    /// Failures are recorded per draft and retried on the timer.
+    /// Removes the records of drafts published in git, then brings every lagging mirror
+    /// branch of the repository up to date (on its queue). Failures are recorded per draft
+    /// and retried on the timer.
     pub(crate) async fn reconcile_mirrors_now(&self, id: &RepoId, repo: &Arc<dyn Repository>) {
+        self.drop_published_drafts(id).await;
         let todo: Vec<String> = self
             .with_index(id, |ix| {
                 ix.drafts
@@ -73,15 +82,57 @@ impl Engine {
         }
     }
 
+    /// Removes the store record of every draft of the repository whose workspace is
+    /// published in git (on its queue); the published revision shows in its place. A failure
+    /// is logged and retried by the next pass.
+    pub(crate) async fn drop_published_drafts(&self, id: &RepoId) {
+        let todo: Vec<DraftMeta> = self
+            .with_index(id, |ix| {
+                ix.drafts
+                    .iter()
+                    .filter(|(name, d)| ix.published_in_git(name, d))
+                    .map(|(_, d)| d.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for d in todo {
+            let span = tracing::info_span!("heal", revision = %d.key().name(), namespace = %id.0);
+            self.drop_published_draft(id, d).instrument(span).await;
+        }
+    }
+
+    async fn drop_published_draft(&self, id: &RepoId, d: DraftMeta) {
+        let stored = match self.inner.store.get_draft(d.object_key()).await {
+            Ok(stored) => stored,
+            Err(EngineError::NotFound(_)) => {
+                // Already gone from the store: only the index is behind.
+                let name = d.key().name();
+                self.mutate_in(id, &d.package, |ix| ix.drafts.remove(name.as_str()));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!("reading a draft whose workspace is published failed: {e}");
+                return;
+            }
+        };
+        tracing::warn!(
+            lifecycle = %stored.meta.lifecycle,
+            "the draft's workspace is published in git (an approval was interrupted); removing its leftover record"
+        );
+        if let Err(e) = self.forget(id, &stored).await {
+            tracing::warn!("removing the leftover draft record failed: {e}");
+        }
+    }
+
     /// Queues a reconcile pass on the repository's queue (from outside it) when any of its
-    /// drafts is mirrored.
+    /// drafts is mirrored or published in git.
     pub(crate) fn spawn_mirror_reconcile(&self, id: RepoId) {
         let any = self
             .with_index(&id, |ix| {
                 ix.drafts
-                    .values()
-                    .chain(ix.tombstones.values())
-                    .any(|d| self.mirrored(d))
+                    .iter()
+                    .chain(&ix.tombstones)
+                    .any(|(name, d)| self.mirrored(d) || ix.published_in_git(name, d))
             })
             .unwrap_or(false);
         if !any {

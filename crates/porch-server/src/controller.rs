@@ -20,8 +20,77 @@ use crate::opener::{Credentials, RepositoryOpener, RepositoryTarget};
 
 const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Tracks the Repositories that exist when the server starts until each is opened (its
+/// first sync done and its index loaded) or has failed, and its status written; then calls
+/// `on_ready` once. `/readyz` answers 200 only from then on, so a client that waits for it
+/// never lists a repository's drafts without its published revisions, or an old status.
+pub struct StartupGate {
+    state: std::sync::Mutex<GateState>,
+    on_ready: Box<dyn Fn() + Send + Sync>,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Start-up Repositories not reconciled yet.
+    pending: std::collections::HashSet<(String, String)>,
+    /// Every Repository of the start-up listing was seen.
+    listed: bool,
+    fired: bool,
+}
+
+impl StartupGate {
+    pub fn new(on_ready: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self {
+            state: Default::default(),
+            on_ready: Box::new(on_ready),
+        })
+    }
+
+    fn update(&self, f: impl FnOnce(&mut GateState)) {
+        let fire = {
+            let mut st = self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut st);
+            let fire = st.listed && st.pending.is_empty() && !st.fired;
+            st.fired |= fire;
+            fire
+        };
+        if fire {
+            tracing::info!("every repository is loaded: ready");
+            (self.on_ready)();
+        }
+    }
+
+    /// A Repository of the start-up listing (before [`StartupGate::listed`]).
+    fn expect(&self, key: &(String, String)) {
+        self.update(|st| {
+            if !st.listed {
+                st.pending.insert(key.clone());
+            }
+        });
+    }
+
+    fn listed(&self) {
+        self.update(|st| st.listed = true);
+    }
+
+    /// The Repository was reconciled (or deleted).
+    fn done(&self, key: &(String, String)) {
+        self.update(|st| {
+            st.pending.remove(key);
+        });
+    }
+}
+
 /// Runs until the process stops.
-pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn RepositoryOpener>) {
+pub async fn run(
+    repos: Resource,
+    secrets: Option<Resource>,
+    opener: Arc<dyn RepositoryOpener>,
+    gate: Arc<StartupGate>,
+) {
     let ctx = RequestContext {
         user: "system:repository-controller".into(),
         ..Default::default()
@@ -36,8 +105,9 @@ pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn Rep
             .watch(
                 &ctx,
                 None,
+                // The end of the initial events tells the start-up set is complete.
                 WatchStart::Now {
-                    initial_events: false,
+                    initial_events: true,
                 },
                 &ListOptions::default(),
             )
@@ -51,8 +121,16 @@ pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn Rep
             }
         };
         while let Some(item) = stream.next().await {
-            let WatchItem::Event { event_type, object } = item else {
-                continue;
+            let (event_type, object) = match item {
+                WatchItem::Event { event_type, object } => (event_type, object),
+                WatchItem::Bookmark {
+                    initial_events_end: true,
+                    ..
+                } => {
+                    gate.listed();
+                    continue;
+                }
+                _ => continue,
             };
             let Ok(obj) = serde_json::from_slice::<Value>(&object) else {
                 continue;
@@ -78,21 +156,31 @@ pub async fn run(repos: Resource, secrets: Option<Resource>, opener: Arc<dyn Rep
                 opened.remove(&key);
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
+                gate.done(&key);
                 continue;
             }
             if opened.contains(&key) && up_to_date(&obj) {
                 continue;
             }
             opened.insert(key.clone());
+            gate.expect(&key);
             if let Some(t) = tasks.remove(&key) {
                 t.abort();
             }
-            let (repos, secrets, opener, ctx) =
-                (repos.clone(), secrets.clone(), opener.clone(), ctx.clone());
+            let (repos, secrets, opener, ctx, gate) = (
+                repos.clone(),
+                secrets.clone(),
+                opener.clone(),
+                ctx.clone(),
+                gate.clone(),
+            );
+            let task_key = key.clone();
             tasks.insert(
                 key,
                 tokio::spawn(async move {
-                    reconcile(&repos, secrets.as_ref(), opener.as_ref(), &ctx, obj).await
+                    reconcile(&repos, secrets.as_ref(), opener.as_ref(), &ctx, obj).await;
+                    // An aborted reconcile never gets here; the newer one that replaced it does.
+                    gate.done(&task_key);
                 }),
             );
         }
@@ -281,5 +369,48 @@ async fn reconcile(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn the_gate_opens_once_after_the_listing_and_every_startup_repository() {
+        let fired = Arc::new(AtomicUsize::new(0));
+        let count = fired.clone();
+        let gate = StartupGate::new(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+        let (a, b) = (
+            ("ns".to_owned(), "a".to_owned()),
+            ("ns".to_owned(), "b".to_owned()),
+        );
+        gate.expect(&a);
+        gate.expect(&b);
+        gate.done(&a);
+        assert_eq!(fired.load(Ordering::SeqCst), 0, "listing not complete");
+        gate.listed();
+        assert_eq!(fired.load(Ordering::SeqCst), 0, "b still loading");
+        // Created after start-up: not waited for.
+        gate.expect(&("ns".to_owned(), "later".to_owned()));
+        gate.done(&b);
+        assert_eq!(fired.load(Ordering::SeqCst), 1);
+        gate.done(&a);
+        assert_eq!(fired.load(Ordering::SeqCst), 1, "fires once");
+    }
+
+    #[test]
+    fn no_repositories_means_ready_at_the_end_of_the_listing() {
+        let fired = Arc::new(AtomicUsize::new(0));
+        let count = fired.clone();
+        let gate = StartupGate::new(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+        gate.listed();
+        assert_eq!(fired.load(Ordering::SeqCst), 1);
     }
 }

@@ -181,7 +181,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let secrets = registry.find("", "v1", "secrets").cloned();
         let opener: Arc<dyn RepositoryOpener> =
             Arc::new(GitOpener::new(&args.data_dir, engine.clone()));
-        tokio::spawn(controller::run(repos, secrets, opener));
+        // Not ready until every Repository there at start-up is loaded (controller.rs).
+        api.ready.store(false, std::sync::atomic::Ordering::SeqCst);
+        let ready_api = api.clone();
+        let gate = controller::StartupGate::new(move || {
+            ready_api
+                .ready
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        tokio::spawn(controller::run(repos, secrets, opener, gate));
     }
 
     let listener = std::net::TcpListener::bind(args.listen).with_context(|| {

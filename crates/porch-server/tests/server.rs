@@ -75,7 +75,8 @@ async fn limit_and_continue_page_through_a_list() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_metrics_and_openapi() {
     let s = Server::start();
-    let client = s.client().await;
+    // Ready once the repository controller has loaded what was there at start-up.
+    let client = s.wait_readyz().await;
     assert_eq!(
         client.request_text(get("/readyz")).await.expect("readyz"),
         "ok"

@@ -7,6 +7,7 @@ mod create;
 mod discovery;
 mod finalizers;
 mod goldens;
+mod heal;
 mod lifecycle;
 mod metadata;
 mod push_drafts;

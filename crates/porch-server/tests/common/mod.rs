@@ -135,6 +135,46 @@ impl Server {
         self.spawn(port);
     }
 
+    /// Polls `/readyz` until it answers 200 (every 10 ms, 60 s at most); returns a client.
+    pub async fn wait_readyz(&self) -> kube::Client {
+        let client = self.client().await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let req = http::Request::get("/readyz")
+                .body(Vec::new())
+                .expect("request");
+            if client.request_text(req).await.is_ok() {
+                return client;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server never became ready: {}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits until the process has exited (e.g. at a failpoint); returns its status.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let mut c = self.child.take().expect("running");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(s)) = c.try_wait() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts again (same port and data directory) after the process has exited.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "still running");
+        let port = self.port;
+        self.spawn(port);
+    }
+
     pub fn url(&self) -> String {
         format!("https://127.0.0.1:{}", self.port)
     }
