@@ -18,6 +18,7 @@
 
 mod body;
 mod discovery;
+mod dryrun;
 mod error;
 mod generic;
 mod http;

@@ -257,7 +257,20 @@ pub trait ResourceBackend: Send + Sync {
         options: &ListOptions,
     ) -> Result<WatchStream, ApiError>;
 
-    /// A custom subresource (not `status`): `body` is `None` for GET.
+    /// A dry-run delete: the refusals `delete` would answer for `current`, without deleting
+    /// anything (no store write, no cascade, no event).
+    async fn check_delete(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _name: &str,
+        _current: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// A custom subresource (not `status`): `body` is `None` for GET. With `ctx.dry_run` a
+    /// write must answer what it would do and change nothing.
     async fn subresource(
         &self,
         _ctx: &RequestContext,
