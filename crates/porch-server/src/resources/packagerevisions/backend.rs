@@ -362,11 +362,35 @@ impl ResourceBackend for RevisionBackend {
             None => Expect::Any,
         };
         let rv = expected_version(&current, expect, name)?;
+        if ctx.dry_run {
+            return approval_dry_run(current, &new);
+        }
         let pr = self
             .apply_update(ctx, namespace, name, &new, rv, Endpoint::Approval)
             .await?;
         Ok(revision_json(&pr))
     }
+
+    async fn check_delete(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+        _: &Value,
+    ) -> Result<(), ApiError> {
+        self.engine.check_delete(namespace, name).map_err(err(name))
+    }
+}
+
+/// An approval with `dryRun`: the engine's refusals of the transition, or the revision in its
+/// new lifecycle; nothing is written, pushed or announced. (A real approval also assigns the
+/// revision number, which only the publish decides.)
+fn approval_dry_run(mut current: PackageRevision, new: &Value) -> Result<Value, ApiError> {
+    let name = current.name();
+    let to = lifecycle_of(new)?;
+    Engine::check_lifecycle(&current, to, Endpoint::Approval).map_err(err(name.as_str()))?;
+    current.lifecycle = to;
+    Ok(revision_json(&current))
 }
 
 fn porch_apiserver_rv(obj: &Value) -> Result<Option<u64>, ApiError> {
