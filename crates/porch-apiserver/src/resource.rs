@@ -257,6 +257,18 @@ pub trait ResourceBackend: Send + Sync {
         options: &ListOptions,
     ) -> Result<WatchStream, ApiError>;
 
+    /// A dry-run update: the refusals `update` would answer for `new` (already defaulted and
+    /// validated by the REST layer), without writing anything.
+    async fn check_update(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _name: &str,
+        _new: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// A dry-run delete: the refusals `delete` would answer for `current`, without deleting
     /// anything (no store write, no cascade, no event).
     async fn check_delete(

@@ -452,6 +452,10 @@ impl Rest<'_> {
         kind.hooks.default(&mut new);
         run_validation(kind, &new, Some(old))?;
         if self.ctx.dry_run {
+            self.resource
+                .backend
+                .check_update(self.ctx, namespace, name, &new)
+                .await?;
             return Ok(new);
         }
         let finalizing = new.pointer("/metadata/deletionTimestamp").is_some()

@@ -140,6 +140,21 @@ fn server_dry_runs_change_nothing() {
     assert!(a["metadata"]["labels"].get("x").is_none());
     assert_eq!(log_rv(&s), rv_before, "no package revision event was sent");
 
+    // A dry-run update refuses the transitions the real one refuses.
+    let err = kubectl_fails(
+        &s,
+        &[
+            "patch",
+            "packagerevision",
+            DRAFT_A,
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"lifecycle":"Published"}}"#,
+            "--dry-run=server",
+        ],
+    );
+    assert!(err.contains("spec.lifecycle"), "{err}");
+
     // A dry-run approval validates like the real one and publishes nothing.
     s.kubectl_ok(&[
         "patch",

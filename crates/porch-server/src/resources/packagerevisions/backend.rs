@@ -371,6 +371,29 @@ impl ResourceBackend for RevisionBackend {
         Ok(revision_json(&pr))
     }
 
+    /// The lifecycle refusals of a dry-run update (metadata changes have none).
+    async fn check_update(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+        new: &Value,
+    ) -> Result<(), ApiError> {
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        // Emptying the finalizers of a terminating revision deletes it.
+        let finalizing = new.pointer("/metadata/deletionTimestamp").is_some()
+            && new
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty);
+        if finalizing {
+            return self.engine.check_delete(namespace, name).map_err(err(name));
+        }
+        Engine::check_lifecycle(&current, lifecycle_of(new)?, Endpoint::Update)
+            .map(|_| ())
+            .map_err(err(name))
+    }
+
     async fn check_delete(
         &self,
         _: &RequestContext,
