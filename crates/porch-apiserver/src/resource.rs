@@ -257,6 +257,17 @@ pub trait ResourceBackend: Send + Sync {
         options: &ListOptions,
     ) -> Result<WatchStream, ApiError>;
 
+    /// A dry-run create: the refusals `create` would answer for `obj` (already defaulted and
+    /// validated by the REST layer), without writing anything.
+    async fn check_create(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _obj: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// A dry-run update: the refusals `update` would answer for `new` (already defaulted and
     /// validated by the REST layer), without writing anything.
     async fn check_update(

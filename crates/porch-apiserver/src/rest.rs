@@ -391,6 +391,10 @@ impl Rest<'_> {
         run_validation(kind, &obj, None)?;
         self.ensure_namespace(namespace).await?;
         let object = if self.ctx.dry_run {
+            self.resource
+                .backend
+                .check_create(self.ctx, namespace, &obj)
+                .await?;
             obj
         } else {
             self.resource

@@ -59,6 +59,7 @@
 
 mod create;
 mod drafts;
+mod dryrun;
 mod engine;
 mod error;
 mod heal;

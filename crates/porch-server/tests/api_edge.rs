@@ -114,6 +114,32 @@ fn server_dry_runs_change_nothing() {
     }
     // Create, patch and replace dry runs (dryRun in the query).
     s.kubectl_ok(&["create", "namespace", "ghost", "--dry-run=server"]);
+    let c = s.write_file(
+        "c.yaml",
+        "apiVersion: porch.kpt.dev/v1alpha1\nkind: PackageRevision\nmetadata:\n  namespace: default\nspec:\n  repository: deployments\n  packageName: c\n  workspaceName: ws\n",
+    );
+    let out = s.kubectl_ok(&[
+        "create",
+        "-f",
+        c.to_str().expect("utf8"),
+        "--dry-run=server",
+    ]);
+    assert!(
+        out.contains("deployments.c.ws created (server dry run)"),
+        "{out}"
+    );
+    // A dry-run create refuses what the real one refuses (here: the workspace is taken).
+    let a_again = s.dir.path().join("a.yaml");
+    let err = kubectl_fails(
+        &s,
+        &[
+            "create",
+            "-f",
+            a_again.to_str().expect("utf8"),
+            "--dry-run=server",
+        ],
+    );
+    assert!(err.contains("already exists"), "{err}");
     s.kubectl_ok(&[
         "label",
         "packagerevision",

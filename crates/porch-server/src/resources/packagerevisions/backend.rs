@@ -68,7 +68,30 @@ fn expected_version(
     }
 }
 
+/// The name engine errors of a create are reported under.
+const NEW: &str = "(new creation)";
+
 impl RevisionBackend {
+    /// The engine's create request for `obj` (with a legacy `update` task translated).
+    fn create_request(&self, namespace: &str, obj: &Value) -> Result<CreateRequest, ApiError> {
+        let mut tasks = convert::tasks(obj)?;
+        super::legacy::translate(&self.engine, namespace, obj, &mut tasks)?;
+        Ok(CreateRequest {
+            namespace: namespace.to_owned(),
+            repository: str_at(obj, "/spec/repository").to_owned(),
+            package: str_at(obj, "/spec/packageName").to_owned(),
+            workspace: str_at(obj, "/spec/workspaceName").to_owned(),
+            tasks,
+            labels: string_map(obj, "/metadata/labels"),
+            annotations: string_map(obj, "/metadata/annotations"),
+            finalizers: convert::typed_at(obj, "/metadata/finalizers")?.unwrap_or_default(),
+            owner_references: convert::typed_at(obj, "/metadata/ownerReferences")?
+                .unwrap_or_default(),
+            package_metadata: convert::typed_at(obj, "/spec/packageMetadata")?,
+            readiness_gates: convert::readiness_gates(obj).unwrap_or_default(),
+        })
+    }
+
     fn list_objects(&self, namespace: Option<&str>, options: &ListOptions) -> Vec<Value> {
         self.engine
             .list(&select::prefilter(namespace, &options.selectors))
@@ -199,25 +222,19 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
-        let mut tasks = convert::tasks(&obj)?;
-        super::legacy::translate(&self.engine, namespace, &obj, &mut tasks)?;
-        let req = CreateRequest {
-            namespace: namespace.to_owned(),
-            repository: str_at(&obj, "/spec/repository").to_owned(),
-            package: str_at(&obj, "/spec/packageName").to_owned(),
-            workspace: str_at(&obj, "/spec/workspaceName").to_owned(),
-            tasks,
-            labels: string_map(&obj, "/metadata/labels"),
-            annotations: string_map(&obj, "/metadata/annotations"),
-            finalizers: convert::typed_at(&obj, "/metadata/finalizers")?.unwrap_or_default(),
-            owner_references: convert::typed_at(&obj, "/metadata/ownerReferences")?
-                .unwrap_or_default(),
-            package_metadata: convert::typed_at(&obj, "/spec/packageMetadata")?,
-            readiness_gates: convert::readiness_gates(&obj).unwrap_or_default(),
-        };
-        let name = "(new creation)";
-        let pr = self.engine.create(req).await.map_err(err(name))?;
+        let req = self.create_request(namespace, &obj)?;
+        let pr = self.engine.create(req).await.map_err(err(NEW))?;
         Ok(revision_json(&pr))
+    }
+
+    async fn check_create(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        obj: &Value,
+    ) -> Result<(), ApiError> {
+        let req = self.create_request(namespace, obj)?;
+        self.engine.check_create(&req).map_err(err(NEW))
     }
 
     async fn update(
