@@ -235,7 +235,28 @@ impl ApiError {
             "reason": reason,
             "code": code,
         });
-        if let Some(d) = &self.details {
+        // kubectl prints the reasons of a 422 only from `details.causes`: a 422 built without
+        // causes gets one read from its message, so no Invalid reply is just "is invalid".
+        let derived;
+        let details = match &self.details {
+            Some(d) if code != 422 || !d.causes.is_empty() => Some(&**d),
+            Some(d) => {
+                derived = Details {
+                    causes: vec![cause_from_message(&self.message)],
+                    ..(**d).clone()
+                };
+                Some(&derived)
+            }
+            None if code == 422 => {
+                derived = Details {
+                    causes: vec![cause_from_message(&self.message)],
+                    ..Details::default()
+                };
+                Some(&derived)
+            }
+            None => None,
+        };
+        if let Some(d) = details {
             let mut details = serde_json::Map::new();
             if !d.name.is_empty() {
                 details.insert("name".into(), d.name.clone().into());
@@ -257,6 +278,33 @@ impl ApiError {
             status["details"] = Value::Object(details);
         }
         status
+    }
+}
+
+/// The cause a 422 message states: after a `<Kind> "<name>" is invalid: ` prefix (and
+/// Porch's `Internal error occurred: `), a leading `<field.path>: ` names the field.
+fn cause_from_message(message: &str) -> FieldError {
+    let mut text = message;
+    if let Some(i) = text.find("\" is invalid: ") {
+        text = &text[i + "\" is invalid: ".len()..];
+    }
+    text = text.trim_start_matches("Internal error occurred: ");
+    let field = text.split_once(": ").map(|(f, _)| f).filter(|f| {
+        !f.is_empty()
+            && f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-[]/".contains(c))
+    });
+    match field {
+        Some(f) => FieldError {
+            reason: "FieldValueInvalid",
+            field: f.to_owned(),
+            message: text[f.len() + 2..].to_owned(),
+        },
+        None => FieldError {
+            reason: "FieldValueInvalid",
+            field: String::new(),
+            message: text.to_owned(),
+        },
     }
 }
 
@@ -313,6 +361,41 @@ mod tests {
         let s = e.to_status();
         assert_eq!(s["code"], 500);
         assert_eq!(s["reason"], "InternalError");
+    }
+
+    #[test]
+    fn every_422_carries_a_cause() {
+        let porch = ApiError::new(
+            ErrorKind::Invalid,
+            "PackageRevision.porch.kpt.dev \"r.p.ws\" is invalid: spec.lifecycle: Invalid value: \"Published\": value can be only updated to Draft,Proposed",
+        )
+        .with_details("r.p.ws", "porch.kpt.dev", "PackageRevision");
+        let s = porch.to_status();
+        assert_eq!(s["details"]["name"], "r.p.ws");
+        assert_eq!(
+            s["details"]["causes"],
+            json!([{"reason": "FieldValueInvalid", "field": "spec.lifecycle",
+                    "message": "Invalid value: \"Published\": value can be only updated to Draft,Proposed"}])
+        );
+        let bare = ApiError::new(
+            ErrorKind::Invalid,
+            "Internal error occurred: readiness conditions not met",
+        );
+        let s = bare.to_status();
+        assert_eq!(
+            s["details"]["causes"][0]["message"],
+            "readiness conditions not met"
+        );
+        assert_eq!(s["details"]["causes"][0]["field"], "");
+        // Other codes keep their details as they are.
+        let nf = ApiError::not_found("", "secrets", "x").to_status();
+        assert!(nf["details"].get("causes").is_none());
+        assert!(
+            ApiError::bad_request("x")
+                .to_status()
+                .get("details")
+                .is_none()
+        );
     }
 
     #[test]

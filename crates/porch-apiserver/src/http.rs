@@ -349,7 +349,7 @@ fn serde_urlencoded_pairs(q: &str) -> HashMap<String, String> {
     form_urlencoded_parse(q).into_iter().collect()
 }
 
-fn form_urlencoded_parse(q: &str) -> Vec<(String, String)> {
+pub(crate) fn form_urlencoded_parse(q: &str) -> Vec<(String, String)> {
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -461,10 +461,14 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
     let target = parse_target(&s.registry, &path)?;
     let q = query_map(&req);
     let kind = target.resource.kind.clone();
+    let dry_run = match crate::dryrun::options_kind(req.method()) {
+        Some(options) => crate::dryrun::from_query(options, req.uri().query())?,
+        None => false,
+    };
     let ctx = RequestContext {
         user: "admin".into(),
         field_manager: q.get("fieldManager").cloned(),
-        dry_run: q.get("dryRun").is_some_and(|v| v == "All"),
+        dry_run,
     };
     let namespaces = if s.config.enforce_namespaces {
         s.registry.find("", "v1", "namespaces")
@@ -606,15 +610,15 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             written(rest.patch(&ns, name, pt, &body, fv, part).await?)
         }
         (&Method::DELETE, Some(name)) if target.sub.is_none() => {
-            let (_, body) = read_body(s, req).await?;
-            let options: Option<Value> =
-                if body.is_empty() {
-                    None
-                } else {
-                    Some(serde_json::from_slice(&body).map_err(|e| {
-                        ApiError::bad_request(format!("invalid DeleteOptions: {e}"))
-                    })?)
-                };
+            let (headers, body) = read_body(s, req).await?;
+            let options = crate::dryrun::delete_options(&body, &content_type(&headers))?;
+            // kubectl puts dryRun in the DeleteOptions body, other clients in the query: either
+            // makes this a dry run.
+            let ctx = RequestContext {
+                dry_run: ctx.dry_run || crate::dryrun::from_delete_options(options.as_ref())?,
+                ..ctx.clone()
+            };
+            let rest = Rest { ctx: &ctx, ..rest };
             let obj = rest.delete(&ns, name, options.as_ref()).await?;
             Ok(ok_json(&obj))
         }

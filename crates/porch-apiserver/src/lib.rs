@@ -18,6 +18,7 @@
 
 mod body;
 mod discovery;
+mod dryrun;
 mod error;
 mod generic;
 mod http;
@@ -34,7 +35,7 @@ mod table;
 mod table_rows;
 mod validation;
 
-pub use error::{ApiError, FieldError};
+pub use error::{ApiError, Details, FieldError};
 pub use generic::{GenericBackend, blocking};
 pub use http::{ApiServer, GaugeFn, ServerConfig};
 pub use hub::WatchHub;

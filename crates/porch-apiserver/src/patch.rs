@@ -16,17 +16,17 @@ pub enum PatchType {
 
 impl PatchType {
     pub fn from_content_type(ct: &str) -> Result<Self, ApiError> {
-        let base = ct.split(';').next().unwrap_or("").trim();
-        match base {
+        match crate::rest::media_type(ct).as_str() {
             "application/merge-patch+json" => Ok(PatchType::Merge),
             "application/json-patch+json" => Ok(PatchType::Json),
             "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
             "application/apply-patch+yaml" | "application/apply-patch+json" => Ok(PatchType::Apply),
-            other => Err(ApiError::unsupported_media_type(format!(
+            // kube-apiserver's words (negotiation.NewUnsupportedMediaTypeError).
+            _ => Err(ApiError::unsupported_media_type(
                 "the body of the request was in an unknown format - accepted media types include: \
                  application/json-patch+json, application/merge-patch+json, \
-                 application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"
-            ))),
+                 application/apply-patch+yaml, application/strategic-merge-patch+json",
+            )),
         }
     }
 }

@@ -257,7 +257,43 @@ pub trait ResourceBackend: Send + Sync {
         options: &ListOptions,
     ) -> Result<WatchStream, ApiError>;
 
-    /// A custom subresource (not `status`): `body` is `None` for GET.
+    /// A dry-run create: the refusals `create` would answer for `obj` (already defaulted and
+    /// validated by the REST layer), without writing anything.
+    async fn check_create(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _obj: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// A dry-run update: the refusals `update` would answer for `new` (already defaulted and
+    /// validated by the REST layer), without writing anything.
+    async fn check_update(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _name: &str,
+        _new: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// A dry-run delete: the refusals `delete` would answer for `current`, without deleting
+    /// anything (no store write, no cascade, no event).
+    async fn check_delete(
+        &self,
+        _ctx: &RequestContext,
+        _namespace: &str,
+        _name: &str,
+        _current: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// A custom subresource (not `status`): `body` is `None` for GET. With `ctx.dry_run` a
+    /// write must answer what it would do and change nothing.
     async fn subresource(
         &self,
         _ctx: &RequestContext,

@@ -48,36 +48,53 @@ pub enum Part {
     Status,
 }
 
-/// Parses a request body (JSON, or YAML when the Content-Type says so) into a JSON object.
+/// The media type of a Content-Type header, without parameters, lower-cased; a missing or
+/// empty header counts as JSON (what every client sends when it sends nothing).
+pub fn media_type(content_type: &str) -> String {
+    let base = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if base.is_empty() {
+        "application/json".into()
+    } else {
+        base
+    }
+}
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// Parses a request body (JSON, YAML, or protobuf for kinds that decode it) into a JSON
+/// object. Any other media type is 415 UnsupportedMediaType in kube-apiserver's words (a 415
+/// also makes client-go fall back from protobuf to JSON).
 pub fn parse_object(
     kind: &ResourceKind,
     body: &[u8],
     content_type: &str,
 ) -> Result<Value, ApiError> {
-    if content_type.contains("protobuf")
-        && let Some(decode) = kind.protobuf
-    {
-        return decode(body).map_err(ApiError::bad_request);
-    }
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
-        // 415 makes client-go fall back to JSON.
-        return Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: \
-             application/json, application/yaml (got {content_type})"
-        )));
-    }
-    let yaml = content_type.contains("yaml");
-    let v: Value = if yaml {
-        serde_yaml::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!("error decoding YAML into {}: {e}", kind.kind))
-        })?
-    } else {
-        serde_json::from_slice(body).map_err(|e| {
+    let v: Value = match (media_type(content_type).as_str(), kind.protobuf) {
+        (PROTOBUF, Some(decode)) => return decode(body).map_err(ApiError::bad_request),
+        ("application/json", _) => serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type {}): {e}",
                 kind.kind
             ))
-        })?
+        })?,
+        ("application/yaml", _) => serde_yaml::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("error decoding YAML into {}: {e}", kind.kind))
+        })?,
+        _ => {
+            let accepted = if kind.protobuf.is_some() {
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+            } else {
+                "application/json, application/yaml"
+            };
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
+            )));
+        }
     };
     if !v.is_object() {
         return Err(ApiError::bad_request(format!(
@@ -374,6 +391,10 @@ impl Rest<'_> {
         run_validation(kind, &obj, None)?;
         self.ensure_namespace(namespace).await?;
         let object = if self.ctx.dry_run {
+            self.resource
+                .backend
+                .check_create(self.ctx, namespace, &obj)
+                .await?;
             obj
         } else {
             self.resource
@@ -435,6 +456,10 @@ impl Rest<'_> {
         kind.hooks.default(&mut new);
         run_validation(kind, &new, Some(old))?;
         if self.ctx.dry_run {
+            self.resource
+                .backend
+                .check_update(self.ctx, namespace, name, &new)
+                .await?;
             return Ok(new);
         }
         let finalizing = new.pointer("/metadata/deletionTimestamp").is_some()
@@ -587,17 +612,23 @@ impl Rest<'_> {
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty());
-        if self.ctx.dry_run {
+        if has_finalizers && old.pointer("/metadata/deletionTimestamp").is_some() {
             return Ok(old);
         }
+        if self.ctx.dry_run {
+            // What the real call would answer: its refusals, or the object it would return.
+            self.resource
+                .backend
+                .check_delete(self.ctx, namespace, name, &old)
+                .await?;
+            return Ok(if has_finalizers {
+                mark_deleted(old)
+            } else {
+                old
+            });
+        }
         if has_finalizers {
-            if old.pointer("/metadata/deletionTimestamp").is_some() {
-                return Ok(old);
-            }
-            let mut marked = old.clone();
-            let m = meta::metadata_mut(&mut marked);
-            m.insert("deletionTimestamp".into(), meta::now_rfc3339().into());
-            m.insert("deletionGracePeriodSeconds".into(), 0.into());
+            let marked = mark_deleted(old);
             return self
                 .resource
                 .backend
@@ -609,6 +640,14 @@ impl Rest<'_> {
             .delete(self.ctx, namespace, name, expect)
             .await
     }
+}
+
+/// `obj` with the deletion marks a delete sets while finalizers remain.
+fn mark_deleted(mut obj: Value) -> Value {
+    let m = meta::metadata_mut(&mut obj);
+    m.insert("deletionTimestamp".into(), meta::now_rfc3339().into());
+    m.insert("deletionGracePeriodSeconds".into(), 0.into());
+    obj
 }
 
 fn is_conflict(e: &ApiError) -> bool {

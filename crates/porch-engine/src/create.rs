@@ -238,7 +238,7 @@ impl Engine {
     }
 
     /// Workspace uniqueness, package existence and nesting, on full paths (fixes quirk §20.6).
-    fn check_unique(
+    pub(crate) fn check_unique(
         &self,
         id: &RepoId,
         package: &PackagePath,

@@ -62,6 +62,7 @@
 
 mod create;
 mod drafts;
+mod dryrun;
 mod engine;
 mod error;
 pub mod failpoint;

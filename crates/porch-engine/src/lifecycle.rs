@@ -378,16 +378,7 @@ impl Engine {
         {
             return Err(EngineError::modified(name));
         }
-        if current.lifecycle == Lifecycle::Published {
-            return Err(EngineError::Forbidden(format!(
-                "packagerevisions.porch.kpt.dev \"{name}\" is forbidden: published PackageRevisions must be proposed for deletion by setting spec.lifecycle to 'DeletionProposed' prior to deletion"
-            )));
-        }
-        if let Some(downstream) = self.referenced_by(&id.0, name) {
-            return Err(EngineError::Forbidden(format!(
-                "cannot delete package revision, it is referenced as upstream by: {downstream}"
-            )));
-        }
+        self.refuse_delete(&id.0, &current)?;
         if !current.finalizers.is_empty() {
             return self.mark_terminating(id, current).await;
         }
@@ -509,6 +500,42 @@ impl Engine {
             }
         }
         tracing::info!("deleted");
+        Ok(())
+    }
+
+    /// What [`Engine::update_lifecycle`] would refuse for moving `current` to `to` through
+    /// `endpoint`, checked without writing anything (for a dry run).
+    pub fn check_lifecycle(
+        current: &PackageRevision,
+        to: Lifecycle,
+        endpoint: Endpoint,
+    ) -> Result<Transition> {
+        let step = transition(current.lifecycle, to, endpoint)?;
+        if step == Transition::Approve && !readiness_met(current) {
+            return Err(EngineError::Invalid("readiness conditions not met".into()));
+        }
+        Ok(step)
+    }
+
+    /// What [`Engine::delete`] would refuse for revision `name`, checked without deleting
+    /// anything (a dry-run delete answers the same as the real one).
+    pub fn check_delete(&self, namespace: &str, name: &str) -> Result<()> {
+        let current = self.get(namespace, name)?;
+        self.refuse_delete(namespace, &current)
+    }
+
+    fn refuse_delete(&self, namespace: &str, current: &PackageRevision) -> Result<()> {
+        let name = current.name();
+        if current.lifecycle == Lifecycle::Published {
+            return Err(EngineError::Forbidden(format!(
+                "packagerevisions.porch.kpt.dev \"{name}\" is forbidden: published PackageRevisions must be proposed for deletion by setting spec.lifecycle to 'DeletionProposed' prior to deletion"
+            )));
+        }
+        if let Some(downstream) = self.referenced_by(namespace, name.as_str()) {
+            return Err(EngineError::Forbidden(format!(
+                "cannot delete package revision, it is referenced as upstream by: {downstream}"
+            )));
+        }
         Ok(())
     }
 

@@ -138,12 +138,7 @@ impl ResourceBackend for NamespaceBackend {
         name: &str,
         e: Expect,
     ) -> Result<Value, ApiError> {
-        if name == "default" {
-            return Err(ApiError::new(
-                porch_core::ErrorKind::Forbidden,
-                "namespaces \"default\" is forbidden: this namespace may not be deleted",
-            ));
-        }
+        refuse_delete(name)?;
         let store = self.store.clone();
         let target = name.to_string();
         // Everything in the namespace goes in one atomic write, then the namespace itself.
@@ -180,6 +175,26 @@ impl ResourceBackend for NamespaceBackend {
     ) -> Result<WatchStream, ApiError> {
         self.inner.watch(ctx, ns, s, o).await
     }
+    /// A dry run refuses what `delete` refuses and never cascades.
+    async fn check_delete(
+        &self,
+        _: &RequestContext,
+        _: &str,
+        name: &str,
+        _: &Value,
+    ) -> Result<(), ApiError> {
+        refuse_delete(name)
+    }
+}
+
+fn refuse_delete(name: &str) -> Result<(), ApiError> {
+    if name == "default" {
+        return Err(ApiError::new(
+            porch_core::ErrorKind::Forbidden,
+            "namespaces \"default\" is forbidden: this namespace may not be deleted",
+        ));
+    }
+    Ok(())
 }
 
 /// The store resources that live in namespaces (every served one except namespaces).

@@ -1,6 +1,7 @@
 //! The resources porch-server serves standalone, with their columns, schemas and hooks.
 
 mod core;
+mod git_spec;
 mod packagerevisions;
 mod repository;
 mod variants;

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use porch_apiserver::{Column, FieldError, ResourceHooks, ResourceKind, eval_path};
 use serde_json::{Value, json};
 
+use super::git_spec;
+
 pub(super) fn kind() -> ResourceKind {
     let mut k = ResourceKind::new(
         porch_api::CONFIG_GROUP,
@@ -96,31 +98,56 @@ impl ResourceHooks for RepositoryHooks {
             None | Some("") => errs.push(FieldError::required("spec.type")),
             Some("git") => match spec.get("git") {
                 Some(g) if g.is_object() => {
-                    if g.get("repo")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                    {
-                        errs.push(FieldError::required("spec.git.repo"));
+                    match g.get("repo").and_then(Value::as_str) {
+                        None | Some("") => errs.push(FieldError::required("spec.git.repo")),
+                        Some(url) => {
+                            if let Some(problem) = git_spec::url_problem(url) {
+                                errs.push(FieldError::invalid(
+                                    "spec.git.repo",
+                                    &json!(url),
+                                    problem,
+                                ));
+                            }
+                        }
                     }
-                    if g.get("branch").and_then(Value::as_str) == Some("") {
-                        errs.push(FieldError::invalid(
+                    match g.get("branch").and_then(Value::as_str) {
+                        Some("") => errs.push(FieldError::invalid(
                             "spec.git.branch",
                             &json!(""),
                             "spec.git.branch in body should be at least 1 chars long",
+                        )),
+                        Some(b) => {
+                            if let Some(problem) = git_spec::branch_problem(b) {
+                                errs.push(FieldError::invalid(
+                                    "spec.git.branch",
+                                    &json!(b),
+                                    problem,
+                                ));
+                            }
+                        }
+                        None => {}
+                    }
+                    if let Some(d) = g.get("directory").and_then(Value::as_str)
+                        && let Some(problem) = git_spec::directory_problem(d)
+                    {
+                        errs.push(FieldError::invalid(
+                            "spec.git.directory",
+                            &json!(d),
+                            problem,
                         ));
                     }
                 }
                 _ => errs.push(FieldError::required("spec.git")),
             },
             Some("oci") => match spec.get("oci") {
-                Some(o) if o.is_object() => {
-                    if o.get("registry")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                    {
-                        errs.push(FieldError::required("spec.oci.registry"));
+                Some(o) if o.is_object() => match o.get("registry").and_then(Value::as_str) {
+                    None | Some("") => errs.push(FieldError::required("spec.oci.registry")),
+                    Some(r) => {
+                        if let Some(problem) = git_spec::oci_registry_problem(r) {
+                            errs.push(FieldError::invalid("spec.oci.registry", &json!(r), problem));
+                        }
                     }
-                }
+                },
                 _ => errs.push(FieldError::required("spec.oci")),
             },
             Some(other) => errs.push(FieldError::not_supported(
@@ -198,6 +225,36 @@ mod tests {
         assert_eq!(
             RepositoryHooks.validate_create(&bad)[0].reason,
             "FieldValueNotSupported"
+        );
+    }
+
+    #[test]
+    fn git_fields_reaching_git_are_checked() {
+        let with = |field: &str, value: &str| {
+            let mut r = repo();
+            r["spec"]["git"][field] = json!(value);
+            RepositoryHooks.validate_create(&r)
+        };
+        let errs = with("repo", "not a url");
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "spec.git.repo");
+        assert!(
+            errs[0]
+                .message
+                .starts_with("Invalid value: \"not a url\": ")
+        );
+        assert_eq!(
+            with("repo", "--upload-pack=touch /tmp/x")[0].field,
+            "spec.git.repo"
+        );
+        assert_eq!(with("directory", "../..")[0].field, "spec.git.directory");
+        assert_eq!(with("branch", "--orphan")[0].field, "spec.git.branch");
+        assert!(with("directory", "/").is_empty());
+        assert!(with("repo", "git@github.com:o/r.git").is_empty());
+        let oci = json!({"spec": {"type": "oci", "oci": {"registry": "-r"}}});
+        assert_eq!(
+            RepositoryHooks.validate_create(&oci)[0].field,
+            "spec.oci.registry"
         );
     }
 

@@ -68,7 +68,30 @@ fn expected_version(
     }
 }
 
+/// The name engine errors of a create are reported under.
+const NEW: &str = "(new creation)";
+
 impl RevisionBackend {
+    /// The engine's create request for `obj` (with a legacy `update` task translated).
+    fn create_request(&self, namespace: &str, obj: &Value) -> Result<CreateRequest, ApiError> {
+        let mut tasks = convert::tasks(obj)?;
+        super::legacy::translate(&self.engine, namespace, obj, &mut tasks)?;
+        Ok(CreateRequest {
+            namespace: namespace.to_owned(),
+            repository: str_at(obj, "/spec/repository").to_owned(),
+            package: str_at(obj, "/spec/packageName").to_owned(),
+            workspace: str_at(obj, "/spec/workspaceName").to_owned(),
+            tasks,
+            labels: string_map(obj, "/metadata/labels"),
+            annotations: string_map(obj, "/metadata/annotations"),
+            finalizers: convert::typed_at(obj, "/metadata/finalizers")?.unwrap_or_default(),
+            owner_references: convert::typed_at(obj, "/metadata/ownerReferences")?
+                .unwrap_or_default(),
+            package_metadata: convert::typed_at(obj, "/spec/packageMetadata")?,
+            readiness_gates: convert::readiness_gates(obj).unwrap_or_default(),
+        })
+    }
+
     fn list_objects(&self, namespace: Option<&str>, options: &ListOptions) -> Vec<Value> {
         self.engine
             .list(&select::prefilter(namespace, &options.selectors))
@@ -199,25 +222,19 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
-        let mut tasks = convert::tasks(&obj)?;
-        super::legacy::translate(&self.engine, namespace, &obj, &mut tasks)?;
-        let req = CreateRequest {
-            namespace: namespace.to_owned(),
-            repository: str_at(&obj, "/spec/repository").to_owned(),
-            package: str_at(&obj, "/spec/packageName").to_owned(),
-            workspace: str_at(&obj, "/spec/workspaceName").to_owned(),
-            tasks,
-            labels: string_map(&obj, "/metadata/labels"),
-            annotations: string_map(&obj, "/metadata/annotations"),
-            finalizers: convert::typed_at(&obj, "/metadata/finalizers")?.unwrap_or_default(),
-            owner_references: convert::typed_at(&obj, "/metadata/ownerReferences")?
-                .unwrap_or_default(),
-            package_metadata: convert::typed_at(&obj, "/spec/packageMetadata")?,
-            readiness_gates: convert::readiness_gates(&obj).unwrap_or_default(),
-        };
-        let name = "(new creation)";
-        let pr = self.engine.create(req).await.map_err(err(name))?;
+        let req = self.create_request(namespace, &obj)?;
+        let pr = self.engine.create(req).await.map_err(err(NEW))?;
         Ok(revision_json(&pr))
+    }
+
+    async fn check_create(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        obj: &Value,
+    ) -> Result<(), ApiError> {
+        let req = self.create_request(namespace, obj)?;
+        self.engine.check_create(&req).map_err(err(NEW))
     }
 
     async fn update(
@@ -362,11 +379,58 @@ impl ResourceBackend for RevisionBackend {
             None => Expect::Any,
         };
         let rv = expected_version(&current, expect, name)?;
+        if ctx.dry_run {
+            return approval_dry_run(current, &new);
+        }
         let pr = self
             .apply_update(ctx, namespace, name, &new, rv, Endpoint::Approval)
             .await?;
         Ok(revision_json(&pr))
     }
+
+    /// The lifecycle refusals of a dry-run update (metadata changes have none).
+    async fn check_update(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+        new: &Value,
+    ) -> Result<(), ApiError> {
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        // Emptying the finalizers of a terminating revision deletes it.
+        let finalizing = new.pointer("/metadata/deletionTimestamp").is_some()
+            && new
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty);
+        if finalizing {
+            return self.engine.check_delete(namespace, name).map_err(err(name));
+        }
+        Engine::check_lifecycle(&current, lifecycle_of(new)?, Endpoint::Update)
+            .map(|_| ())
+            .map_err(err(name))
+    }
+
+    async fn check_delete(
+        &self,
+        _: &RequestContext,
+        namespace: &str,
+        name: &str,
+        _: &Value,
+    ) -> Result<(), ApiError> {
+        self.engine.check_delete(namespace, name).map_err(err(name))
+    }
+}
+
+/// An approval with `dryRun`: the engine's refusals of the transition, or the revision in its
+/// new lifecycle; nothing is written, pushed or announced. (A real approval also assigns the
+/// revision number, which only the publish decides.)
+fn approval_dry_run(mut current: PackageRevision, new: &Value) -> Result<Value, ApiError> {
+    let name = current.name();
+    let to = lifecycle_of(new)?;
+    Engine::check_lifecycle(&current, to, Endpoint::Approval).map_err(err(name.as_str()))?;
+    current.lifecycle = to;
+    Ok(revision_json(&current))
 }
 
 fn porch_apiserver_rv(obj: &Value) -> Result<Option<u64>, ApiError> {

@@ -274,11 +274,26 @@ pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
         (EngineError::Forbidden(_), _) => {
             ApiError::new(ErrorKind::Forbidden, message).with_details(name, GROUP, plural)
         }
-        (EngineError::Transition(_), _) | (EngineError::Name(_), _) => ApiError::new(
-            ErrorKind::Invalid,
-            format!("PackageRevision.{GROUP} \"{name}\" is invalid: {message}"),
-        )
-        .with_details(name, GROUP, "PackageRevision"),
+        (EngineError::Transition(_), _) | (EngineError::Name(_), _) => {
+            let mut err = ApiError::new(
+                ErrorKind::Invalid,
+                format!("PackageRevision.{GROUP} \"{name}\" is invalid: {message}"),
+            )
+            .with_details(name, GROUP, "PackageRevision");
+            // Every lifecycle refusal is about spec.lifecycle, also those whose text does not
+            // say so (kubectl prints the causes).
+            if let (EngineError::Transition(_), Some(d)) = (&e, err.details.as_mut()) {
+                d.causes = vec![porch_apiserver::FieldError {
+                    reason: "FieldValueInvalid",
+                    field: "spec.lifecycle".into(),
+                    message: message
+                        .strip_prefix("spec.lifecycle: ")
+                        .unwrap_or(&message)
+                        .to_owned(),
+                }];
+            }
+            err
+        }
         // The pipeline is the user's content: 422, Porch's message (clients match on it)
         // and the failure as the cause kubectl prints.
         (EngineError::Render { .. }, _) => {

@@ -123,6 +123,21 @@ fn packages_kind() -> ResourceKind {
     k
 }
 
+/// The fields that name a revision never change (kube-apiserver's `field is immutable`).
+fn immutable_identity(new: &Value, old: &Value) -> Vec<FieldError> {
+    [
+        ("/spec/packageName", "spec.packageName"),
+        ("/spec/repository", "spec.repository"),
+        ("/spec/workspaceName", "spec.workspaceName"),
+    ]
+    .into_iter()
+    .filter(|(path, _)| str_at(new, path) != str_at(old, path))
+    .map(|(path, field)| {
+        FieldError::invalid(field, &json!(str_at(new, path)), "field is immutable")
+    })
+    .collect()
+}
+
 /// What Porch's REST strategy checks before the engine sees a request.
 struct RevisionHooks;
 
@@ -186,7 +201,7 @@ impl ResourceHooks for RevisionHooks {
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
+        let mut errs = immutable_identity(new, old);
         if latest_label(new) != latest_label(old) && latest_label(new).is_some() {
             errs.push(FieldError::forbidden(
                 format!("metadata.labels[{LATEST_REVISION_LABEL}]"),
@@ -204,5 +219,40 @@ impl ResourceHooks for RevisionHooks {
             ));
         }
         errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn revision() -> Value {
+        json!({"metadata": {"name": "r.p.ws"},
+               "spec": {"packageName": "p", "repository": "r", "workspaceName": "ws", "lifecycle": "Draft"}})
+    }
+
+    #[test]
+    fn identity_fields_are_immutable() {
+        let old = revision();
+        for (key, field) in [
+            ("packageName", "spec.packageName"),
+            ("repository", "spec.repository"),
+            ("workspaceName", "spec.workspaceName"),
+        ] {
+            let mut new = old.clone();
+            new["spec"][key] = json!("other");
+            let errs = RevisionHooks.validate_update(&new, &old);
+            assert_eq!(
+                errs,
+                vec![FieldError {
+                    reason: "FieldValueInvalid",
+                    field: field.into(),
+                    message: "Invalid value: \"other\": field is immutable".into(),
+                }]
+            );
+        }
+        let mut labelled = old.clone();
+        labelled["metadata"]["labels"] = json!({"a": "b"});
+        assert!(RevisionHooks.validate_update(&labelled, &old).is_empty());
     }
 }
