@@ -56,7 +56,7 @@ impl Default for RenderLimits {
             timeout: Some(std::time::Duration::from_secs(60)),
             max_output_items: Some(250_000),
             max_output_bytes: Some(512 << 20),
-            max_memory_bytes: Some(2 << 30),
+            max_memory_bytes: Some(1 << 30),
             max_steps: None,
         }
     }

@@ -97,7 +97,7 @@ pub struct Args {
     pub render_max_output_bytes: usize,
 
     /// Most heap, in MiB, one starlark program may use; 0 is unlimited.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 1024)]
     pub render_max_memory_mb: usize,
 
     /// Most steps (calls and loop iterations) one starlark program may take; 0 is unlimited.

@@ -8,6 +8,7 @@ use ::starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
 use ::starlark::eval::Evaluator;
 use ::starlark::syntax::{AstModule, Dialect};
 use ::starlark::values::dict::DictRef;
+use ::starlark::values::list::ListRef;
 use ::starlark::values::structs::AllocStruct;
 use ::starlark::{ErrorKind, PrintHandler};
 use serde_json::Value;
@@ -121,7 +122,19 @@ pub(crate) fn execute_with_limit(
         let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
         let items = dict
             .get_str("items")
-            .ok_or("ctx.resource_list has no items")?
+            .ok_or("ctx.resource_list has no items")?;
+        // Refuse an oversized output before converting it (the conversion would double
+        // what the script already allocated).
+        if let (Some(list), Some(limit)) = (ListRef::from_value(items), budget.max_output_items)
+            && list.len() > limit
+        {
+            return Err(kpt::runtime::BudgetExceeded::Items {
+                count: list.len(),
+                limit,
+            }
+            .to_string());
+        }
+        let items = items
             .to_json_value()
             .map_err(|e| format!("unable to convert the resource list: {e}"))?;
         Ok(sort_keys(items))
