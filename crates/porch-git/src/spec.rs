@@ -6,6 +6,8 @@ use std::time::Duration;
 use porch_core::names::RepositoryName;
 use porch_core::revision::Author;
 
+use crate::error::GitError;
+
 /// Credentials for the remote (resolved from the Repository's secret by the caller).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub enum GitAuth {
@@ -82,6 +84,27 @@ pub struct RepoSpec {
     pub sync_schedule: Option<String>,
 }
 
+/// Refuses a remote URL git could read as something else: one starting with `-` would be an
+/// option (`--upload-pack=<command>`) wherever an argument list lacks `--`; control
+/// characters and an empty URL are never a remote.
+pub fn check_url(url: &str) -> Result<(), GitError> {
+    let shown = crate::redact::redact_url(url);
+    if url.trim().is_empty() {
+        return Err(GitError::Invalid("repository URL must not be empty".into()));
+    }
+    if url.starts_with('-') {
+        return Err(GitError::Invalid(format!(
+            "repository URL {shown:?} is invalid: it must not start with '-'"
+        )));
+    }
+    if url.chars().any(char::is_control) {
+        return Err(GitError::Invalid(format!(
+            "repository URL {shown:?} is invalid: it must not contain control characters"
+        )));
+    }
+    Ok(())
+}
+
 impl RepoSpec {
     /// A spec with Porch's defaults (`main`, root directory, no auth).
     pub fn new(name: RepositoryName, url: impl Into<String>) -> Self {
@@ -103,10 +126,14 @@ impl RepoSpec {
     }
 }
 
+/// Default wall-clock limit of one network command (porch-server's `--git-timeout`).
+pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Settings of the adapter shared by all repositories.
 #[derive(Debug, Clone)]
 pub struct GitOptions {
-    /// Mirrors live in `<data_dir>/git/<url with / and : replaced by ->`.
+    /// Mirrors live in `<data_dir>/git/<url with / and : replaced by ->` (a URL with a
+    /// password: its redacted form and a hash).
     pub data_dir: PathBuf,
     /// Wall-clock limit for one fetch or push.
     pub network_timeout: Duration,
@@ -117,13 +144,47 @@ pub struct GitOptions {
 }
 
 impl GitOptions {
-    /// Defaults: 60 s network timeout, 3 publish retries, 60 s sync period.
+    /// Defaults: 20 s network timeout, 3 publish retries, 60 s sync period.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         GitOptions {
             data_dir: data_dir.into(),
-            network_timeout: Duration::from_secs(60),
+            network_timeout: DEFAULT_NETWORK_TIMEOUT,
             publish_retries: 3,
             default_sync_period: Duration::from_secs(60),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_that_git_would_read_as_options_are_invalid() {
+        for bad in [
+            "--upload-pack=touch /tmp/x",
+            "-oProxyCommand=x",
+            "",
+            "http://h/\nx",
+        ] {
+            let e = check_url(bad).expect_err(bad);
+            assert_eq!(e.kind(), porch_core::ErrorKind::Invalid, "{bad:?}");
+        }
+        for ok in [
+            "https://h/r.git",
+            "ssh://git@h/r",
+            "file:///tmp/r.git",
+            "/srv/r-1.git",
+        ] {
+            assert!(check_url(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn the_default_network_timeout_is_20_seconds() {
+        assert_eq!(
+            GitOptions::new("/d").network_timeout,
+            Duration::from_secs(20)
+        );
     }
 }

@@ -133,9 +133,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let registry = resources::registry(&store, &hub, &engine);
     engine.set_upstream_fetcher(Arc::new(
-        porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream")).with_credentials(
-            upstream_credentials(registry.find("", "v1", "secrets").cloned()),
-        ),
+        porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))
+            .with_timeout(args.git_timeout)
+            .with_credentials(upstream_credentials(
+                registry.find("", "v1", "secrets").cloned(),
+            )),
     ));
     resources::ensure_default_namespaces(&registry)
         .await
@@ -178,8 +180,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
     {
         let secrets = registry.find("", "v1", "secrets").cloned();
-        let opener: Arc<dyn RepositoryOpener> =
-            Arc::new(GitOpener::new(&args.data_dir, engine.clone()));
+        let opener: Arc<dyn RepositoryOpener> = Arc::new(GitOpener::new(
+            &args.data_dir,
+            engine.clone(),
+            args.git_timeout,
+        ));
         tokio::spawn(controller::run(repos, secrets, opener));
     }
 
