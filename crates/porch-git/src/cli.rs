@@ -18,7 +18,7 @@ use crate::redact::{redact_url, scrub};
 use crate::spec::GitAuth;
 
 /// Where and how to reach the remote.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Remote {
     /// URL.
     pub url: String,
@@ -26,6 +26,17 @@ pub struct Remote {
     pub auth: GitAuth,
     /// Wall-clock limit per command.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for Remote {
+    // The URL may hold a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &redact_url(&self.url))
+            .field("auth", &self.auth)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 /// One ref update of an atomic push.

@@ -64,7 +64,7 @@ impl std::fmt::Debug for GitAuth {
 }
 
 /// A registered git repository (`spec.git` of a Repository object).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RepoSpec {
     /// Repository object name.
     pub name: RepositoryName,
@@ -103,6 +103,22 @@ pub fn check_url(url: &str) -> Result<(), GitError> {
         )));
     }
     Ok(())
+}
+
+impl std::fmt::Debug for RepoSpec {
+    // The URL may hold a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RepoSpec")
+            .field("name", &self.name)
+            .field("url", &crate::redact::redact_url(&self.url))
+            .field("branch", &self.branch)
+            .field("directory", &self.directory)
+            .field("create_branch", &self.create_branch)
+            .field("auth", &self.auth)
+            .field("author", &self.author)
+            .field("sync_schedule", &self.sync_schedule)
+            .finish()
+    }
 }
 
 impl RepoSpec {
@@ -178,6 +194,15 @@ mod tests {
         ] {
             assert!(check_url(ok).is_ok(), "{ok}");
         }
+    }
+
+    #[test]
+    fn debug_output_hides_the_password() {
+        let name = RepositoryName::new("r").expect("name");
+        let spec = RepoSpec::new(name, "https://u:hunter2@h/r.git");
+        let shown = format!("{spec:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("https://u:***@h/r.git"), "{shown}");
     }
 
     #[test]
