@@ -12,6 +12,7 @@
 pub mod error;
 pub mod lifecycle;
 pub mod names;
+pub mod paths;
 pub mod repository;
 pub mod revision;
 pub mod store;

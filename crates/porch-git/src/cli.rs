@@ -14,10 +14,11 @@ use std::time::Duration;
 use wait_timeout::ChildExt;
 
 use crate::error::GitError;
+use crate::redact::{redact_url, scrub};
 use crate::spec::GitAuth;
 
 /// Where and how to reach the remote.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Remote {
     /// URL.
     pub url: String,
@@ -25,6 +26,17 @@ pub struct Remote {
     pub auth: GitAuth,
     /// Wall-clock limit per command.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for Remote {
+    // The URL may hold a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &redact_url(&self.url))
+            .field("auth", &self.auth)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 /// One ref update of an atomic push.
@@ -53,7 +65,12 @@ pub(crate) const CONFLICT_MARKERS: [&str; 7] = [
 
 /// The remote's branches and tags (`git ls-remote --refs`): ref name → object id.
 pub fn ls_remote(git_dir: &Path, remote: &Remote) -> Result<HashMap<String, git2::Oid>, GitError> {
-    let args = vec!["ls-remote".to_owned(), "--refs".into(), remote.url.clone()];
+    let args = vec![
+        "ls-remote".to_owned(),
+        "--refs".into(),
+        "--".into(),
+        remote.url.clone(),
+    ];
     let out = run(Some(git_dir), remote, &args)?;
     if !out.success {
         return Err(classify_failure(remote, &args, &out));
@@ -92,6 +109,8 @@ pub fn fetch_refs(git_dir: &Path, remote: &Remote, refs: &[&str]) -> Result<(), 
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+        // `--`: nothing after it is an option, whatever the URL or a ref name starts with.
+        args.push("--".into());
         args.push(remote.url.clone());
         args.extend(chunk.iter().map(|r| format!("+{r}:{r}")));
         let out = run(Some(git_dir), remote, &args)?;
@@ -110,6 +129,7 @@ pub fn clone_mirror(dest: &Path, remote: &Remote) -> Result<(), GitError> {
         "--mirror".into(),
         "--quiet".into(),
         "--no-hardlinks".into(),
+        "--".into(),
         remote.url.clone(),
         dest.display().to_string(),
     ];
@@ -135,6 +155,7 @@ pub fn push(git_dir: &Path, remote: &Remote, updates: &[RefUpdate]) -> Result<()
         let expect = u.expected.map(|o| o.to_string()).unwrap_or_default();
         args.push(format!("--force-with-lease={}:{}", u.remote_ref, expect));
     }
+    args.push("--".into());
     args.push(remote.url.clone());
     for u in updates {
         match u.new {
@@ -170,7 +191,9 @@ struct Output {
 }
 
 fn classify_failure(remote: &Remote, args: &[String], out: &Output) -> GitError {
-    let e = out.stderr.to_lowercase();
+    // git quotes the URL in its messages; a password in it must not travel further.
+    let stderr = scrub(&out.stderr, &remote.url);
+    let e = stderr.to_lowercase();
     let network = [
         "could not resolve",
         "connection refused",
@@ -192,26 +215,19 @@ fn classify_failure(remote: &Remote, args: &[String], out: &Output) -> GitError 
     ];
     if network.iter().any(|n| e.contains(n)) {
         return GitError::Unavailable {
-            url: remote.url.clone(),
-            message: out.stderr.trim().to_owned(),
+            url: redact_url(&remote.url),
+            message: stderr.trim().to_owned(),
         };
     }
     GitError::Command {
-        args: redact(args).join(" "),
-        stderr: format!("{}{}", out.stdout, out.stderr),
+        args: redact(remote, args).join(" "),
+        stderr: scrub(&format!("{}{}", out.stdout, out.stderr), &remote.url),
     }
 }
 
-fn redact(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| {
-            if a.contains('@') && a.contains("://") {
-                "<url>".into()
-            } else {
-                a.clone()
-            }
-        })
-        .collect()
+/// Arguments as they may be shown: the URL without its password.
+fn redact(remote: &Remote, args: &[String]) -> Vec<String> {
+    args.iter().map(|a| scrub(a, &remote.url)).collect()
 }
 
 fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Output, GitError> {
@@ -294,7 +310,7 @@ fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Outpu
             let _ = child.kill();
             let _ = child.wait();
             return Err(GitError::Unavailable {
-                url: remote.url.clone(),
+                url: redact_url(&remote.url),
                 message: format!(
                     "git {} timed out after {:?}",
                     args.first().map(String::as_str).unwrap_or(""),
@@ -305,7 +321,12 @@ fn run(git_dir: Option<&Path>, remote: &Remote, args: &[String]) -> Result<Outpu
     };
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    tracing::debug!(args = ?redact(args), success = status.success(), %stderr, "git");
+    tracing::debug!(
+        args = ?redact(remote, args),
+        success = status.success(),
+        stderr = %scrub(&stderr, &remote.url),
+        "git"
+    );
     Ok(Output {
         success: status.success(),
         stdout,
@@ -356,6 +377,64 @@ mod tests {
     fn quotes_paths_for_the_shell() {
         assert_eq!(shell_quote("/k/id"), "'/k/id'");
         assert_eq!(shell_quote("/k/it's"), "'/k/it'\\''s'");
+    }
+
+    #[test]
+    fn a_url_starting_with_a_dash_is_never_an_option() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("pwned");
+        let git_dir = dir.path().join("m.git");
+        let repo = git2::Repository::init_bare(&git_dir).expect("init");
+        let tree = repo.treebuilder(None).expect("tb").write().expect("tree");
+        let sig = git2::Signature::now("t", "t@example.com").expect("sig");
+        let commit = repo
+            .commit(
+                None,
+                &sig,
+                &sig,
+                "c",
+                &repo.find_tree(tree).expect("tree"),
+                &[],
+            )
+            .expect("commit");
+        let remote = Remote {
+            url: format!("--upload-pack=touch {}", marker.display()),
+            auth: GitAuth::None,
+            timeout: Duration::from_secs(20),
+        };
+        assert!(ls_remote(&git_dir, &remote).is_err());
+        assert!(fetch_refs(&git_dir, &remote, &["refs/heads/main"]).is_err());
+        assert!(clone_mirror(&dir.path().join("c.git"), &remote).is_err());
+        let receive = Remote {
+            url: format!("--receive-pack=touch {}", marker.display()),
+            ..remote
+        };
+        let update = RefUpdate {
+            remote_ref: "refs/heads/main".into(),
+            new: Some(commit),
+            expected: None,
+        };
+        assert!(push(&git_dir, &receive, &[update]).is_err());
+        assert!(!marker.exists(), "git ran the URL as an option");
+    }
+
+    #[test]
+    fn failures_never_show_the_password() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git_dir = dir.path().join("m.git");
+        git2::Repository::init_bare(&git_dir).expect("init");
+        // Nothing listens on port 9: git fails and quotes the URL.
+        let remote = Remote {
+            url: "http://user:hunter2@127.0.0.1:9/r.git".into(),
+            auth: GitAuth::None,
+            timeout: Duration::from_secs(20),
+        };
+        let e = ls_remote(&git_dir, &remote).expect_err("unreachable");
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        let e = clone_mirror(&dir.path().join("c.git"), &remote).expect_err("unreachable");
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub enum GitError {
     Io(#[from] std::io::Error),
     /// The remote could not be reached, timed out or refused our credentials.
     #[error(
-        "remote {url} unavailable: {message}\nhint: check the URL, the network and the credentials; the repository is retried on the next sync"
+        "remote {} unavailable: {message}\nhint: check the URL, the network and the credentials; the repository is retried on the next sync",
+        crate::redact::redact_url(.url)
     )]
     Unavailable {
         /// Remote URL.
@@ -28,7 +29,7 @@ pub enum GitError {
     Conflict(String),
     /// The remote refused a push for a reason other than a lost race (a hook, a protected
     /// branch, missing permissions).
-    #[error("remote {url} rejected the push: {message}")]
+    #[error("remote {} rejected the push: {message}", crate::redact::redact_url(.url))]
     Rejected {
         /// Remote URL.
         url: String,

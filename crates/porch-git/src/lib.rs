@@ -29,6 +29,7 @@ mod mirror;
 mod objects;
 mod packed;
 mod publish;
+mod redact;
 mod refs;
 mod repository;
 mod schedule;
@@ -46,7 +47,8 @@ pub use annotation::{
 };
 pub use error::GitError;
 pub use mirror::MirrorPool;
+pub use redact::{redact_url, scrub};
 pub use repository::GitRepository;
 pub use schedule::{Cron, OnChange, SyncLoop, spawn_sync_loop};
-pub use spec::{GitAuth, GitOptions, RepoSpec};
+pub use spec::{DEFAULT_NETWORK_TIMEOUT, GitAuth, GitOptions, RepoSpec, check_url};
 pub use upstream_fetch::{CredentialResolver, GitUpstreamFetcher};

@@ -187,7 +187,7 @@ impl Mirror {
         });
         self.enqueue(job)?;
         wait.await
-            .map_err(|_| GitError::WorkerGone(self.url.clone()))
+            .map_err(|_| GitError::WorkerGone(crate::redact::redact_url(&self.url)))
     }
 
     /// Queues `f` without waiting (cleanup on drop).

@@ -151,6 +151,9 @@ fn build_commits(
                     d.commit
                 )));
             }
+            // The branch may have been written by someone else: its names are checked
+            // like those of a tree built here.
+            tree::verify(repo, d.tree, "")?;
             updates.push((d.ref_name.clone(), None, Some(d.commit)));
             (d.commit, d.tree)
         }

@@ -107,9 +107,21 @@ pub fn relative(full_path: &str, directory: &str) -> String {
     }
 }
 
-/// Porch's mirror directory name for a URL: `/` and `:` replaced by `-`.
+/// Porch's mirror directory name for a URL: `/` and `:` replaced by `-`. A URL carrying a
+/// secret is named after its redacted form plus a hash of the whole URL (two credentials for
+/// one remote are two mirrors, as the pool keys them), so the secret never names a file.
 pub fn mirror_dir_name(url: &str) -> String {
-    url.replace(['/', ':'], "-")
+    let shown = crate::redact::redact_url(url);
+    let name = shown.replace("***", "redacted").replace(['/', ':'], "-");
+    if shown == url {
+        return name;
+    }
+    let digest = ring::digest::digest(&ring::digest::SHA256, url.as_bytes());
+    let hex: String = digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{name}-{hex}")
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ impl std::fmt::Debug for GitRepository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitRepository")
             .field("name", &self.name)
-            .field("url", &self.spec.url)
+            .field("url", &crate::redact::redact_url(&self.spec.url))
             .finish()
     }
 }
@@ -53,6 +53,7 @@ impl GitRepository {
         if spec.branch.is_empty()
             || spec.branch.contains("..")
             || spec.branch.starts_with('/')
+            || spec.branch.starts_with('-')
             || spec.branch.contains(char::is_whitespace)
         {
             return Err(GitError::Invalid(format!(
@@ -60,12 +61,15 @@ impl GitRepository {
                 spec.branch
             )));
         }
+        crate::spec::check_url(&spec.url)?;
         let mirror = pool.get(&spec.url)?;
         let ctx = OpContext {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             scope: Scope {
                 repo: spec.name.clone(),
-                url: spec.url.clone(),
+                // Shown in every revision's selfLock (and from there in downstream
+                // Kptfiles): never with its password.
+                url: crate::redact::redact_url(&spec.url),
                 branch: spec.branch.clone(),
                 dir: spec.dir().to_owned(),
             },

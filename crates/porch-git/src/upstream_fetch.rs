@@ -19,6 +19,7 @@ use porch_core::upstream::{FetchedPackage, UpstreamFetch, UpstreamFetcher};
 use crate::cli::{self, Remote};
 use crate::error::GitError;
 use crate::objects::read_tree_files;
+use crate::redact::redact_url;
 use crate::spec::GitAuth;
 
 /// Resolves a credentials secret: `(namespace, secret name)` → credentials.
@@ -53,12 +54,12 @@ impl Drop for TempDir {
 }
 
 impl GitUpstreamFetcher {
-    /// Temporary repositories go under `<work_dir>/upstream/`; 60 s network timeout;
+    /// Temporary repositories go under `<work_dir>/upstream/`; 20 s network timeout;
     /// secret references are refused until [`GitUpstreamFetcher::with_credentials`].
     pub fn new(work_dir: impl Into<PathBuf>) -> Self {
         GitUpstreamFetcher {
             work_dir: work_dir.into().join("upstream"),
-            timeout: Duration::from_secs(60),
+            timeout: crate::spec::DEFAULT_NETWORK_TIMEOUT,
             credentials: None,
         }
     }
@@ -83,6 +84,7 @@ impl GitUpstreamFetcher {
         directory: &str,
         auth: &GitAuth,
     ) -> Result<FetchedPackage, GitError> {
+        crate::spec::check_url(url)?;
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let dir = self.work_dir.join(format!(
             "{}-{}",
@@ -107,7 +109,8 @@ impl GitUpstreamFetcher {
                 Ok(e) if e.kind() == Some(git2::ObjectType::Tree) => e.id(),
                 _ => {
                     return Err(GitError::NotFound(format!(
-                        "directory {directory:?} not found in {url} at {git_ref}"
+                        "directory {directory:?} not found in {} at {git_ref}",
+                        redact_url(url)
                     )));
                 }
             }
@@ -115,7 +118,8 @@ impl GitUpstreamFetcher {
         let files = read_tree_files(&repo, package_tree)?;
         if !files.contains_key("Kptfile") {
             return Err(GitError::NotFound(format!(
-                "no Kptfile in directory {directory:?} of {url} at {git_ref}: not a kpt package"
+                "no Kptfile in directory {directory:?} of {} at {git_ref}: not a kpt package",
+                redact_url(url)
             )));
         }
         Ok(FetchedPackage {
@@ -153,12 +157,18 @@ fn resolve_and_fetch(
         .ok()
         .filter(|_| git_ref.len() == 40)
         .ok_or_else(|| {
-            GitError::NotFound(format!("ref {git_ref:?} not found in {}", remote.url))
+            GitError::NotFound(format!(
+                "ref {git_ref:?} not found in {}",
+                redact_url(&remote.url)
+            ))
         })?;
     cli::fetch_refs(dir, remote, &["refs/heads/*", "refs/tags/*"])?;
-    repo.find_commit(sha)
-        .map(|c| c.id())
-        .map_err(|_| GitError::NotFound(format!("commit {git_ref} not found in {}", remote.url)))
+    repo.find_commit(sha).map(|c| c.id()).map_err(|_| {
+        GitError::NotFound(format!(
+            "commit {git_ref} not found in {}",
+            redact_url(&remote.url)
+        ))
+    })
 }
 
 impl UpstreamFetcher for GitUpstreamFetcher {

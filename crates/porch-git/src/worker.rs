@@ -300,7 +300,7 @@ fn ensure_branch(state: &mut MirrorState, ctx: &OpContext) -> Result<(), GitErro
     if !ctx.create_branch {
         return Err(GitError::NotFound(format!(
             "branch {branch:?} doesn't exist in {}\nhint: create it, or register the repository with createBranch: true",
-            ctx.remote.url
+            crate::redact::redact_url(&ctx.remote.url)
         )));
     }
     let commit = {
@@ -320,7 +320,7 @@ fn ensure_branch(state: &mut MirrorState, ctx: &OpContext) -> Result<(), GitErro
             &[],
         )?
     };
-    tracing::info!(branch, url = %ctx.remote.url, "creating registered branch");
+    tracing::info!(branch, url = %crate::redact::redact_url(&ctx.remote.url), "creating registered branch");
     push_and_apply(
         state,
         ctx,

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Parser, ValueEnum};
@@ -104,6 +105,12 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub render_max_steps: u64,
 
+    /// Wall-clock limit of one git network command (ls-remote, fetch, clone, push): a remote
+    /// that does not answer within it marks its Repository not Ready. Seconds, or a number
+    /// with `ms`, `s` or `m`.
+    #[arg(long, env = "PORCH_GIT_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
+    pub git_timeout: Duration,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -124,9 +131,56 @@ impl Args {
     }
 }
 
+/// `20`, `20s`, `500ms`, `2m`; at least 1 ms.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 20s, 500ms, 2m)"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        _ => return Err(format!("{s:?}: unit must be ms, s or m")),
+    };
+    if d.is_zero() {
+        return Err("the timeout must be positive".into());
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_timeout_defaults_to_20s_and_takes_units() {
+        let t = |args: &[&str]| {
+            let mut all = vec!["porch-server"];
+            all.extend_from_slice(args);
+            Args::try_parse_from(all).map(|a| a.git_timeout)
+        };
+        assert_eq!(t(&[]).ok(), Some(Duration::from_secs(20)));
+        assert_eq!(
+            t(&["--git-timeout", "5"]).ok(),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            t(&["--git-timeout=750ms"]).ok(),
+            Some(Duration::from_millis(750))
+        );
+        assert_eq!(
+            t(&["--git-timeout", "2m"]).ok(),
+            Some(Duration::from_secs(120))
+        );
+        assert!(t(&["--git-timeout", "0"]).is_err());
+        assert!(t(&["--git-timeout", "soon"]).is_err());
+        assert!(t(&["--git-timeout", "3h"]).is_err());
+    }
 
     fn push(args: &[&str]) -> bool {
         let mut all = vec!["porch-server"];

@@ -25,11 +25,13 @@ pub struct GitOpener {
 }
 
 impl GitOpener {
-    /// Mirrors live under `<data_dir>/git`.
-    pub fn new(data_dir: &Path, engine: Engine) -> Self {
+    /// Mirrors live under `<data_dir>/git`; `timeout` bounds each network command.
+    pub fn new(data_dir: &Path, engine: Engine, timeout: std::time::Duration) -> Self {
+        let mut options = GitOptions::new(data_dir);
+        options.network_timeout = timeout;
         Self {
             pool: MirrorPool::new(data_dir),
-            options: GitOptions::new(data_dir),
+            options,
             engine,
             open: Mutex::new(HashMap::new()),
         }

@@ -134,9 +134,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let registry = resources::registry(&store, &hub, &engine);
     engine.set_upstream_fetcher(Arc::new(
-        porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream")).with_credentials(
-            upstream_credentials(registry.find("", "v1", "secrets").cloned()),
-        ),
+        porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))
+            .with_timeout(args.git_timeout)
+            .with_credentials(upstream_credentials(
+                registry.find("", "v1", "secrets").cloned(),
+            )),
     ));
     resources::ensure_default_namespaces(&registry)
         .await
@@ -179,8 +181,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .cloned()
     {
         let secrets = registry.find("", "v1", "secrets").cloned();
-        let opener: Arc<dyn RepositoryOpener> =
-            Arc::new(GitOpener::new(&args.data_dir, engine.clone()));
+        let opener: Arc<dyn RepositoryOpener> = Arc::new(GitOpener::new(
+            &args.data_dir,
+            engine.clone(),
+            args.git_timeout,
+        ));
         // Not ready until every Repository there at start-up is loaded (controller.rs).
         api.ready.store(false, std::sync::atomic::Ordering::SeqCst);
         let ready_api = api.clone();

@@ -147,11 +147,17 @@ pub fn revision_json(pr: &PackageRevision) -> Value {
     })
 }
 
-/// Files as the wire map (UTF-8 text; other bytes are replaced, as Porch only carries text).
+/// Files as the wire map. Only UTF-8 text: files of other bytes (images, archives) are left
+/// out, as Porch does, rather than sent with replacement characters that a client would
+/// write back; an update keeps them (see `prr::keep_binary`).
 pub fn files_json(files: &porch_core::repository::PackageFiles) -> Value {
     let map: Map<String, Value> = files
         .iter()
-        .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned().into()))
+        .filter_map(|(k, v)| {
+            std::str::from_utf8(v)
+                .ok()
+                .map(|s| (k.clone(), Value::from(s)))
+        })
         .collect();
     Value::Object(map)
 }
@@ -342,6 +348,15 @@ mod tests {
         assert!(a >= SHA_SPACE);
         assert_ne!(a, wire_rv("1123456789abcdef0123456789abcdef01234567"));
         assert_ne!(a, wire_rv("0123456789abcdef0123456789abcdef01234567.7"));
+    }
+
+    #[test]
+    fn binary_files_are_left_out_of_the_wire_map() {
+        let files = porch_core::repository::PackageFiles::from([
+            ("Kptfile".to_owned(), b"kind: Kptfile".to_vec()),
+            ("logo.png".to_owned(), vec![0x89, b'P', b'N', b'G', 0xff]),
+        ]);
+        assert_eq!(files_json(&files), json!({"Kptfile": "kind: Kptfile"}));
     }
 
     #[test]

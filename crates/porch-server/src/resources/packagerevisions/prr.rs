@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use porch_apiserver::{
-    ApiError, Expect, ListOptions, ListResult, RequestContext, ResourceBackend, WatchStart,
-    WatchStream,
+    ApiError, Expect, FieldError, ListOptions, ListResult, RequestContext, ResourceBackend,
+    WatchStart, WatchStream,
 };
+use porch_core::paths;
 use porch_core::repository::PackageFiles;
 use porch_engine::{Engine, EngineError};
 use serde_json::Value;
@@ -25,13 +26,31 @@ fn err(name: &str) -> impl Fn(EngineError) -> ApiError + '_ {
     move |e| api_error(e, PLURAL, name)
 }
 
-fn files_of(obj: &Value) -> Result<PackageFiles, ApiError> {
+fn files_of(obj: &Value, name: &str) -> Result<PackageFiles, ApiError> {
     let Some(map) = obj.pointer("/spec/resources") else {
         return Ok(PackageFiles::new());
     };
     let map = map.as_object().ok_or_else(|| {
         ApiError::bad_request("spec.resources must be a map of file path to text")
     })?;
+    // Names a git client must never receive are refused before anything else happens,
+    // all of them in one reply.
+    let causes: Vec<FieldError> = map
+        .keys()
+        .filter_map(|k| {
+            paths::validate_file_path(k).err().map(|e| {
+                FieldError::invalid(format!("spec.resources[{k}]"), &Value::from(k.as_str()), e)
+            })
+        })
+        .collect();
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(
+            convert::GROUP,
+            "PackageRevisionResources",
+            name,
+            causes,
+        ));
+    }
     map.iter()
         .map(|(k, v)| match v.as_str() {
             Some(s) => Ok((k.clone(), s.as_bytes().to_vec())),
@@ -40,6 +59,16 @@ fn files_of(obj: &Value) -> Result<PackageFiles, ApiError> {
             ))),
         })
         .collect()
+}
+
+/// Files the wire cannot carry (not UTF-8, so left out of `spec.resources`) that `files`
+/// does not replace: the client never saw them, so an update keeps them byte for byte.
+fn keep_binary(files: &mut PackageFiles, existing: PackageFiles) {
+    for (path, bytes) in existing {
+        if std::str::from_utf8(&bytes).is_err() && !files.contains_key(&path) {
+            files.insert(path, bytes);
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -116,13 +145,18 @@ impl ResourceBackend for ResourcesBackend {
                 "{PORCH_PREFIX}resourceVersion must be specified for an update"
             )));
         }
-        let current = self.engine.get(namespace, name).map_err(err(name))?;
+        let mut files = files_of(&obj, name)?;
+        let (current, existing) = self
+            .engine
+            .read_resources(namespace, name)
+            .await
+            .map_err(err(name))?;
         if let Expect::ResourceVersion(rv) = expect
             && rv != wire_rv(&current.resource_version)
         {
             return Err(convert::conflict(PLURAL, name));
         }
-        let files = files_of(&obj)?;
+        keep_binary(&mut files, existing);
         match self
             .engine
             .update_resources(namespace, name, &current.resource_version, files)
@@ -168,5 +202,57 @@ impl ResourceBackend for ResourcesBackend {
         Err(ApiError::method_not_allowed(
             "watch is not supported on packagerevisionresources; watch packagerevisions",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn forbidden_names_are_refused_with_one_cause_each() {
+        let obj = json!({"spec": {"resources": {
+            "Kptfile": "k",
+            ".git/config": "x",
+            "a//b": "y",
+        }}});
+        let e = files_of(&obj, "r.p.ws").expect_err("refused");
+        assert_eq!(e.code_and_reason().0, 422);
+        let status = e.to_status();
+        let fields: Vec<&str> = status["details"]["causes"]
+            .as_array()
+            .expect("causes")
+            .iter()
+            .filter_map(|c| c["field"].as_str())
+            .collect();
+        assert_eq!(
+            fields,
+            ["spec.resources[.git/config]", "spec.resources[a//b]"]
+        );
+    }
+
+    #[test]
+    fn binary_files_the_request_does_not_name_are_kept() {
+        let png = vec![0x89, b'P', b'N', b'G', 0xff, 0x00];
+        let existing = PackageFiles::from([
+            ("logo.png".to_owned(), png.clone()),
+            ("other.bin".to_owned(), vec![0xfe]),
+            ("old.yaml".to_owned(), b"a: 1".to_vec()),
+        ]);
+        let mut files = PackageFiles::from([
+            ("Kptfile".to_owned(), b"k".to_vec()),
+            ("other.bin".to_owned(), b"now text".to_vec()),
+        ]);
+        keep_binary(&mut files, existing);
+        assert_eq!(files.get("logo.png"), Some(&png));
+        assert_eq!(
+            files.get("other.bin").map(Vec::as_slice),
+            Some(&b"now text"[..])
+        );
+        assert!(
+            !files.contains_key("old.yaml"),
+            "text files are replaced wholesale"
+        );
     }
 }
