@@ -6,6 +6,7 @@ mod common;
 mod create;
 mod discovery;
 mod finalizers;
+mod fuzz_resources;
 mod goldens;
 mod heal;
 mod lifecycle;
