@@ -9,6 +9,9 @@ use serde_json::json;
 
 const NS: &str = "default";
 
+/// What is wrong, the files of the update, and what the message must name.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
 fn kptfile(body: &str) -> String {
     format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n{body}")
 }
@@ -55,7 +58,7 @@ async fn content_mistakes_are_4xx_with_their_cause() {
     let unknown_field = kptfile("pipelne:\n  mutators: []\n");
     let old_version = "apiVersion: kpt.dev/v1alpha1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
     let nested = deeply_nested();
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "malformed YAML",
             vec![("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")],
