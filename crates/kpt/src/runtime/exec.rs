@@ -277,6 +277,101 @@ impl FunctionRuntime for ExecRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::{Budget, CancelToken};
+
+    fn run(cmd: &str, budget: Budget) -> Result<FunctionOutput, RuntimeError> {
+        ExecRuntime::allowed().run(
+            &FunctionRef::Exec(cmd.into()),
+            ResourceList::default(),
+            &RunOptions {
+                budget,
+                ..RunOptions::default()
+            },
+        )
+    }
+
+    #[test]
+    fn a_flooding_function_is_cut_off_and_killed() {
+        let started = Instant::now();
+        let err = run(
+            "yes",
+            Budget {
+                max_output_bytes: Some(1 << 20),
+                ..Budget::default()
+            },
+        )
+        .expect_err("flooding");
+        assert!(
+            matches!(
+                err,
+                RuntimeError::Budget {
+                    reason: BudgetExceeded::Bytes(1_048_576),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_hanging_function_stops_at_the_deadline_or_when_cancelled() {
+        let err = run(
+            "sleep 30",
+            Budget::default().with_time_limit(Duration::from_millis(200)),
+        )
+        .expect_err("deadline");
+        assert!(
+            matches!(
+                err,
+                RuntimeError::Budget {
+                    reason: BudgetExceeded::Time(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+
+        let token = CancelToken::new();
+        let canceller = token.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            canceller.cancel();
+        });
+        let started = Instant::now();
+        let err = run(
+            "sleep 30",
+            Budget {
+                cancel: token,
+                ..Budget::default()
+            },
+        )
+        .expect_err("cancelled");
+        t.join().expect("join");
+        assert!(
+            matches!(
+                err,
+                RuntimeError::Budget {
+                    reason: BudgetExceeded::Cancelled,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_chatty_stderr_does_not_block_the_function() {
+        // 4 MiB on stderr (more than is kept) and a normal exit.
+        let out = run(
+            "sh -c 'head -c 4194304 /dev/zero >&2; exit 0'",
+            Budget::default(),
+        )
+        .expect("ran");
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(out.stderr.len(), STDERR_LIMIT);
+    }
 
     #[test]
     fn splits_like_a_shell() {
