@@ -85,6 +85,7 @@ impl Cursor {
     }
 
     fn block_node_at(&mut self, indent: i64, inline: bool, depth: usize) -> PResult<Parsed> {
+        let map_value = std::mem::take(&mut self.map_value);
         let (mut anchor, mut tag) = (None, None);
         let col = self.col;
         loop {
@@ -109,7 +110,13 @@ impl Cursor {
                 // Properties alone on the line: the content follows.
                 let lc = self.line_comment()?;
                 self.skip_to_content()?;
-                let mut p = if !self.eof() && (self.col as i64) > indent {
+                // `key: &a` then `- item` at the key's column: the sequence is
+                // the value (yaml.v3 writes anchored sequences this way).
+                let compact = map_value
+                    && self.col as i64 == indent
+                    && self.peek() == Some('-')
+                    && self.blankz_at(1);
+                let mut p = if !self.eof() && ((self.col as i64) > indent || compact) {
                     self.block_node(indent, false, depth + 1)?
                 } else {
                     Parsed::leaf(Node::plain(""))
@@ -360,6 +367,7 @@ impl Cursor {
                     Parsed::leaf(Node::plain(""))
                 }
             } else {
+                self.map_value = true;
                 let p = self.block_node(indent as i64, true, depth + 1)?;
                 self.skip_to_content()?;
                 p

@@ -38,6 +38,9 @@ pub struct Cursor {
     /// spaces and dashes (memo for `after_dash`, which a line of many `- `
     /// would otherwise rescan once per level).
     pub dash_memo: std::cell::Cell<(usize, usize)>,
+    /// Set by a block mapping just before parsing a value that starts on the
+    /// key's line; the next `block_node` takes (and clears) it.
+    pub map_value: bool,
 }
 
 pub type PResult<T> = Result<T, YamlError>;
@@ -53,6 +56,7 @@ impl Cursor {
             line_offset,
             pending: Vec::new(),
             dash_memo: std::cell::Cell::new((usize::MAX, 0)),
+            map_value: false,
         }
     }
 
