@@ -320,6 +320,14 @@ pub enum KptfileError {
     },
 }
 
+impl KptfileError {
+    /// A short machine-readable kind: every variant is the Kptfile's own
+    /// content, so always `"invalid-input"`.
+    pub fn kind(&self) -> &'static str {
+        "invalid-input"
+    }
+}
+
 impl Kptfile {
     /// Decode Kptfile text strictly, as kpt does.
     pub fn parse(text: &str) -> Result<Kptfile, KptfileError> {

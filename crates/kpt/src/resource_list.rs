@@ -133,7 +133,7 @@ impl ResultItem {
     /// Parse a result node as kpt does, accepting legacy shapes
     /// (`resourceRef.metadata.name`, `field.suggestedValue`, non-string values).
     pub fn from_node(node: &Node) -> Result<ResultItem, String> {
-        let mut v = node.to_value();
+        let mut v = node.try_to_value().map_err(|e| e.to_string())?;
         if let Some(rr) = v.get_mut("resourceRef").and_then(|r| r.as_object_mut())
             && let Some(meta) = rr.remove("metadata")
         {
@@ -184,6 +184,14 @@ pub enum ResourceListError {
     /// The document is not a ResourceList.
     #[error("function output is not a ResourceList: {0}")]
     Shape(String),
+}
+
+impl ResourceListError {
+    /// A short machine-readable kind: the text is not an acceptable
+    /// ResourceList, always `"invalid-input"`.
+    pub fn kind(&self) -> &'static str {
+        "invalid-input"
+    }
 }
 
 impl ResourceList {

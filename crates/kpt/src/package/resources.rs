@@ -64,6 +64,15 @@ pub enum ResourceError {
     NotUtf8(String),
 }
 
+impl ResourceError {
+    /// A short machine-readable kind: unreadable resource files and resources a
+    /// pipeline placed where they cannot go are all the package content's
+    /// fault, so always `"invalid-input"`.
+    pub fn kind(&self) -> &'static str {
+        "invalid-input"
+    }
+}
+
 /// The parsed source documents of every resource file read, kept so unchanged
 /// resources are written back exactly as they were.
 #[derive(Debug, Clone, Default)]

@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 
+use crate::yaml::limits::guard;
 use crate::yaml::{Node, NodeKind, Style};
 
 /// Restore comments from `src` into `dst` where `dst` has none, and re-order `dst`'s
@@ -192,7 +193,13 @@ impl Snapshots {
 
     /// Append `n`'s children (snapshot node `at`), breadth first so each node's
     /// children are contiguous.
+    /// (The walks recurse once per level: under the stack guard, as deep as
+    /// any tree.)
     fn fill(&mut self, n: &Node, at: usize) {
+        guard(|| self.fill_at(n, at));
+    }
+
+    fn fill_at(&mut self, n: &Node, at: usize) {
         let start = self.nodes.len();
         match &n.kind {
             NodeKind::Mapping(entries) => {
@@ -331,6 +338,10 @@ impl<'a> Snapshot<'a> {
     }
 
     fn copy_comments(&self, at: usize, dst: &mut Node) {
+        guard(|| self.copy_comments_at(at, dst));
+    }
+
+    fn copy_comments_at(&self, at: usize, dst: &mut Node) {
         let n = self.node(at);
         if !n.commented {
             return;
@@ -376,6 +387,10 @@ impl<'a> Snapshot<'a> {
     }
 
     fn sync_order(&self, at: usize, dst: &mut Node) {
+        guard(|| self.sync_order_at(at, dst));
+    }
+
+    fn sync_order_at(&self, at: usize, dst: &mut Node) {
         let n = self.node(at);
         let first = n.children.start as usize;
         match (n.shape, &mut dst.kind) {

@@ -11,6 +11,7 @@ mod bfs;
 mod call;
 mod eval;
 mod heal;
+mod kind;
 pub mod printer;
 mod run;
 pub use run::{check_krm, config_map, resolve_image};

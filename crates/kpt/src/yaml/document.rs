@@ -6,13 +6,76 @@ use super::fingerprint::{fingerprint, matches};
 use super::node::Node;
 use super::{emit, parse};
 
-/// A parse error with a 1-based line and column.
+/// A parse error with a 1-based line and column. Always the input's fault:
+/// [`YamlError::kind`] is `"invalid-input"`.
 #[derive(Debug, thiserror::Error)]
 #[error("{message} at line {line}, column {column}")]
 pub struct YamlError {
     pub message: String,
     pub line: usize,
     pub column: usize,
+}
+
+impl YamlError {
+    /// A short machine-readable kind: the text given is not acceptable YAML.
+    pub fn kind(&self) -> &'static str {
+        "invalid-input"
+    }
+}
+
+/// libyaml's reader check (go-yaml v3 `readerc.go`): only printable
+/// characters, tab and line breaks may appear anywhere in a stream, comments
+/// included. NUL bytes and other control characters are refused with
+/// go-yaml's message.
+fn check_characters(text: &str) -> Result<(), YamlError> {
+    let allowed = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}')
+            || ('\u{e000}'..='\u{fffd}').contains(&c)
+            || c >= '\u{10000}'
+    };
+    // Nearly all input is printable ASCII: find the first byte that is not.
+    let suspect = text
+        .bytes()
+        .position(|b| !matches!(b, b'\t' | b'\n' | b'\r' | b' '..=b'~'));
+    let Some(start) = suspect else {
+        return Ok(());
+    };
+    let Some((at, _)) = text[start..].char_indices().find(|&(_, c)| !allowed(c)) else {
+        return Ok(());
+    };
+    Err(error_at(
+        text,
+        start + at,
+        "control characters are not allowed",
+    ))
+}
+
+/// A carriage return is a line break only before a line feed here: a lone
+/// one (old Mac line ends, which YAML also allows) is refused rather than
+/// read as part of a scalar or key, which would not survive re-emitting.
+fn check_line_breaks(text: &str) -> Result<(), YamlError> {
+    let lone = text
+        .match_indices('\r')
+        .find(|&(i, _)| text.as_bytes().get(i + 1) != Some(&b'\n'));
+    match lone {
+        Some((at, _)) => Err(error_at(
+            text,
+            at,
+            "carriage return (\\r) without a line feed is not supported as a line break",
+        )),
+        None => Ok(()),
+    }
+}
+
+fn error_at(text: &str, at: usize, message: &str) -> YamlError {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    YamlError {
+        message: message.into(),
+        line,
+        column,
+    }
 }
 
 /// Indentation of block sequences nested in mappings, per document
@@ -75,6 +138,8 @@ impl Document {
 
 /// Parses a multi-document stream; an empty stream gives no documents.
 pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
+    check_characters(text)?;
+    check_line_breaks(text)?;
     let mut docs = Vec::new();
     for chunk in parse::split_documents(text) {
         let raw = &text[chunk.start..chunk.end];

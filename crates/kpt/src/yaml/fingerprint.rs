@@ -14,6 +14,7 @@
 
 use std::ops::ControlFlow;
 
+use super::limits::guard;
 use super::node::{Node, NodeKind, Style};
 
 /// The fingerprint of `node`'s tree.
@@ -131,19 +132,23 @@ fn feed(n: &Node, h: &mut impl Sink) -> ControlFlow<()> {
         NodeKind::Mapping(entries) => {
             h.byte(2)?;
             h.len(entries.len())?;
-            for (k, v) in entries {
-                feed(k, h)?;
-                feed(v, h)?;
-            }
-            ControlFlow::Continue(())
+            guard(|| {
+                for (k, v) in entries {
+                    feed(k, h)?;
+                    feed(v, h)?;
+                }
+                ControlFlow::Continue(())
+            })
         }
         NodeKind::Sequence(items) => {
             h.byte(3)?;
             h.len(items.len())?;
-            for i in items {
-                feed(i, h)?;
-            }
-            ControlFlow::Continue(())
+            guard(|| {
+                for i in items {
+                    feed(i, h)?;
+                }
+                ControlFlow::Continue(())
+            })
         }
     }
 }

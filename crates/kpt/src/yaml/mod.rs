@@ -13,6 +13,7 @@
 mod document;
 mod emit;
 mod fingerprint;
+pub(crate) mod limits;
 mod node;
 mod parse;
 mod resolve;
@@ -21,5 +22,7 @@ mod value;
 pub use document::{
     Document, SeqIndent, YamlError, emit_node, emit_stream, parse_one, parse_stream,
 };
+pub use limits::{EXCESSIVE_ALIASING, MAX_DEPTH, VALUE_MAX_DEPTH};
 pub use node::{Node, NodeKind, Style};
 pub use resolve::{resolve_plain, string_needs_quotes};
+pub use value::ValueError;

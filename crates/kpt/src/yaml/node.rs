@@ -1,6 +1,7 @@
 //! The node model: a yaml.v3-like tree that keeps comments, styles, tags and
 //! anchors, plus the accessors and edit helpers the rest of the crate uses.
 
+use super::limits::guard;
 use super::resolve;
 
 /// One YAML node (scalar, mapping, sequence or alias), modelled on
@@ -10,7 +11,10 @@ use super::resolve;
 /// with a concrete style (as produced by the parser) is an explicit tag and
 /// is always emitted; on a node with [`Style::Any`] it behaves like a tag set
 /// by Go code (yaml.v3 drops it on output when the value resolves to it).
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Clone`, `PartialEq`, `Debug` and dropping are written out so that they
+/// run under the stack guard: a tree may be nested as deeply as the parser
+/// allows (or deeper, when built by code) without overflowing the stack.
 pub struct Node {
     pub kind: NodeKind,
     /// How it was / should be written.
@@ -32,6 +36,88 @@ pub enum NodeKind {
     Sequence(Vec<Node>),
     /// Alias to the anchor of this name (without the `*`).
     Alias(String),
+}
+
+impl Default for NodeKind {
+    /// An empty scalar (no allocation), for taking a kind out of a node.
+    fn default() -> NodeKind {
+        NodeKind::Scalar(String::new())
+    }
+}
+
+impl NodeKind {
+    fn is_leaf(&self) -> bool {
+        match self {
+            NodeKind::Mapping(e) => e.is_empty(),
+            NodeKind::Sequence(i) => i.is_empty(),
+            NodeKind::Scalar(_) | NodeKind::Alias(_) => true,
+        }
+    }
+}
+
+impl Drop for NodeKind {
+    // The compiler's drop glue recurses once per level; each collection's
+    // children are dropped under the guard instead.
+    fn drop(&mut self) {
+        match self {
+            NodeKind::Mapping(e) if !e.is_empty() => {
+                let e = std::mem::take(e);
+                guard(move || drop(e));
+            }
+            NodeKind::Sequence(i) if !i.is_empty() => {
+                let i = std::mem::take(i);
+                guard(move || drop(i));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Clone for Node {
+    fn clone(&self) -> Node {
+        let copy = || Node {
+            kind: self.kind.clone(),
+            style: self.style,
+            tag: self.tag.clone(),
+            anchor: self.anchor.clone(),
+            head_comment: self.head_comment.clone(),
+            line_comment: self.line_comment.clone(),
+            foot_comment: self.foot_comment.clone(),
+        };
+        if self.kind.is_leaf() {
+            copy()
+        } else {
+            guard(copy)
+        }
+    }
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        let same_props = self.style == other.style
+            && self.tag == other.tag
+            && self.anchor == other.anchor
+            && self.head_comment == other.head_comment
+            && self.line_comment == other.line_comment
+            && self.foot_comment == other.foot_comment;
+        same_props && guard(|| self.kind == other.kind)
+    }
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        guard(|| {
+            f.debug_struct("Node")
+                .field("kind", &self.kind)
+                .field("style", &self.style)
+                .field("tag", &self.tag)
+                .field("anchor", &self.anchor)
+                .field("head_comment", &self.head_comment)
+                .field("line_comment", &self.line_comment)
+                .field("foot_comment", &self.foot_comment)
+                .finish()
+        })
+    }
 }
 
 /// Presentation style. [`Style::Any`] lets the emitter choose (yaml.v3's zero

@@ -5,22 +5,45 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::limits::{AliasBudget, VALUE_MAX_DEPTH, depth_message, guard};
 use super::node::{Node, NodeKind};
 use super::resolve;
+
+/// Why a tree cannot be turned into plain data (go-yaml v3's messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("yaml: {0}")]
+pub struct ValueError(pub String);
 
 impl Node {
     /// Plain data: aliases resolved (to the most recent anchor of that name
     /// seen before them, as YAML defines), merge keys `<<` expanded like
     /// yaml.v3 does when decoding, ints/bools/floats/null per yaml.v3
     /// resolution, timestamps kept as strings.
+    ///
+    /// Alias expansion is bounded like go-yaml v3's decoder: a document whose
+    /// data comes mostly from aliases ("billion laughs") fails with
+    /// `document contains excessive aliasing`; data nested deeper than
+    /// [`VALUE_MAX_DEPTH`] fails with `exceeded max depth of 1000` (the
+    /// `Value` could not be dropped safely on a small stack).
+    pub fn try_to_value(&self) -> Result<Value, ValueError> {
+        let mut cx = Cx::default();
+        to_value_inner(self, &mut cx, 0).map_err(ValueError)
+    }
+
+    /// [`Node::try_to_value`] for trees known to be sane (built by code, or
+    /// already converted once); a tree that cannot be converted gives `null`.
+    /// Input from users should go through `try_to_value`.
     pub fn to_value(&self) -> Value {
-        let mut anchors = HashMap::new();
-        to_value_inner(self, &mut anchors, 0)
+        self.try_to_value().unwrap_or(Value::Null)
     }
 
     /// Builds a tree from plain data: strings become [`Node::string`],
     /// numbers/bools/null become tagged scalars emitted plain.
     pub fn from_value(v: &Value) -> Node {
+        guard(|| Node::from_value_at(v))
+    }
+
+    fn from_value_at(v: &Value) -> Node {
         match v {
             Value::Null => Node::tagged_scalar("null", "!!null"),
             Value::Bool(b) => Node::tagged_scalar(b.to_string(), "!!bool"),
@@ -84,50 +107,84 @@ fn format_float(f: f64) -> String {
     }
 }
 
-const MAX_DEPTH: usize = 512;
+/// Conversion state: the anchors in scope, and an undo log so that what an
+/// alias's expansion defines or hides is put back afterwards (without
+/// copying the map per alias, which many anchors times many aliases made
+/// quadratic).
+#[derive(Default)]
+struct Cx<'a> {
+    anchors: HashMap<&'a str, &'a Node>,
+    undo: Vec<(&'a str, Option<&'a Node>)>,
+    budget: AliasBudget,
+}
 
-fn to_value_inner<'a>(
-    n: &'a Node,
-    anchors: &mut HashMap<&'a str, &'a Node>,
-    depth: usize,
-) -> Value {
-    if depth > MAX_DEPTH {
-        return Value::Null;
+impl<'a> Cx<'a> {
+    fn set(&mut self, name: &'a str, n: Option<&'a Node>) {
+        let old = match n {
+            Some(n) => self.anchors.insert(name, n),
+            None => self.anchors.remove(name),
+        };
+        self.undo.push((name, old));
     }
+
+    fn unwind(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            if let Some((name, old)) = self.undo.pop() {
+                match old {
+                    Some(n) => self.anchors.insert(name, n),
+                    None => self.anchors.remove(name),
+                };
+            }
+        }
+    }
+}
+
+/// `depth` is the nesting of the data produced, aliases included.
+fn to_value_inner<'a>(n: &'a Node, cx: &mut Cx<'a>, depth: usize) -> Result<Value, String> {
+    if depth > VALUE_MAX_DEPTH {
+        return Err(depth_message(VALUE_MAX_DEPTH));
+    }
+    cx.budget.step().map_err(str::to_string)?;
     if let Some(a) = &n.anchor {
-        anchors.insert(a.as_str(), n);
+        cx.set(a.as_str(), Some(n));
     }
-    match &n.kind {
-        NodeKind::Alias(name) => match anchors.get(name.as_str()).copied() {
-            // Clone the map so an alias inside its own anchor cannot loop.
+    Ok(match &n.kind {
+        NodeKind::Alias(name) => match cx.anchors.get(name.as_str()).copied() {
+            // The anchor is out of scope inside its own expansion, so an alias
+            // inside its own anchor cannot loop.
             Some(target) if !std::ptr::eq(target, n) => {
-                let mut inner = anchors.clone();
-                inner.remove(name.as_str());
-                to_value_inner(target, &mut inner, depth + 1)
+                let mark = cx.undo.len();
+                cx.set(name.as_str(), None);
+                cx.budget.alias_depth += 1;
+                let v = to_value_inner(target, cx, depth);
+                cx.budget.alias_depth -= 1;
+                cx.unwind(mark);
+                v?
             }
             _ => Value::Null,
         },
         NodeKind::Scalar(s) => scalar_value(n, s),
-        NodeKind::Sequence(items) => Value::Array(
+        NodeKind::Sequence(items) => guard(|| {
             items
                 .iter()
-                .map(|i| to_value_inner(i, anchors, depth + 1))
-                .collect(),
-        ),
-        NodeKind::Mapping(entries) => {
+                .map(|i| to_value_inner(i, cx, depth + 1))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        })?,
+        NodeKind::Mapping(entries) => guard(|| {
             let mut m = Map::new();
             for (k, v) in entries {
-                let key = to_value_inner(k, anchors, depth + 1);
-                let val = to_value_inner(v, anchors, depth + 1);
+                let key = to_value_inner(k, cx, depth + 1)?;
+                let val = to_value_inner(v, cx, depth + 1)?;
                 if k.is_scalar() && k.resolved_tag() == "!!merge" {
                     merge_into(&mut m, val);
                     continue;
                 }
                 m.insert(key_string(&key), val);
             }
-            Value::Object(m)
-        }
-    }
+            Ok::<_, String>(Value::Object(m))
+        })?,
+    })
 }
 
 /// `<<: *base` / `<<: [*a, *b]`: keys already present win.

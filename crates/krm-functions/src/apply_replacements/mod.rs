@@ -227,8 +227,8 @@ fn set_field_value(
         value.kind = NodeKind::Scalar(parts.join(&o.delimiter));
     }
     if target.is_scalar() {
-        target.kind = match value.kind {
-            NodeKind::Scalar(s) => NodeKind::Scalar(s),
+        target.kind = match &mut value.kind {
+            NodeKind::Scalar(s) => NodeKind::Scalar(std::mem::take(s)),
             // yaml.v3 `Value` of a non-scalar is empty.
             _ => NodeKind::Scalar(String::new()),
         };

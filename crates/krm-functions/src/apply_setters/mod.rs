@@ -240,11 +240,11 @@ impl Visitor for ApplySetters {
                         go_quote(&sv)
                     ))
                 };
-                let parsed = yaml::parse_one(&sv).map_err(|_| bad())?;
-                let NodeKind::Sequence(items) = parsed.kind else {
+                let mut parsed = yaml::parse_one(&sv).map_err(|_| bad())?;
+                let NodeKind::Sequence(items) = &mut parsed.kind else {
                     return Err(bad());
                 };
-                value.kind = NodeKind::Sequence(items);
+                value.kind = NodeKind::Sequence(std::mem::take(items));
                 // Non-empty lists are standardised to block style with the
                 // comment on the key.
                 value.style = Style::Any;

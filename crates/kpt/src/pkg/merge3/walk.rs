@@ -10,6 +10,7 @@
 
 use super::MergeError;
 use super::schema::{Schema, SchemaRegistry};
+use crate::yaml::limits::guard;
 use crate::yaml::{Node, NodeKind, Style};
 use crate::yaml::{resolve_plain, string_needs_quotes};
 
@@ -74,6 +75,18 @@ impl<'s> Walker<'s> {
     /// `d` is owned so the merge works on local's tree in place (no copies of it at
     /// every level).
     pub(crate) fn walk(
+        &self,
+        d: Option<Node>,
+        o: Option<&Node>,
+        u: Option<&Node>,
+        schema: &Schema<'s>,
+    ) -> Result<Option<Node>, MergeError> {
+        // One level of recursion per level of the resources: under the stack
+        // guard, as deep as any tree.
+        guard(|| self.walk_at(d, o, u, schema))
+    }
+
+    fn walk_at(
         &self,
         d: Option<Node>,
         o: Option<&Node>,
@@ -582,6 +595,10 @@ fn quote_class(s: Style) -> u8 {
 /// Structural equality for the "did upstream change this list" test: values, tags,
 /// scalar quoting and comments; the top node's own style is ignored.
 fn same_tree(a: &Node, b: &Node, top: bool) -> bool {
+    guard(|| same_tree_at(a, b, top))
+}
+
+fn same_tree_at(a: &Node, b: &Node, top: bool) -> bool {
     if !top && !same_scalar_meta(a, b) {
         return false;
     }

@@ -2,6 +2,7 @@
 //! dropping, forced quoting, literal style for multi-line strings, and the
 //! "foot comment of a key becomes the tail of the next key" rule).
 
+use super::super::limits::guard;
 use super::super::node::{Node, NodeKind, Style};
 use super::super::resolve::{resolve_plain, short_tag, string_needs_quotes};
 
@@ -58,12 +59,10 @@ impl<'a> Event<'a> {
 /// a document node without comments).
 pub fn document_events(node: &Node) -> Vec<Event<'_>> {
     let mut out = vec![Event::new(Kind::DocStart)];
-    node_events(node, "", false, &mut out, 0);
+    node_events(node, "", false, &mut out);
     out.push(Event::new(Kind::DocEnd));
     out
 }
-
-const MAX_DEPTH: usize = 1000;
 
 /// Whether the tag must be written, and whether a `!!str` tag dropped from a
 /// plain scalar forces double quotes (yaml.v3 `forceQuoting`).
@@ -103,20 +102,20 @@ fn tag_decision(node: &Node) -> (Option<&str>, bool) {
 /// `tail` is the foot comment of the previous key, written before this node;
 /// with `skip_foot` the node's own foot is not written (it becomes the next
 /// key's tail instead).
-fn node_events<'a>(
-    node: &'a Node,
-    tail: &'a str,
-    skip_foot: bool,
-    out: &mut Vec<Event<'a>>,
-    depth: usize,
-) {
-    if depth > MAX_DEPTH {
-        out.push(Event::new(Kind::Scalar {
-            value: "",
-            style: ScalarStyle::Plain,
-        }));
-        return;
+/// Any depth is written (under the stack guard), as yaml.v3 does.
+fn node_events<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut Vec<Event<'a>>) {
+    match &node.kind {
+        NodeKind::Mapping(e) if !e.is_empty() => {
+            guard(|| node_events_at(node, tail, skip_foot, out))
+        }
+        NodeKind::Sequence(i) if !i.is_empty() => {
+            guard(|| node_events_at(node, tail, skip_foot, out))
+        }
+        _ => node_events_at(node, tail, skip_foot, out),
     }
+}
+
+fn node_events_at<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut Vec<Event<'a>>) {
     let foot = if skip_foot {
         ""
     } else {
@@ -133,7 +132,7 @@ fn node_events<'a>(
             ev.head = &node.head_comment;
             out.push(ev);
             for i in items {
-                node_events(i, "", false, out, depth + 1);
+                node_events(i, "", false, out);
             }
             let mut end = Event::new(Kind::SeqEnd);
             end.line = &node.line_comment;
@@ -152,9 +151,9 @@ fn node_events<'a>(
             let mut tail = "";
             for (k, v) in entries {
                 let has_foot = !k.foot_comment.is_empty();
-                node_events(k, tail, has_foot, out, depth + 1);
+                node_events(k, tail, has_foot, out);
                 tail = &k.foot_comment;
-                node_events(v, "", false, out, depth + 1);
+                node_events(v, "", false, out);
             }
             let mut end = Event::new(Kind::MapEnd);
             end.tail = tail;

@@ -4,11 +4,14 @@
 use super::super::node::{Node, NodeKind, Style};
 use super::comments::{Foot, attach_foot, join, split_gap};
 use super::cursor::{Cursor, PResult};
+use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
 
-const MAX_DEPTH: usize = 200;
+/// Mappings with at least this many keys check duplicates through an index.
+const INDEX_KEYS_FROM: usize = 32;
 
 /// A parsed node plus the indentations of its chain of last entries (for
-/// attributing foot comments once the next token is seen).
+/// attributing foot comments once the next token is seen), innermost first
+/// so that each level adds its own in O(1).
 pub struct Parsed {
     pub node: Node,
     pub chain: Vec<usize>,
@@ -32,7 +35,7 @@ impl Cursor {
         }
         let gap = std::mem::take(&mut self.pending);
         let (indent, foot_allowed) = match &prev {
-            Some((_, chain)) => (chain.last().copied().unwrap_or(0), true),
+            Some((_, chain)) => (chain.first().copied().unwrap_or(0), true),
             None => (0, false),
         };
         let (feet, head) = split_gap(&gap, foot_allowed, indent);
@@ -47,7 +50,7 @@ impl Cursor {
     /// Remaining gap at the end of a document: everything is a foot.
     pub fn take_trailing(&mut self, root: &mut Parsed) {
         let gap = std::mem::take(&mut self.pending);
-        let indent = root.chain.last().copied().unwrap_or(0);
+        let indent = root.chain.first().copied().unwrap_or(0);
         let (mut feet, head) = split_gap(&gap, true, indent);
         if !head.is_empty() {
             let col = gap
@@ -72,13 +75,31 @@ impl Cursor {
     /// A node whose content starts at the current position, in block
     /// context. `indent` is the enclosing block indentation (-1 at top
     /// level); `inline` is true after `key: ` or `- ` on the same line.
+    /// `depth` counts enclosing block nodes; past go-yaml's limit the
+    /// document is refused with its message.
     pub fn block_node(&mut self, indent: i64, inline: bool, depth: usize) -> PResult<Parsed> {
         if depth > MAX_DEPTH {
-            return self.err("document nested too deeply");
+            return self.err(depth_message(MAX_DEPTH));
         }
+        guard(|| self.block_node_at(indent, inline, depth))
+    }
+
+    fn block_node_at(&mut self, indent: i64, inline: bool, depth: usize) -> PResult<Parsed> {
+        let map_value = std::mem::take(&mut self.map_value);
         let (mut anchor, mut tag) = (None, None);
         let col = self.col;
         loop {
+            // A node has at most one anchor and one tag (libyaml); refusing a
+            // second one also keeps the key look-ahead below from rescanning a
+            // line of thousands of properties once per property.
+            let again = match self.peek() {
+                Some('&') => anchor.is_some(),
+                Some('!') => tag.is_some(),
+                _ => false,
+            };
+            if again {
+                return self.err("did not find expected node content");
+            }
             match self.peek() {
                 Some('&') if !self.is_key_here() => anchor = Some(self.anchor_name()?),
                 Some('!') if !self.is_key_here() => tag = Some(self.tag()?),
@@ -89,7 +110,13 @@ impl Cursor {
                 // Properties alone on the line: the content follows.
                 let lc = self.line_comment()?;
                 self.skip_to_content()?;
-                let mut p = if !self.eof() && (self.col as i64) > indent {
+                // `key: &a` then `- item` at the key's column: the sequence is
+                // the value (yaml.v3 writes anchored sequences this way).
+                let compact = map_value
+                    && self.col as i64 == indent
+                    && self.peek() == Some('-')
+                    && self.blankz_at(1);
+                let mut p = if !self.eof() && ((self.col as i64) > indent || compact) {
                     self.block_node(indent, false, depth + 1)?
                 } else {
                     Parsed::leaf(Node::plain(""))
@@ -128,7 +155,7 @@ impl Cursor {
                 Parsed::leaf(n)
             }
             Some('[' | '{') => {
-                let mut n = self.flow_collection(depth)?;
+                let mut n = self.flow_collection(1)?;
                 n.line_comment = self.line_comment()?;
                 Parsed::leaf(n)
             }
@@ -166,9 +193,19 @@ impl Cursor {
     /// True when the text before `pos` on this line is only spaces and
     /// `- ` indicators (so a mapping may start here).
     fn after_dash(&self) -> bool {
-        self.s.as_bytes()[self.line_start..self.pos]
+        let (memo_line, memo_end) = self.dash_memo.get();
+        let from = if memo_line == self.line_start && memo_end <= self.pos {
+            memo_end
+        } else {
+            self.line_start
+        };
+        let clean = self.s.as_bytes()[from..self.pos]
             .iter()
-            .all(|c| matches!(c, b' ' | b'-'))
+            .all(|c| matches!(c, b' ' | b'-'));
+        if clean {
+            self.dash_memo.set((self.line_start, self.pos));
+        }
+        clean
     }
 
     /// Whether an implicit key (`key:`) starts here.
@@ -186,8 +223,9 @@ impl Cursor {
         let (mut anchor, mut tag) = (None, None);
         loop {
             match self.peek() {
-                Some('&') => anchor = Some(self.anchor_name()?),
-                Some('!') => tag = Some(self.tag()?),
+                Some('&') if anchor.is_none() => anchor = Some(self.anchor_name()?),
+                Some('!') if tag.is_none() => tag = Some(self.tag()?),
+                Some('&' | '!') => return Ok(None),
                 _ => break,
             }
             if !matches!(self.peek(), Some(' ' | '\t')) {
@@ -259,6 +297,7 @@ impl Cursor {
         let indent = self.col;
         let mut entries: Vec<(Node, Node)> = Vec::new();
         let mut key_lines: Vec<usize> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
         let mut last_chain: Vec<usize> = Vec::new();
         let mut first = true;
         loop {
@@ -269,11 +308,11 @@ impl Cursor {
             } else {
                 let mut m = Node::mapping();
                 m.kind = NodeKind::Mapping(std::mem::take(&mut entries));
-                let mut chain = vec![indent];
-                chain.extend(&last_chain);
-                let h = self.take_gap(Some((&mut m, &chain)));
-                if let NodeKind::Mapping(e) = m.kind {
-                    entries = e;
+                last_chain.push(indent);
+                let h = self.take_gap(Some((&mut m, &last_chain)));
+                last_chain.pop();
+                if let NodeKind::Mapping(e) = &mut m.kind {
+                    entries = std::mem::take(e);
                 }
                 h
             };
@@ -283,15 +322,32 @@ impl Cursor {
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
             };
             // Duplicate scalar keys, compared against the keys parsed so far
-            // (`key_lines[i]` is the line of `entries[i]`).
-            if let Some(k) = key.as_str()
-                && let Some(i) = entries.iter().position(|(e, _)| e.as_str() == Some(k))
-            {
+            // (`key_lines[i]` is the line of `entries[i]`). Past a few keys an
+            // index replaces the scan, which made a mapping of many keys
+            // quadratic.
+            if entries.len() == INDEX_KEYS_FROM {
+                for (i, (e, _)) in entries.iter().enumerate() {
+                    if let Some(k) = e.as_str() {
+                        index.entry(k.to_string()).or_insert(i);
+                    }
+                }
+            }
+            let dup = match key.as_str() {
+                Some(k) if entries.len() >= INDEX_KEYS_FROM => index.get(k).copied(),
+                Some(k) => entries.iter().position(|(e, _)| e.as_str() == Some(k)),
+                None => None,
+            };
+            if let (Some(k), Some(i)) = (key.as_str(), dup) {
                 let l = key_lines[i];
                 let msg = format!("mapping key \"{k}\" already defined at line {l}");
                 return Err(self.error_at(msg, kl, kc));
             }
             key_lines.push(kl + self.line_offset + 1);
+            if entries.len() >= INDEX_KEYS_FROM
+                && let Some(k) = key.as_str()
+            {
+                index.insert(k.to_string(), entries.len());
+            }
             key.head_comment = head;
             first = false;
             self.skip_spaces();
@@ -303,11 +359,15 @@ impl Cursor {
                     let h = self.take_gap(None);
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
+                    // A scalar value on its own line (`key:\n  value`) leaves the
+                    // cursor at its line's end; collections end at the next content.
+                    self.skip_to_content()?;
                     p
                 } else {
                     Parsed::leaf(Node::plain(""))
                 }
             } else {
+                self.map_value = true;
                 let p = self.block_node(indent as i64, true, depth + 1)?;
                 self.skip_to_content()?;
                 p
@@ -326,8 +386,8 @@ impl Cursor {
         }
         let mut n = Node::mapping();
         n.kind = NodeKind::Mapping(entries);
-        let mut chain = vec![indent];
-        chain.extend(last_chain);
+        let mut chain = last_chain;
+        chain.push(indent);
         Ok(Parsed { node: n, chain })
     }
 
@@ -344,11 +404,11 @@ impl Cursor {
             } else {
                 let mut s = Node::sequence();
                 s.kind = NodeKind::Sequence(std::mem::take(&mut items));
-                let mut chain = vec![indent];
-                chain.extend(&last_chain);
-                let h = self.take_gap(Some((&mut s, &chain)));
-                if let NodeKind::Sequence(i) = s.kind {
-                    items = i;
+                last_chain.push(indent);
+                let h = self.take_gap(Some((&mut s, &last_chain)));
+                last_chain.pop();
+                if let NodeKind::Sequence(i) = &mut s.kind {
+                    items = std::mem::take(i);
                 }
                 h
             };
@@ -366,6 +426,7 @@ impl Cursor {
                     join(&mut h, &self.take_gap(None));
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
+                    self.skip_to_content()?;
                     p
                 } else {
                     let mut p = Parsed::leaf(Node::plain(""));
@@ -397,8 +458,8 @@ impl Cursor {
         }
         let mut n = Node::sequence();
         n.kind = NodeKind::Sequence(items);
-        let mut chain = vec![indent];
-        chain.extend(last_chain);
+        let mut chain = last_chain;
+        chain.push(indent);
         Ok(Parsed { node: n, chain })
     }
 

@@ -5,6 +5,7 @@
 
 use super::super::node::{Node, NodeKind};
 use super::cursor::GapLine;
+use crate::yaml::limits::guard;
 
 /// A foot comment with the column of its first line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,34 +91,31 @@ fn trim_comments(n: &mut Node) {
 /// Attaches a foot comment to the closed entry chain of `coll` (the last
 /// entry of `coll`, the last entry inside that, ...): the deepest entry whose
 /// indentation is at most the comment's column, else the outermost one.
-/// `chain[d]` is the indentation of the collection at depth `d`.
+/// `chain` holds the indentations of the collections on the chain, innermost
+/// first (the last one is `coll`'s, at depth 0).
 pub fn attach_foot(coll: &mut Node, chain: &[usize], foot: &Foot) {
-    let depth = chain.iter().rposition(|&ind| ind <= foot.col).unwrap_or(0);
+    let depth = chain
+        .iter()
+        .position(|&ind| ind <= foot.col)
+        .map_or(0, |j| chain.len() - 1 - j);
     attach_at(coll, depth, &foot.text);
 }
 
-fn attach_at(n: &mut Node, depth: usize, text: &str) {
-    if depth > 0 {
-        let has_child = match &n.kind {
-            NodeKind::Mapping(e) => !e.is_empty(),
-            NodeKind::Sequence(i) => !i.is_empty(),
-            _ => false,
-        };
-        if has_child {
-            match &mut n.kind {
-                NodeKind::Mapping(e) => {
-                    if let Some((_, v)) = e.last_mut() {
-                        return attach_at(v, depth - 1, text);
-                    }
-                }
-                NodeKind::Sequence(items) => {
-                    if let Some(i) = items.last_mut() {
-                        return attach_at(i, depth - 1, text);
-                    }
-                }
-                _ => {}
-            }
+fn last_child(n: &mut Node) -> Option<&mut Node> {
+    match &mut n.kind {
+        NodeKind::Mapping(e) => e.last_mut().map(|(_, v)| v),
+        NodeKind::Sequence(items) => items.last_mut(),
+        _ => None,
+    }
+}
+
+fn attach_at(mut n: &mut Node, depth: usize, text: &str) {
+    // A loop, not recursion: the chain is as long as the document is deep.
+    for _ in 0..depth {
+        if last_child(n).is_none() {
+            break;
         }
+        n = last_child(n).expect("checked above");
     }
     match &mut n.kind {
         NodeKind::Mapping(e) if !e.is_empty() => {
@@ -144,16 +142,22 @@ pub fn normalize_feet(n: &mut Node) {
 fn trim_all(n: &mut Node) {
     trim_comments(n);
     match &mut n.kind {
-        NodeKind::Mapping(e) => e.iter_mut().for_each(|(k, v)| {
-            trim_all(k);
-            trim_all(v);
+        NodeKind::Mapping(e) => guard(|| {
+            e.iter_mut().for_each(|(k, v)| {
+                trim_all(k);
+                trim_all(v);
+            })
         }),
-        NodeKind::Sequence(items) => items.iter_mut().for_each(trim_all),
+        NodeKind::Sequence(items) => guard(|| items.iter_mut().for_each(trim_all)),
         _ => {}
     }
 }
 
 fn normalize_inner(n: &mut Node) {
+    guard(|| normalize_at(n));
+}
+
+fn normalize_at(n: &mut Node) {
     let flow = n.style == super::super::node::Style::Flow;
     match &mut n.kind {
         NodeKind::Mapping(entries) => {

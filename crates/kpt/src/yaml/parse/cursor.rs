@@ -34,6 +34,13 @@ pub struct Cursor {
     pub line_offset: usize,
     /// Gap lines seen before the current content line, not yet attributed.
     pub pending: Vec<GapLine>,
+    /// `(line_start, end)`: the bytes of that line before `end` are all
+    /// spaces and dashes (memo for `after_dash`, which a line of many `- `
+    /// would otherwise rescan once per level).
+    pub dash_memo: std::cell::Cell<(usize, usize)>,
+    /// Set by a block mapping just before parsing a value that starts on the
+    /// key's line; the next `block_node` takes (and clears) it.
+    pub map_value: bool,
 }
 
 pub type PResult<T> = Result<T, YamlError>;
@@ -48,6 +55,8 @@ impl Cursor {
             line_start: 0,
             line_offset,
             pending: Vec::new(),
+            dash_memo: std::cell::Cell::new((usize::MAX, 0)),
+            map_value: false,
         }
     }
 

@@ -4,8 +4,7 @@
 use super::super::node::{Node, NodeKind, Style};
 use super::comments::join;
 use super::cursor::{Cursor, PResult};
-
-const MAX_DEPTH: usize = 200;
+use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
 
 impl Cursor {
     /// Skips whitespace, line breaks and comments inside flow context,
@@ -42,8 +41,9 @@ impl Cursor {
         }
     }
 
-    /// A flow node (scalar, alias or nested collection) inside flow context.
-    fn flow_node(&mut self, comments: &mut String, depth: usize) -> PResult<Node> {
+    /// A flow node (scalar, alias or nested collection) inside flow context;
+    /// `level` is the flow level of the enclosing collection.
+    fn flow_node(&mut self, comments: &mut String, level: usize) -> PResult<Node> {
         let (mut anchor, mut tag) = (None, None);
         loop {
             match self.peek() {
@@ -54,7 +54,7 @@ impl Cursor {
             self.flow_ws(comments)?;
         }
         let mut n = match self.peek() {
-            Some('[' | '{') => self.flow_collection(depth + 1)?,
+            Some('[' | '{') => self.flow_collection(level + 1)?,
             Some('*') => Node::alias(self.anchor_name()?),
             Some('"') => {
                 let mut n = Node::string(self.quoted()?);
@@ -81,11 +81,16 @@ impl Cursor {
         Ok(n)
     }
 
-    /// `[ ... ]` or `{ ... }` starting at the opening bracket.
-    pub fn flow_collection(&mut self, depth: usize) -> PResult<Node> {
-        if depth > MAX_DEPTH {
-            return self.err("flow collections nested too deeply");
+    /// `[ ... ]` or `{ ... }` starting at the opening bracket, at flow
+    /// `level` (1 for the outermost); go-yaml's `max_flow_level` applies.
+    pub fn flow_collection(&mut self, level: usize) -> PResult<Node> {
+        if level > MAX_DEPTH {
+            return self.err(depth_message(MAX_DEPTH));
         }
+        guard(|| self.flow_collection_at(level))
+    }
+
+    fn flow_collection_at(&mut self, depth: usize) -> PResult<Node> {
         let seq = self.bump() == Some('[');
         let close = if seq { ']' } else { '}' };
         let mut comments = String::new();

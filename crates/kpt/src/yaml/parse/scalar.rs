@@ -412,7 +412,7 @@ impl Cursor {
             let mut t = String::new();
             loop {
                 match self.bump() {
-                    Some('>') => return Ok(t),
+                    Some('>') => return self.uri_unescape(t),
                     Some(c) if !matches!(c, ' ' | '\t' | '\n') => t.push(c),
                     _ => return self.err("did not find the expected '>'"),
                 }
@@ -426,7 +426,32 @@ impl Cursor {
             t.push(c);
             self.bump();
         }
-        Ok(t)
+        self.uri_unescape(t)
+    }
+
+    /// libyaml decodes `%XX` escapes in tags (and the emitter writes them
+    /// back for characters outside its URI set): `!a%21` is the tag `!a!`.
+    fn uri_unescape(&self, t: String) -> PResult<String> {
+        if !t.contains('%') {
+            return Ok(t);
+        }
+        let b = t.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'%' {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let hex = |j: usize| b.get(j).and_then(|c| (*c as char).to_digit(16));
+            match (hex(i + 1), hex(i + 2)) {
+                (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
+                _ => return self.err("did not find URI escaped octet"),
+            }
+            i += 3;
+        }
+        String::from_utf8(out).or_else(|_| self.err("found an incorrect leading UTF-8 octet"))
     }
 }
 
