@@ -34,12 +34,19 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         Value::String("config.kubernetes.io/v1".into()),
     );
     rl.insert("kind".into(), Value::String("ResourceList".into()));
-    rl.insert(
-        "items".into(),
-        Value::Array(list.items.iter().map(|n| n.to_value()).collect()),
-    );
+    // Conversion refuses alias bombs and data nested past the safe depth (with the error,
+    // not a silent null).
+    let items = list
+        .items
+        .iter()
+        .map(|n| n.try_to_value().map_err(|e| FnError::Failed(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    rl.insert("items".into(), Value::Array(items));
     if let Some(fc) = &list.function_config {
-        rl.insert("functionConfig".into(), fc.to_value());
+        let fc = fc
+            .try_to_value()
+            .map_err(|e| FnError::Failed(e.to_string()))?;
+        rl.insert("functionConfig".into(), fc);
     }
     let items = eval::execute(&program, &Value::Object(rl)).map_err(FnError::Failed)?;
     let Value::Array(items) = items else {

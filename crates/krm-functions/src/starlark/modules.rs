@@ -132,7 +132,8 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
         heap: Heap<'v>,
     ) -> ::starlark::Result<Value<'v>> {
         let node: Node = yaml::parse_one(x).map_err(|e| fail(e.message))?;
-        Ok(heap.alloc(node.to_value()))
+        let value = node.try_to_value().map_err(|e| fail(e.to_string()))?;
+        Ok(heap.alloc(value))
     }
 }
 
