@@ -100,6 +100,13 @@ fn spec_key(obj: &Value) -> Value {
     if let Some(sync) = spec.get_mut("sync").and_then(Value::as_object_mut) {
         sync.remove("runOnceAt");
     }
+    // `sync: {runOnceAt}` added to a spec without `sync` is still only a one-off sync.
+    if let Some(m) = spec.as_object_mut()
+        && m.get("sync")
+            .is_some_and(|s| s.as_object().is_some_and(|o| o.is_empty()))
+    {
+        m.remove("sync");
+    }
     spec
 }
 
@@ -291,6 +298,17 @@ mod tests {
         assert_eq!(fired.load(Ordering::SeqCst), 1);
         gate.done(&a);
         assert_eq!(fired.load(Ordering::SeqCst), 1, "fires once");
+    }
+
+    #[test]
+    fn only_run_once_at_leaves_the_spec_key_alone() {
+        let base = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"}}});
+        let once = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"},
+            "sync": {"runOnceAt": "2026-01-01T00:00:00Z"}}});
+        assert_eq!(spec_key(&base), spec_key(&once));
+        let scheduled = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"},
+            "sync": {"schedule": "* * * * *", "runOnceAt": "2026-01-01T00:00:00Z"}}});
+        assert_ne!(spec_key(&base), spec_key(&scheduled));
     }
 
     #[test]

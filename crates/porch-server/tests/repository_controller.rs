@@ -147,6 +147,61 @@ async fn a_repository_registered_before_its_remote_heals_and_follows_later_syncs
     assert_eq!(after["conditions"][0]["status"], "True");
 }
 
+/// `porchctl repo sync` on a failed repository retries it at once, not after its backoff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_run_once_at_retries_a_failed_repository_at_once() {
+    let env = Env::start().await;
+    env.auth_secret(NS, "later-auth").await;
+    let repos = env.repos(NS);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "config.porch.kpt.dev/v1alpha1",
+        "kind": "Repository",
+        "metadata": {"name": "later", "namespace": NS},
+        "spec": {"type": "git", "git": {
+            "repo": env.url("later"), "branch": "main", "secretRef": {"name": "later-auth"},
+        }},
+    }))
+    .expect("repository object");
+    repos
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("create repository");
+    // After the fifth failure (attempt 4) the next retry is at least 8 s away.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !env.log().contains("attempt=4") {
+        assert!(
+            Instant::now() < deadline,
+            "no fifth attempt:\n{}",
+            env.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let bare = porch_testkit::repos::init_bare(&env.bare("later"), "main").expect("init bare");
+    commit(&bare, &["alpha"]);
+    // What `porchctl repo sync later` writes: a one-off sync a minute ahead.
+    let asked = Instant::now();
+    repos
+        .patch(
+            "later",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"sync": {"runOnceAt": rfc3339_in(60)}}})),
+        )
+        .await
+        .expect("set runOnceAt");
+    loop {
+        let r = repos.get("later").await.expect("get");
+        if ready(&r).is_some_and(|c| c["status"] == "True") {
+            break;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(6),
+            "not retried at once: {}",
+            r.data["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// RFC 3339 `secs` seconds from now, as `porchctl repo sync --run-once` writes it.
 fn rfc3339_in(secs: i64) -> String {
     let now = std::time::SystemTime::now()
