@@ -1,9 +1,10 @@
 //! The repository controller: opens every Repository through the `RepositoryOpener` and writes
 //! its `Ready` condition; closes it when the Repository is deleted.
 //!
-//! It consumes the same watch stream clients get (in process), handles each repository in its
-//! own task (a newer change aborts the older attempt), and writes status with a
-//! compare-and-swap on the resourceVersion.
+//! It consumes the same watch stream clients get (in process) and supervises each repository
+//! in its own task (supervise.rs: retries with backoff, `runOnceAt`, status after every
+//! sync); a spec change replaces the task, and status is written with a compare-and-swap on
+//! the resourceVersion.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,14 +12,15 @@ use std::time::Duration;
 
 use base64::Engine;
 use futures::StreamExt;
-use porch_apiserver::{Expect, ListOptions, RequestContext, Resource, WatchItem, WatchStart};
+use porch_apiserver::{ListOptions, RequestContext, Resource, WatchItem, WatchStart};
 use porch_core::store::EventType;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::opener::{Credentials, RepositoryOpener, RepositoryTarget};
+use crate::opener::{Credentials, RepositoryOpener};
 
-const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+mod supervise;
 
 /// Tracks the Repositories that exist when the server starts until each is opened (its
 /// first sync done and its index loaded) or has failed, and its status written; then calls
@@ -84,6 +86,30 @@ impl StartupGate {
     }
 }
 
+/// A Repository's supervising task and the spec it was started with.
+struct Supervised {
+    /// The spec without `sync.runOnceAt`: a change of anything else reopens the repository.
+    spec: Value,
+    tx: watch::Sender<Value>,
+    handle: JoinHandle<()>,
+}
+
+/// The spec minus `sync.runOnceAt`, which only asks for a one-off sync.
+fn spec_key(obj: &Value) -> Value {
+    let mut spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+    if let Some(sync) = spec.get_mut("sync").and_then(Value::as_object_mut) {
+        sync.remove("runOnceAt");
+    }
+    // `sync: {runOnceAt}` added to a spec without `sync` is still only a one-off sync.
+    if let Some(m) = spec.as_object_mut()
+        && m.get("sync")
+            .is_some_and(|s| s.as_object().is_some_and(|o| o.is_empty()))
+    {
+        m.remove("sync");
+    }
+    spec
+}
+
 /// Runs until the process stops.
 pub async fn run(
     repos: Resource,
@@ -95,10 +121,15 @@ pub async fn run(
         user: "system:repository-controller".into(),
         ..Default::default()
     };
-    let mut tasks: HashMap<(String, String), JoinHandle<()>> = HashMap::new();
-    // Repositories opened by this process: after a restart every one is opened again, even
-    // when its status already reflects its generation.
-    let mut opened: std::collections::HashSet<(String, String)> = Default::default();
+    let shared = Arc::new(supervise::Shared {
+        repos: repos.clone(),
+        secrets,
+        opener: opener.clone(),
+        ctx: ctx.clone(),
+    });
+    // One task per Repository opened by this process: after a restart every one is opened
+    // again, even when its status already reflects its generation.
+    let mut tasks: HashMap<(String, String), Supervised> = HashMap::new();
     loop {
         let stream = repos
             .backend
@@ -146,68 +177,44 @@ pub async fn run(
                 .unwrap_or("")
                 .to_string();
             let key = (ns.clone(), name.clone());
-            tasks.retain(|_, t| !t.is_finished());
+            tasks.retain(|_, t| !t.handle.is_finished());
             if event_type == EventType::Deleted
                 || obj.pointer("/metadata/deletionTimestamp").is_some()
             {
                 if let Some(t) = tasks.remove(&key) {
-                    t.abort();
+                    t.handle.abort();
                 }
-                opened.remove(&key);
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
                 gate.done(&key);
                 continue;
             }
-            if opened.contains(&key) && up_to_date(&obj) {
+            let spec = spec_key(&obj);
+            // Same spec: the running task takes the new version (runOnceAt, generation, its
+            // own status writes) and decides what it asks for.
+            if let Some(t) = tasks.get(&key)
+                && t.spec == spec
+            {
+                t.tx.send_replace(obj);
                 continue;
             }
-            opened.insert(key.clone());
             gate.expect(&key);
             if let Some(t) = tasks.remove(&key) {
-                t.abort();
+                t.handle.abort();
             }
-            let (repos, secrets, opener, ctx, gate) = (
-                repos.clone(),
-                secrets.clone(),
-                opener.clone(),
-                ctx.clone(),
-                gate.clone(),
-            );
-            let task_key = key.clone();
-            tasks.insert(
-                key,
-                tokio::spawn(async move {
-                    reconcile(&repos, secrets.as_ref(), opener.as_ref(), &ctx, obj).await;
-                    // An aborted reconcile never gets here; the newer one that replaced it does.
-                    gate.done(&task_key);
-                }),
-            );
+            let (tx, rx) = watch::channel(obj);
+            let (shared, gate, task_key) = (shared.clone(), gate.clone(), key.clone());
+            // An aborted task never reports its first attempt; the newer one that replaced
+            // it does.
+            let handle = tokio::spawn(supervise::supervise(shared, rx, move || {
+                gate.done(&task_key)
+            }));
+            tasks.insert(key, Supervised { spec, tx, handle });
         }
     }
 }
 
-/// Whether the status already reflects this generation.
-fn up_to_date(obj: &Value) -> bool {
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let observed = obj
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64);
-    let ready_reason = obj
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-        })
-        .and_then(|c| c.get("reason").and_then(Value::as_str));
-    observed == Some(generation) && ready_reason.is_some_and(|r| r != "Reconciling")
-}
-
-async fn credentials(
+pub(crate) async fn credentials(
     secrets: Option<&Resource>,
     ctx: &RequestContext,
     ns: &str,
@@ -262,116 +269,6 @@ pub async fn secret_credentials(
     }
 }
 
-async fn reconcile(
-    repos: &Resource,
-    secrets: Option<&Resource>,
-    opener: &dyn RepositoryOpener,
-    ctx: &RequestContext,
-    obj: Value,
-) {
-    let ns = obj
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let spec: porch_api::RepositorySpec = match obj.get("spec").cloned().map(serde_json::from_value)
-    {
-        Some(Ok(s)) => s,
-        _ => return,
-    };
-    let outcome = match credentials(secrets, ctx, &ns, &spec).await {
-        Err(e) => Err(e),
-        Ok(creds) => {
-            let target = RepositoryTarget {
-                namespace: ns.clone(),
-                name: name.clone(),
-                spec,
-                credentials: creds,
-            };
-            match tokio::time::timeout(OPEN_TIMEOUT, opener.open(&target)).await {
-                Ok(r) => r,
-                Err(_) => Err("opening the repository timed out".into()),
-            }
-        }
-    };
-    let now = porch_apiserver::now_rfc3339();
-    let (status, reason, message) = match &outcome {
-        Ok(_) => ("True", "Ready", "Repository Ready".to_string()),
-        Err(e) => ("False", "Error", e.clone()),
-    };
-    match &outcome {
-        Ok(_) => tracing::info!(namespace = %ns, repository = %name, "repository ready"),
-        Err(e) => {
-            tracing::warn!(namespace = %ns, repository = %name, error = %e, "repository not ready")
-        }
-    }
-    let mut new_status = json!({
-        "conditions": [{
-            "type": "Ready", "status": status, "reason": reason, "message": message,
-            "observedGeneration": generation, "lastTransitionTime": now,
-        }],
-        "observedGeneration": generation,
-    });
-    if let Ok(opened) = &outcome {
-        new_status["lastFullSyncTime"] = now.clone().into();
-        if let Some(h) = &opened.git_commit_hash {
-            new_status["gitCommitHash"] = h.clone().into();
-        }
-        if let Some(c) = opened.package_count {
-            new_status["packageCount"] = c.into();
-        }
-    }
-    for _ in 0..5 {
-        let Ok(mut current) = repos.backend.get(ctx, &ns, &name).await else {
-            return;
-        };
-        if current
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            != Some(generation)
-        {
-            return; // A newer spec is being reconciled.
-        }
-        // Keep the transition time when the condition did not change.
-        let previous = current.pointer("/status/conditions/0").cloned();
-        if let Some(p) = previous
-            && p.get("status").and_then(Value::as_str) == Some(status)
-            && let Some(t) = p.get("lastTransitionTime")
-        {
-            new_status["conditions"][0]["lastTransitionTime"] = t.clone();
-        }
-        let rv = current
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        if let Some(m) = current.as_object_mut() {
-            m.insert("status".into(), new_status.clone());
-        }
-        match repos
-            .backend
-            .update(ctx, &ns, &name, current, Expect::ResourceVersion(rv))
-            .await
-        {
-            Ok(_) => return,
-            Err(e) if e.kind == porch_core::ErrorKind::Conflict => continue,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot write repository status");
-                return;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -401,6 +298,17 @@ mod tests {
         assert_eq!(fired.load(Ordering::SeqCst), 1);
         gate.done(&a);
         assert_eq!(fired.load(Ordering::SeqCst), 1, "fires once");
+    }
+
+    #[test]
+    fn only_run_once_at_leaves_the_spec_key_alone() {
+        let base = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"}}});
+        let once = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"},
+            "sync": {"runOnceAt": "2026-01-01T00:00:00Z"}}});
+        assert_eq!(spec_key(&base), spec_key(&once));
+        let scheduled = serde_json::json!({"spec": {"type": "git", "git": {"repo": "r"},
+            "sync": {"schedule": "* * * * *", "runOnceAt": "2026-01-01T00:00:00Z"}}});
+        assert_ne!(spec_key(&base), spec_key(&scheduled));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use porch_core::repository::Repository as _;
 use porch_engine::Engine;
 use porch_git::{GitAuth, GitOptions, GitRepository, MirrorPool, RepoSpec, SyncLoop};
 
-use crate::opener::{Credentials, Opened, RepositoryOpener, RepositoryTarget};
+use crate::opener::{Credentials, Opened, RepoState, RepositoryOpener, RepositoryTarget};
 
 type Key = (String, String);
 
@@ -119,5 +119,40 @@ impl RepositoryOpener for GitOpener {
         if let Ok(name) = RepositoryName::discovered(name) {
             self.engine.unregister(namespace, &name);
         }
+    }
+
+    async fn sync_now(&self, namespace: &str, name: &str) -> Result<(), String> {
+        let repo = self
+            .open
+            .lock()
+            .ok()
+            .and_then(|open| {
+                open.get(&(namespace.to_string(), name.to_string()))
+                    .map(|(repo, _)| repo.clone())
+            })
+            .ok_or("the repository is not open")?;
+        let report = repo.sync().await.map_err(|e| e.to_string())?;
+        if !report.is_empty() {
+            self.engine
+                .apply_change_report(namespace, repo.name(), report);
+        }
+        Ok(())
+    }
+
+    fn state(&self, namespace: &str, name: &str) -> Option<RepoState> {
+        let status = self
+            .open
+            .lock()
+            .ok()?
+            .get(&(namespace.to_string(), name.to_string()))?
+            .0
+            .status();
+        Some(RepoState {
+            ready: status.ready,
+            message: status.message,
+            last_sync: status.last_sync.map(|t| t.to_rfc3339()),
+            git_commit_hash: status.branch_commit,
+            package_count: i64::try_from(status.package_count).ok(),
+        })
     }
 }

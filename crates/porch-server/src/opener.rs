@@ -1,7 +1,9 @@
 //! The `RepositoryOpener` hook: how a registered Repository is opened.
 //!
 //! The repository controller calls `open` whenever a Repository is created or its spec
-//! changes, and `close` when it is deleted (which stops its sync). `GitOpener` (porch-git)
+//! changes (and again, with backoff, while that fails), `close` when it is deleted (which
+//! stops its sync), `sync_now` for `spec.sync.runOnceAt`, and reads `state` to refresh the
+//! Repository's status after the opener's own scheduled syncs. `GitOpener` (porch-git)
 //! is the implementation the binary wires in; an OCI opener would be another.
 
 use porch_api::RepositorySpec;
@@ -38,6 +40,19 @@ pub struct Opened {
     pub package_count: Option<i64>,
 }
 
+/// The state of an open repository after its last sync.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RepoState {
+    /// The last sync succeeded.
+    pub ready: bool,
+    /// `Repository Ready` or the error of the last sync.
+    pub message: String,
+    /// When the last successful sync finished (RFC 3339).
+    pub last_sync: Option<String>,
+    pub git_commit_hash: Option<String>,
+    pub package_count: Option<i64>,
+}
+
 /// Opens and closes registered repositories.
 #[async_trait::async_trait]
 pub trait RepositoryOpener: Send + Sync {
@@ -46,4 +61,8 @@ pub trait RepositoryOpener: Send + Sync {
     async fn open(&self, target: &RepositoryTarget) -> Result<Opened, String>;
     /// Forgets the repository and stops its sync.
     async fn close(&self, namespace: &str, name: &str);
+    /// Syncs an open repository now; the result shows in [`RepositoryOpener::state`].
+    async fn sync_now(&self, namespace: &str, name: &str) -> Result<(), String>;
+    /// The state of an open repository; `None` when it is not open.
+    fn state(&self, namespace: &str, name: &str) -> Option<RepoState>;
 }

@@ -1,7 +1,9 @@
 //! The README tour, run verbatim: the ```sh block between `<!-- tour -->` and
 //! `<!-- /tour -->` in README.md goes to `bash -euxo pipefail` with the freshly built
 //! porchctl and porch-server first on PATH, so the documented walk-through (register,
-//! init, pull, push, propose, approve, clone, copy, upgrade) cannot rot unnoticed.
+//! init, pull, push, propose, approve, clone, copy, upgrade) cannot rot unnoticed. It runs
+//! twice in the same directory, as a reader trying it again would, and the server's log
+//! must stay out of the tour's output (it goes to `$TOUR/server.log`).
 
 mod common;
 
@@ -74,81 +76,129 @@ fn dir_of(bin: &Path) -> PathBuf {
     bin.parent().expect("binary has a directory").to_path_buf()
 }
 
+/// Where a tour runs: its files, environment and binaries.
+struct Tour {
+    tmp: tempfile::TempDir,
+    tour: PathBuf,
+    home: PathBuf,
+    cwd: PathBuf,
+    script: PathBuf,
+    path: std::ffi::OsString,
+}
+
+impl Tour {
+    fn new() -> Tour {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (tour, home, cwd) = (
+            tmp.path().join("tour"),
+            tmp.path().join("home"),
+            tmp.path().join("cwd"),
+        );
+        for d in [&tour, &home, &cwd] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let script = tmp.path().join("tour.sh");
+        std::fs::write(&script, tour_script()).expect("write tour.sh");
+        let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
+        let server = common::porch_server_bin();
+        assert!(
+            server.exists(),
+            "porch-server binary at {}",
+            server.display()
+        );
+        let mut path = std::env::join_paths([dir_of(&porchctl), dir_of(&server)]).expect("PATH");
+        if let Some(rest) = std::env::var_os("PATH") {
+            let mut p = path.clone();
+            p.push(":");
+            p.push(rest);
+            path = p;
+        }
+        Tour {
+            tmp,
+            tour,
+            home,
+            cwd,
+            script,
+            path,
+        }
+    }
+
+    /// Runs the script once; panics with its output unless it succeeds. Returns (stdout,
+    /// stderr with bash's xtrace).
+    fn run(&self, run: u32) -> (String, String) {
+        let out = self.tmp.path().join(format!("tour-{run}.out"));
+        let err = self.tmp.path().join(format!("tour-{run}.err"));
+        // Output goes to files, not pipes: a background server left behind by a failing
+        // step would keep a pipe open and `wait_with_output` would never return.
+        let child = Command::new("bash")
+            .arg("-euxo")
+            .arg("pipefail")
+            .arg(&self.script)
+            .current_dir(&self.cwd)
+            .env("PATH", &self.path)
+            .env("TOUR", &self.tour)
+            .env("HOME", &self.home)
+            // The server logs at info; none of it may reach the tour's output.
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG")
+            .env_remove("PORCHCTL_API_VERSION")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).expect("tour.out"))
+            .stderr(std::fs::File::create(&err).expect("tour.err"))
+            .process_group(0)
+            .spawn()
+            .expect("run bash");
+        let mut group = Group(child);
+        let status = group.wait_for(Duration::from_secs(600));
+        drop(group);
+
+        let stdout = std::fs::read_to_string(&out).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        let status = status.unwrap_or_else(|| {
+            panic!(
+                "run {run}: the tour did not finish in 10 minutes\nstdout:\n{stdout}\nstderr:\n{stderr}"
+            )
+        });
+        assert!(
+            status.success(),
+            "run {run}: the tour failed ({status})\nstdout:\n{stdout}\nstderr (xtrace):\n{stderr}"
+        );
+        (stdout, stderr)
+    }
+}
+
 #[test]
-fn readme_tour_runs_verbatim() {
-    let script = tour_script();
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (tour, home, cwd) = (
-        tmp.path().join("tour"),
-        tmp.path().join("home"),
-        tmp.path().join("cwd"),
-    );
-    for d in [&tour, &home, &cwd] {
-        std::fs::create_dir_all(d).expect("mkdir");
+fn readme_tour_runs_verbatim_twice_in_the_same_directory() {
+    let t = Tour::new();
+    for run in 1..=2 {
+        let (stdout, stderr) = t.run(run);
+
+        let log = std::fs::read_to_string(t.tour.join("server.log")).unwrap_or_default();
+        assert!(
+            log.contains("serving HTTPS"),
+            "run {run}: the server's log is in $TOUR/server.log:\n{log}"
+        );
+        for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            assert!(
+                !text.contains("serving HTTPS") && !text.contains("porch_server"),
+                "run {run}: server log lines in the tour's {what}:\n{text}"
+            );
+        }
+
+        let tags = Command::new("git")
+            .arg("--git-dir")
+            .arg(t.tour.join("deployments.git"))
+            .arg("tag")
+            .env("HOME", &t.home)
+            .output()
+            .expect("git tag");
+        assert!(tags.status.success(), "git tag failed");
+        let tags = String::from_utf8_lossy(&tags.stdout);
+        let tags: Vec<&str> = tags.lines().collect();
+        assert_eq!(
+            tags,
+            vec!["app/v1", "app/v2"],
+            "run {run}: deployments.git tags\ntour stdout:\n{stdout}"
+        );
     }
-    let script_path = tmp.path().join("tour.sh");
-    std::fs::write(&script_path, &script).expect("write tour.sh");
-
-    let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
-    let server = common::porch_server_bin();
-    assert!(
-        server.exists(),
-        "porch-server binary at {}",
-        server.display()
-    );
-    let mut path = std::env::join_paths([dir_of(&porchctl), dir_of(&server)]).expect("PATH");
-    if let Some(rest) = std::env::var_os("PATH") {
-        let mut p = path.clone();
-        p.push(":");
-        p.push(rest);
-        path = p;
-    }
-    let (out, err) = (tmp.path().join("tour.out"), tmp.path().join("tour.err"));
-    // Output goes to files, not pipes: a background server left behind by a failing step
-    // would keep a pipe open and `wait_with_output` would never return.
-    let child = Command::new("bash")
-        .arg("-euxo")
-        .arg("pipefail")
-        .arg(&script_path)
-        .current_dir(&cwd)
-        .env("PATH", path)
-        .env("TOUR", &tour)
-        .env("HOME", &home)
-        .env("RUST_LOG", "warn")
-        .env_remove("KUBECONFIG")
-        .env_remove("PORCHCTL_API_VERSION")
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).expect("tour.out"))
-        .stderr(std::fs::File::create(&err).expect("tour.err"))
-        .process_group(0)
-        .spawn()
-        .expect("run bash");
-    let mut group = Group(child);
-    let status = group.wait_for(Duration::from_secs(600));
-    drop(group);
-
-    let stdout = std::fs::read_to_string(&out).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    let status = status.unwrap_or_else(|| {
-        panic!("the tour did not finish in 10 minutes\nstdout:\n{stdout}\nstderr:\n{stderr}")
-    });
-    assert!(
-        status.success(),
-        "the tour failed ({status})\nstdout:\n{stdout}\nstderr (xtrace):\n{stderr}"
-    );
-
-    let tags = Command::new("git")
-        .arg("--git-dir")
-        .arg(tour.join("deployments.git"))
-        .arg("tag")
-        .env("HOME", &home)
-        .output()
-        .expect("git tag");
-    assert!(tags.status.success(), "git tag failed");
-    let tags = String::from_utf8_lossy(&tags.stdout);
-    let tags: Vec<&str> = tags.lines().collect();
-    assert!(
-        tags.contains(&"app/v1") && tags.contains(&"app/v2"),
-        "deployments.git tags: {tags:?}\ntour stdout:\n{stdout}"
-    );
 }

@@ -124,13 +124,32 @@ pub fn render_report(status: &Value, truncate: bool) -> String {
     out
 }
 
+/// A package needs a Kptfile at its root.
+fn check_kptfile(
+    files: &BTreeMap<String, String>,
+    source: Option<&str>,
+) -> Result<(), RemoteError> {
+    if files.contains_key("Kptfile") {
+        return Ok(());
+    }
+    let what = match source {
+        Some("-") | None => "the ResourceList on stdin".to_string(),
+        Some(dir) => format!("directory {dir:?}"),
+    };
+    Err(RemoteError::Usage(format!(
+        "{what} is not a kpt package: it has no Kptfile at its root\n\
+         use \"porchctl rpkg pull\" to download the package, edit it, then push that directory"
+    )))
+}
+
 pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<(), RemoteError> {
     let Some(name) = a.args.first() else {
         return Err(RemoteError::Usage(
             "PACKAGE is a required positional argument".into(),
         ));
     };
-    let mut files = match a.args.get(1).map(String::as_str) {
+    let source = a.args.get(1).map(String::as_str);
+    let mut files = match source {
         Some("-") | None => {
             if a.args.len() < 2 {
                 eprintln!("Warning: reading from stdin without '-' is deprecated; pass '-' as DIR");
@@ -141,6 +160,9 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<
         }
         Some(dir) => resources::read_dir(Path::new(dir))?,
     };
+    // Checked before anything is sent: without a Kptfile the server would take the files
+    // and only approval would fail.
+    check_kptfile(&files, source)?;
     let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     let rv = resources::resource_version(&files, ns, name).map_err(|e| {
@@ -176,6 +198,24 @@ mod tests {
         assert!(b["metadata"].get("resourceVersion").is_none());
         let b = update_body("ns", "n", "1", BTreeMap::new());
         assert_eq!(b["metadata"]["resourceVersion"], "1");
+    }
+
+    #[test]
+    fn a_package_needs_a_root_kptfile() {
+        let mut files = BTreeMap::from([("sub/Kptfile".to_string(), String::new())]);
+        let e = check_kptfile(&files, Some("pkg")).expect_err("no root Kptfile");
+        assert!(
+            e.to_string()
+                .starts_with("directory \"pkg\" is not a kpt package: it has no Kptfile"),
+            "{e}"
+        );
+        let e = check_kptfile(&files, Some("-")).expect_err("no root Kptfile");
+        assert!(
+            e.to_string().starts_with("the ResourceList on stdin"),
+            "{e}"
+        );
+        files.insert("Kptfile".into(), String::new());
+        assert!(check_kptfile(&files, Some("pkg")).is_ok());
     }
 
     #[test]
