@@ -102,6 +102,32 @@ impl RevisionBackend {
     }
 
     /// The serialized objects a list answers with (from the cache where unchanged).
+    /// [`Self::list_bytes`] with each object's namespace and name, for paging.
+    fn list_named(
+        &self,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Vec<(String, String, Arc<[u8]>)> {
+        let revisions = self
+            .engine
+            .list(&select::prefilter(namespace, &options.selectors));
+        revisions
+            .iter()
+            .filter_map(|pr| {
+                let bytes = if options.selectors.is_empty() {
+                    self.cache.bytes(pr, None)
+                } else {
+                    let obj = revision_json(pr);
+                    if !select::matches(&options.selectors, &obj) {
+                        return None;
+                    }
+                    self.cache.bytes(pr, Some(&obj))
+                };
+                Some((pr.namespace.clone(), pr.name().as_str().to_owned(), bytes))
+            })
+            .collect()
+    }
+
     fn list_bytes(&self, namespace: Option<&str>, options: &ListOptions) -> Vec<Arc<[u8]>> {
         let revisions = self
             .engine
@@ -206,12 +232,31 @@ impl ResourceBackend for RevisionBackend {
         options: &ListOptions,
     ) -> Result<ListResult, ApiError> {
         select::validate(&options.selectors)?;
-        let resource_version = self.log.latest();
-        let items = self.list_bytes(namespace, options);
+        let after = options
+            .continue_token
+            .as_deref()
+            .map(super::paging::Token::decode)
+            .transpose()?;
+        let resource_version = after.as_ref().map_or_else(|| self.log.latest(), |t| t.rv);
+        if after.is_none() && options.limit.is_none_or(|l| l == 0) {
+            let items = self.list_bytes(namespace, options);
+            return Ok(ListResult {
+                items,
+                resource_version,
+                continue_token: None,
+                remaining_item_count: None,
+            });
+        }
+        let (items, next) = super::paging::page(
+            self.list_named(namespace, options),
+            after.as_ref(),
+            options.limit,
+            resource_version,
+        );
         Ok(ListResult {
             items,
             resource_version,
-            continue_token: None,
+            continue_token: next.map(|t| t.encode()),
             remaining_item_count: None,
         })
     }

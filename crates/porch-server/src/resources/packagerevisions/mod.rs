@@ -10,6 +10,7 @@ mod convert;
 mod events;
 mod legacy;
 mod packages;
+mod paging;
 mod prr;
 mod select;
 
