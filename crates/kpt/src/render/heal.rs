@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::yaml::limits::guard;
+use crate::yaml::limits::{guard, guard_at};
 use crate::yaml::{Node, NodeKind, Style};
 
 /// Restore comments from `src` into `dst` where `dst` has none, and re-order `dst`'s
@@ -130,7 +130,7 @@ impl Snapshots {
         let at = self.nodes.len();
         self.roots.push(offset(at));
         self.nodes.push(top);
-        self.fill(root, at);
+        self.fill(root, at, 0);
     }
 
     /// The snapshot of the `i`-th tree taken.
@@ -195,11 +195,11 @@ impl Snapshots {
     /// children are contiguous.
     /// (The walks recurse once per level: under the stack guard, as deep as
     /// any tree.)
-    fn fill(&mut self, n: &Node, at: usize) {
-        guard(|| self.fill_at(n, at));
+    fn fill(&mut self, n: &Node, at: usize, depth: usize) {
+        guard_at(depth, || self.fill_at(n, at, depth));
     }
 
-    fn fill_at(&mut self, n: &Node, at: usize) {
+    fn fill_at(&mut self, n: &Node, at: usize, depth: usize) {
         let start = self.nodes.len();
         match &n.kind {
             NodeKind::Mapping(entries) => {
@@ -214,7 +214,7 @@ impl Snapshots {
                     .enumerate()
                     .any(|(i, a)| hashes[..i].iter().any(|b| b.key_hash == a.key_hash));
                 for (i, (_, v)) in entries.iter().enumerate() {
-                    self.fill(v, start + i);
+                    self.fill(v, start + i, depth + 1);
                 }
                 self.mark_commented(at);
             }
@@ -225,7 +225,7 @@ impl Snapshots {
                 }
                 self.close(at, start);
                 for (i, v) in items.iter().enumerate() {
-                    self.fill(v, start + i);
+                    self.fill(v, start + i, depth + 1);
                 }
                 self.mark_commented(at);
             }
@@ -314,7 +314,7 @@ impl<'a> Snapshot<'a> {
     /// Restore comments and key order into `dst` (see [`heal`]).
     pub fn heal(&self, dst: &mut Node) {
         self.copy_comments(self.root, dst);
-        self.sync_order(self.root, dst);
+        self.sync_order(self.root, dst, 0);
     }
 
     fn copy_own_comments(&self, comments: u32, dst: &mut Node) {
@@ -386,11 +386,11 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    fn sync_order(&self, at: usize, dst: &mut Node) {
-        guard(|| self.sync_order_at(at, dst));
+    fn sync_order(&self, at: usize, dst: &mut Node, depth: usize) {
+        guard_at(depth, || self.sync_order_at(at, dst, depth));
     }
 
-    fn sync_order_at(&self, at: usize, dst: &mut Node) {
+    fn sync_order_at(&self, at: usize, dst: &mut Node, depth: usize) {
         let n = self.node(at);
         let first = n.children.start as usize;
         match (n.shape, &mut dst.kind) {
@@ -410,7 +410,7 @@ impl<'a> Snapshot<'a> {
                     sorted &= p >= last;
                     last = p;
                     if p != usize::MAX {
-                        self.sync_order(first + p, dv);
+                        self.sync_order(first + p, dv, depth + 1);
                     }
                 }
                 if !sorted {
@@ -419,7 +419,7 @@ impl<'a> Snapshot<'a> {
             }
             (Shape::Sequence, NodeKind::Sequence(d)) => {
                 for (c, dv) in n.children.range().zip(d.iter_mut()) {
-                    self.sync_order(c, dv);
+                    self.sync_order(c, dv, depth + 1);
                 }
             }
             _ => {}

@@ -45,6 +45,7 @@ pub(crate) fn execute_with_limit(
     resource_list: &Value,
     limit: Duration,
 ) -> Result<Value, String> {
+    super::merge::check_numbers(resource_list)?;
     let budget = crate::budget::current();
     let limit = budget.remaining().map_or(limit, |left| left.min(limit));
     let deadline = Instant::now() + limit;

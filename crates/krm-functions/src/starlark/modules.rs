@@ -68,7 +68,9 @@ fn json_members(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] x: &str,
         heap: Heap<'v>,
     ) -> ::starlark::Result<Value<'v>> {
-        Ok(heap.alloc(serde_json::from_str::<serde_json::Value>(x).map_err(fail)?))
+        let value = serde_json::from_str::<serde_json::Value>(x).map_err(fail)?;
+        super::merge::check_numbers(&value).map_err(fail)?;
+        Ok(heap.alloc(value))
     }
 
     fn indent(
@@ -133,6 +135,7 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
     ) -> ::starlark::Result<Value<'v>> {
         let node: Node = yaml::parse_one(x).map_err(|e| fail(e.message))?;
         let value = node.try_to_value().map_err(|e| fail(e.to_string()))?;
+        super::merge::check_numbers(&value).map_err(fail)?;
         Ok(heap.alloc(value))
     }
 }

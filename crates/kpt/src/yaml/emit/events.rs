@@ -2,7 +2,7 @@
 //! dropping, forced quoting, literal style for multi-line strings, and the
 //! "foot comment of a key becomes the tail of the next key" rule).
 
-use super::super::limits::guard;
+use super::super::limits::guard_at;
 use super::super::node::{Node, NodeKind, Style};
 use super::super::resolve::{resolve_plain, short_tag, string_needs_quotes};
 
@@ -59,7 +59,7 @@ impl<'a> Event<'a> {
 /// a document node without comments).
 pub fn document_events(node: &Node) -> Vec<Event<'_>> {
     let mut out = vec![Event::new(Kind::DocStart)];
-    node_events(node, "", false, &mut out);
+    node_events(node, "", false, &mut out, 0);
     out.push(Event::new(Kind::DocEnd));
     out
 }
@@ -103,19 +103,31 @@ fn tag_decision(node: &Node) -> (Option<&str>, bool) {
 /// with `skip_foot` the node's own foot is not written (it becomes the next
 /// key's tail instead).
 /// Any depth is written (under the stack guard), as yaml.v3 does.
-fn node_events<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut Vec<Event<'a>>) {
+fn node_events<'a>(
+    node: &'a Node,
+    tail: &'a str,
+    skip_foot: bool,
+    out: &mut Vec<Event<'a>>,
+    depth: usize,
+) {
     match &node.kind {
         NodeKind::Mapping(e) if !e.is_empty() => {
-            guard(|| node_events_at(node, tail, skip_foot, out))
+            guard_at(depth, || node_events_at(node, tail, skip_foot, out, depth))
         }
         NodeKind::Sequence(i) if !i.is_empty() => {
-            guard(|| node_events_at(node, tail, skip_foot, out))
+            guard_at(depth, || node_events_at(node, tail, skip_foot, out, depth))
         }
-        _ => node_events_at(node, tail, skip_foot, out),
+        _ => node_events_at(node, tail, skip_foot, out, depth),
     }
 }
 
-fn node_events_at<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut Vec<Event<'a>>) {
+fn node_events_at<'a>(
+    node: &'a Node,
+    tail: &'a str,
+    skip_foot: bool,
+    out: &mut Vec<Event<'a>>,
+    depth: usize,
+) {
     let foot = if skip_foot {
         ""
     } else {
@@ -132,7 +144,7 @@ fn node_events_at<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut 
             ev.head = &node.head_comment;
             out.push(ev);
             for i in items {
-                node_events(i, "", false, out);
+                node_events(i, "", false, out, depth + 1);
             }
             let mut end = Event::new(Kind::SeqEnd);
             end.line = &node.line_comment;
@@ -151,9 +163,9 @@ fn node_events_at<'a>(node: &'a Node, tail: &'a str, skip_foot: bool, out: &mut 
             let mut tail = "";
             for (k, v) in entries {
                 let has_foot = !k.foot_comment.is_empty();
-                node_events(k, tail, has_foot, out);
+                node_events(k, tail, has_foot, out, depth + 1);
                 tail = &k.foot_comment;
-                node_events(v, "", false, out);
+                node_events(v, "", false, out, depth + 1);
             }
             let mut end = Event::new(Kind::MapEnd);
             end.tail = tail;

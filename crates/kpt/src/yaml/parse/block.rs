@@ -4,7 +4,7 @@
 use super::super::node::{Node, NodeKind, Style};
 use super::comments::{Foot, attach_foot, join, split_gap};
 use super::cursor::{Cursor, PResult};
-use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
+use crate::yaml::limits::{MAX_DEPTH, depth_message, guard_at};
 
 /// Mappings with at least this many keys check duplicates through an index.
 const INDEX_KEYS_FROM: usize = 32;
@@ -81,7 +81,7 @@ impl Cursor {
         if depth > MAX_DEPTH {
             return self.err(depth_message(MAX_DEPTH));
         }
-        guard(|| self.block_node_at(indent, inline, depth))
+        guard_at(depth, || self.block_node_at(indent, inline, depth))
     }
 
     fn block_node_at(&mut self, indent: i64, inline: bool, depth: usize) -> PResult<Parsed> {
