@@ -48,7 +48,7 @@ const CHECK_EVERY: usize = 8;
 /// [`guard`] for walkers that know their depth: checks every [`CHECK_EVERY`] levels.
 #[inline]
 pub(crate) fn guard_at<R>(depth: usize, f: impl FnOnce() -> R) -> R {
-    if depth % CHECK_EVERY == 0 {
+    if depth.is_multiple_of(CHECK_EVERY) {
         guard(f)
     } else {
         f()
