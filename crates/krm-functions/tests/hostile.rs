@@ -109,5 +109,5 @@ fn numbers_starlark_cannot_hold_are_an_error_not_a_panic() {
     let src = "load('encoding/json.star', 'json')\nx = json.decode('[1e4002]')\n";
     assert_eq!(starlark(src).expect("ran"), 1);
     let src = "load('encoding/yaml.star', 'yaml')\nx = yaml.loads('a: 1e4002')\n";
-    assert!(matches!(starlark(src), Ok(_)), "no panic");
+    assert!(starlark(src).is_ok(), "no panic");
 }
