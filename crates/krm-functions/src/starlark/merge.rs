@@ -222,6 +222,28 @@ pub(crate) fn sort_keys(v: Value) -> Value {
     }
 }
 
+/// Refuses numbers starlark cannot hold (`1e4002` from JSON or YAML: not an `f64`, not an
+/// integer): allocating one panics inside starlark ("Unrepresentable number").
+pub(crate) fn check_numbers(v: &Value) -> Result<(), String> {
+    match v {
+        Value::Number(n) => {
+            let text = n.to_string();
+            let integer = {
+                let digits = text.strip_prefix('-').unwrap_or(&text);
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            };
+            if n.as_u64().is_some() || n.as_i64().is_some() || n.as_f64().is_some() || integer {
+                Ok(())
+            } else {
+                Err(format!("number {text} is out of range"))
+            }
+        }
+        Value::Array(items) => items.iter().try_for_each(check_numbers),
+        Value::Object(map) => map.values().try_for_each(check_numbers),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,27 +286,5 @@ mod tests {
         .expect("ok");
         assert_eq!(emit(&out), "kind: K\n\"n\": 2\ns: \"3\"\nz: null\n");
         assert!(reconcile(&[], &[json!(1)]).is_err());
-    }
-}
-
-/// Refuses numbers starlark cannot hold (`1e4002` from JSON or YAML: not an `f64`, not an
-/// integer): allocating one panics inside starlark ("Unrepresentable number").
-pub(crate) fn check_numbers(v: &Value) -> Result<(), String> {
-    match v {
-        Value::Number(n) => {
-            let text = n.to_string();
-            let integer = {
-                let digits = text.strip_prefix('-').unwrap_or(&text);
-                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-            };
-            if n.as_u64().is_some() || n.as_i64().is_some() || n.as_f64().is_some() || integer {
-                Ok(())
-            } else {
-                Err(format!("number {text} is out of range"))
-            }
-        }
-        Value::Array(items) => items.iter().try_for_each(check_numbers),
-        Value::Object(map) => map.values().try_for_each(check_numbers),
-        _ => Ok(()),
     }
 }
