@@ -20,6 +20,28 @@ use crate::objmeta::{ObjectMeta, meta_key};
 use crate::store::{Change, at};
 use crate::tasks;
 
+/// The checks of a create request that need no repository state (task count, managed label,
+/// names): shared by [`Engine::create`] and its dry run.
+pub(crate) fn validate_request(
+    id: &RepoId,
+    req: &CreateRequest,
+) -> Result<(PackagePath, WorkspaceName, PackageRevisionName)> {
+    if req.tasks.len() > 1 {
+        return Err(EngineError::Invalid(
+            "task list must not contain more than one task".into(),
+        ));
+    }
+    if req.labels.contains_key(LATEST_REVISION_LABEL) {
+        return Err(EngineError::Invalid(format!(
+            "metadata.labels[{LATEST_REVISION_LABEL}]: label is managed by porch and cannot be set by users"
+        )));
+    }
+    let package = PackagePath::new(&req.package)?;
+    let workspace = WorkspaceName::new(&req.workspace)?;
+    let name = PackageRevisionName::compose_validated(&id.1, &package, &workspace)?;
+    Ok((package, workspace, name))
+}
+
 /// A create computed outside the write queue: identity, task and rendered files.
 struct PreparedCreate {
     package: PackagePath,
@@ -70,19 +92,7 @@ impl Engine {
 
     /// Validation, the task and the render of a create: everything but the write.
     async fn prepare_create(&self, id: &RepoId, req: &CreateRequest) -> Result<PreparedCreate> {
-        if req.tasks.len() > 1 {
-            return Err(EngineError::Invalid(
-                "task list must not contain more than one task".into(),
-            ));
-        }
-        if req.labels.contains_key(LATEST_REVISION_LABEL) {
-            return Err(EngineError::Invalid(format!(
-                "metadata.labels[{LATEST_REVISION_LABEL}]: label is managed by porch and cannot be set by users"
-            )));
-        }
-        let package = PackagePath::new(&req.package)?;
-        let workspace = WorkspaceName::new(&req.workspace)?;
-        let name = PackageRevisionName::compose_validated(&id.1, &package, &workspace)?;
+        let (package, workspace, name) = validate_request(id, req)?;
         let task = req.tasks.first().cloned().unwrap_or_else(|| {
             Task::init(InitTask {
                 description: format!("{package} description"),

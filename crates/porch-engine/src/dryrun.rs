@@ -3,12 +3,12 @@
 //! refuses (unknown repository, invalid names, a taken workspace or package) and changes
 //! nothing. Sources (clone/edit/upgrade upstreams) and the render are not tried.
 
-use porch_core::names::{PackagePath, PackageRevisionName, RepositoryName, WorkspaceName};
+use porch_core::names::RepositoryName;
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
-use crate::model::{CreateRequest, LATEST_REVISION_LABEL};
+use crate::model::CreateRequest;
 
 impl Engine {
     /// What [`Engine::create`] would refuse for `req` without running its task (the same
@@ -17,19 +17,7 @@ impl Engine {
         let repository = RepositoryName::new(&req.repository)?;
         let id: RepoId = (req.namespace.clone(), repository);
         self.handle(&id)?;
-        if req.tasks.len() > 1 {
-            return Err(EngineError::Invalid(
-                "task list must not contain more than one task".into(),
-            ));
-        }
-        if req.labels.contains_key(LATEST_REVISION_LABEL) {
-            return Err(EngineError::Invalid(format!(
-                "metadata.labels[{LATEST_REVISION_LABEL}]: label is managed by porch and cannot be set by users"
-            )));
-        }
-        let package = PackagePath::new(&req.package)?;
-        let workspace = WorkspaceName::new(&req.workspace)?;
-        PackageRevisionName::compose_validated(&id.1, &package, &workspace)?;
+        let (package, workspace, _) = crate::create::validate_request(&id, req)?;
         let task_type = req.tasks.first().map_or("init", |t| t.task_type.as_str());
         self.check_unique(&id, &package, &workspace, task_type)?;
         match task_type {
