@@ -84,11 +84,7 @@ impl Engine {
         if current.lifecycle != Lifecycle::Draft || current.origin != Origin::Store {
             return Ok(None);
         }
-        let stored = self
-            .inner
-            .store
-            .get_draft(object_key(&id.0, &current.name()))
-            .await?;
+        let stored = self.stored_draft_of(id, &current).await?;
         let pre = self
             .prerender(stored.files()?, current.key.package.package().to_owned())
             .await?;

@@ -6,7 +6,7 @@ use porch_core::repository::Repository;
 use std::sync::Arc;
 use tracing::Instrument;
 
-use crate::drafts::{StoredDraft, object_key};
+use crate::drafts::StoredDraft;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
@@ -76,11 +76,7 @@ impl Engine {
         {
             return Ok(None);
         }
-        let stored = self
-            .inner
-            .store
-            .get_draft(object_key(&id.0, &current.name()))
-            .await?;
+        let stored = self.stored_draft_of(id, &current).await?;
         let mut files = stored.files()?;
         edit.apply(&mut files)?;
         let pre = self
@@ -152,11 +148,7 @@ impl Engine {
         let mut changes = Vec::new();
         let mut draft = None;
         if spec_changed {
-            let stored = self
-                .inner
-                .store
-                .get_draft(object_key(&id.0, &current.name()))
-                .await?;
+            let stored = self.stored_draft_of(id, &current).await?;
             let expected = stored.meta.resource_version;
             let mut files = stored.files()?;
             edit.apply(&mut files)?;

@@ -126,6 +126,18 @@ impl Engine {
         Ok(Prerendered { input, output })
     }
 
+    /// The stored record (files included) of a store-backed revision.
+    pub(crate) async fn stored_draft_of(
+        &self,
+        id: &crate::index::RepoId,
+        current: &crate::model::PackageRevision,
+    ) -> Result<crate::drafts::StoredDraft> {
+        self.inner
+            .store
+            .get_draft(crate::drafts::object_key(&id.0, &current.name()))
+            .await
+    }
+
     /// Cancels every render running now or started later (server shutdown).
     pub fn cancel_renders(&self) {
         self.inner.renders.cancel();

@@ -7,7 +7,7 @@ use porch_core::repository::PackageFiles;
 use porch_core::store::{ResourceVersion, StoreError};
 use tracing::Instrument;
 
-use crate::drafts::{StoredDraft, object_key};
+use crate::drafts::StoredDraft;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::heal::heal_comments;
@@ -87,11 +87,7 @@ impl Engine {
             )));
         }
         check_rv(name, resource_version, &current.resource_version)?;
-        let stored = self
-            .inner
-            .store
-            .get_draft(object_key(&id.0, &current.name()))
-            .await?;
+        let stored = self.stored_draft_of(id, &current).await?;
         let expected = stored.meta.resource_version;
         let files = heal_comments(&stored.files()?, files);
         let rendered = self
