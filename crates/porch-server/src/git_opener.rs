@@ -12,7 +12,7 @@ use porch_core::repository::Repository as _;
 use porch_engine::Engine;
 use porch_git::{GitAuth, GitOptions, GitRepository, MirrorPool, RepoSpec, SyncLoop};
 
-use crate::opener::{Credentials, Opened, RepoState, RepositoryOpener, RepositoryTarget};
+use porch_resources::opener::{Credentials, Opened, RepoState, RepositoryOpener, RepositoryTarget};
 
 type Key = (String, String);
 

@@ -9,12 +9,9 @@
 //! It does not (yet) serve package revisions: the engine plugs them in as another resource.
 
 mod cli;
-mod controller;
 mod git_opener;
 mod kubeconfig;
-mod opener;
 mod pki;
-mod resources;
 mod server;
 
 use clap::Parser;

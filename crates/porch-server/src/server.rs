@@ -12,8 +12,9 @@ use porch_store::{RedbStore, StoreOptions};
 
 use crate::cli::Args;
 use crate::git_opener::GitOpener;
-use crate::opener::RepositoryOpener;
-use crate::{controller, kubeconfig, pki, resources};
+use porch_resources::opener::RepositoryOpener;
+use crate::{kubeconfig, pki};
+use porch_resources::{self as resources, controller};
 
 fn hosts_for(addr: &SocketAddr) -> Vec<String> {
     let mut hosts = vec![
@@ -74,10 +75,10 @@ fn upstream_credentials(
             ))
         })?;
         Ok(match creds {
-            crate::opener::Credentials::Basic { username, password } => {
+            porch_resources::opener::Credentials::Basic { username, password } => {
                 porch_git::GitAuth::Basic { username, password }
             }
-            crate::opener::Credentials::Bearer(token) => porch_git::GitAuth::Bearer { token },
+            porch_resources::opener::Credentials::Bearer(token) => porch_git::GitAuth::Bearer { token },
         })
     })
 }

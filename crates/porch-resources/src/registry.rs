@@ -1,17 +1,11 @@
-//! The resources porch-server serves standalone, with their columns, schemas and hooks.
-
-mod core;
-mod git_spec;
-mod packagerevisions;
-mod repository;
-mod variants;
+//! The registry of every kind porch-server serves, with their columns, schemas and hooks.
 
 use std::sync::Arc;
 
 use porch_apiserver::{Registry, WatchHub};
 use porch_core::store::MetadataStore;
 
-pub use core::ensure_default_namespaces;
+use crate::{core, packagerevisions, repository, variants};
 
 /// Builds the registry: core `v1` namespaces and secrets, the `config.porch.kpt.dev` kinds,
 /// and the `porch.kpt.dev` kinds served by `engine`.

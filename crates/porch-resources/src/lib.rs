@@ -1,0 +1,25 @@
+//! The Porch resources between the generic REST machinery (`porch-apiserver`) and the
+//! engine (`porch-engine`): what each kind is (schema, columns, validation hooks), the
+//! backends of the `porch.kpt.dev` kinds served by the engine, the core `v1` kinds served
+//! standalone, and the repository controller that opens registered Repositories.
+//!
+//! What it does not do: start a server, parse flags, hold TLS or wire concrete adapters.
+//! The binary (`porch-server`) does that, handing in a `MetadataStore`, the engine and a
+//! `RepositoryOpener` (the git one lives in the binary, beside porch-git).
+//!
+//! Where the edge grows: controllers of the `config.porch.kpt.dev` kinds (PackageVariant,
+//! PackageVariantSet) live in their own crate beside this one and drive the engine in
+//! process; access control plugs into `porch-apiserver`'s request context.
+
+pub mod controller;
+pub mod opener;
+
+mod core;
+mod git_spec;
+mod packagerevisions;
+mod registry;
+mod repository;
+mod variants;
+
+pub use core::ensure_default_namespaces;
+pub use registry::registry;
