@@ -40,3 +40,19 @@ pub fn secret_schema() -> Value {
         },
     })
 }
+
+/// The OpenAPI schema of core `v1` `ConfigMap`.
+pub fn config_map_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "ConfigMap holds configuration data for pods to consume.",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "data": string_map(),
+            "binaryData": {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}},
+            "immutable": {"type": "boolean"},
+        },
+    })
+}

@@ -182,7 +182,7 @@ fn envelope(body: &[u8]) -> Result<(String, String, &[u8]), ProtobufError> {
     Ok((api_version, kind, raw))
 }
 
-/// Decodes a protobuf `v1` `Namespace` or `Secret` into its JSON form.
+/// Decodes a protobuf `v1` `Namespace`, `Secret` or `ConfigMap` into its JSON form.
 pub fn decode_core(body: &[u8]) -> Result<Value, ProtobufError> {
     let (api_version, kind, raw) = envelope(body)?;
     let mut obj = json!({"apiVersion": if api_version.is_empty() { "v1".to_string() } else { api_version }, "kind": kind});
@@ -234,6 +234,35 @@ pub fn decode_core(body: &[u8]) -> Result<Value, ProtobufError> {
                 obj["stringData"] = Value::Object(string_data);
             }
         }
+        "ConfigMap" => {
+            // k8s.io/api/core/v1 ConfigMap: 1 metadata, 2 data, 3 binaryData, 4 immutable.
+            let mut data = Map::new();
+            let mut binary = Map::new();
+            for (n, f) in parts {
+                match (n, f) {
+                    (1, Field::Bytes(v)) => obj["metadata"] = object_meta(v)?,
+                    (2, Field::Bytes(v)) => {
+                        let (k, val) = map_entry(v)?;
+                        data.insert(k, string(val)?.into());
+                    }
+                    (3, Field::Bytes(v)) => {
+                        let (k, val) = map_entry(v)?;
+                        binary.insert(
+                            k,
+                            base64::engine::general_purpose::STANDARD.encode(val).into(),
+                        );
+                    }
+                    (4, Field::Varint(b)) => obj["immutable"] = (b != 0).into(),
+                    _ => {}
+                }
+            }
+            if !data.is_empty() {
+                obj["data"] = Value::Object(data);
+            }
+            if !binary.is_empty() {
+                obj["binaryData"] = Value::Object(binary);
+            }
+        }
         other => {
             return Err(ProtobufError(format!(
                 "protobuf is not supported for kind {other:?}; send JSON"
@@ -266,5 +295,19 @@ mod tests {
         assert_eq!(v["data"]["password"], "cHc=");
         assert_eq!(v["type"], "Opaque");
         assert!(decode_core(b"k8s\x00\x0a\x05").is_err());
+    }
+
+    #[test]
+    fn decodes_a_config_map() {
+        let meta = [field(1, b"cm"), field(3, b"ns")].concat();
+        let entry = [field(1, b"key"), field(2, b"value")].concat();
+        let bin = [field(1, b"blob"), field(2, &[0, 1])].concat();
+        let cm = [field(1, &meta), field(2, &entry), field(3, &bin)].concat();
+        let type_meta = [field(1, b"v1"), field(2, b"ConfigMap")].concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &cm)].concat();
+        let v = decode_core(&body).expect("decodes");
+        assert_eq!(v["metadata"]["name"], "cm");
+        assert_eq!(v["data"]["key"], "value");
+        assert_eq!(v["binaryData"]["blob"], "AAE=");
     }
 }

@@ -1,4 +1,4 @@
-//! Core `v1` `namespaces` and `secrets`.
+//! Core `v1` `namespaces`, `secrets` and `configmaps`.
 //!
 //! Deleting a namespace deletes everything in it (in one atomic store write). Secret data is
 //! never logged; `stringData` is folded into base64 `data` on write, as Kubernetes does.
@@ -53,6 +53,17 @@ pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
     secret.hooks = Arc::new(SecretHooks);
     secret.protobuf = Some(decode_protobuf);
     reg.add_generic(secret, store, hub);
+
+    // ConfigMaps: what PackageVariant config injection reads from, standalone.
+    let mut cm = ResourceKind::new("", "v1", "ConfigMap", "configmaps");
+    cm.short_names = vec!["cm".into()];
+    cm.schema = porch_api::core::config_map_schema();
+    cm.columns = vec![Column::computed("Data", "string", |o| {
+        let n = |f: &str| o.get(f).and_then(Value::as_object).map_or(0, |m| m.len());
+        json!(n("data") + n("binaryData"))
+    })];
+    cm.protobuf = Some(decode_protobuf);
+    reg.add_generic(cm, store, hub);
 }
 
 fn decode_protobuf(body: &[u8]) -> Result<Value, String> {

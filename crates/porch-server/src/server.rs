@@ -12,8 +12,8 @@ use porch_store::{RedbStore, StoreOptions};
 
 use crate::cli::Args;
 use crate::git_opener::GitOpener;
-use porch_resources::opener::RepositoryOpener;
 use crate::{kubeconfig, pki};
+use porch_resources::opener::RepositoryOpener;
 use porch_resources::{self as resources, controller};
 
 fn hosts_for(addr: &SocketAddr) -> Vec<String> {
@@ -78,7 +78,9 @@ fn upstream_credentials(
             porch_resources::opener::Credentials::Basic { username, password } => {
                 porch_git::GitAuth::Basic { username, password }
             }
-            porch_resources::opener::Credentials::Bearer(token) => porch_git::GitAuth::Bearer { token },
+            porch_resources::opener::Credentials::Bearer(token) => {
+                porch_git::GitAuth::Bearer { token }
+            }
         })
     })
 }

@@ -341,6 +341,30 @@ fn secrets_and_namespaces() {
         "secret data must never be logged"
     );
 
+    // ConfigMaps (what PackageVariant injection reads) are served like Secrets.
+    let out = s.kubectl_ok(&[
+        "create",
+        "configmap",
+        "site",
+        "-n",
+        "team-a",
+        "--from-literal=region=eu-west",
+        "--from-literal=zone=b",
+    ]);
+    assert_eq!(out.trim(), "configmap/site created");
+    let table = s.kubectl_ok(&["get", "cm", "-n", "team-a"]);
+    assert!(table.contains("site") && table.contains("DATA"), "{table}");
+    let region = s.kubectl_ok(&[
+        "get",
+        "configmap",
+        "site",
+        "-n",
+        "team-a",
+        "-o",
+        "jsonpath={.data.region}",
+    ]);
+    assert_eq!(region, "eu-west");
+
     // Secrets cannot go into a namespace that does not exist.
     let out = s.kubectl(&[
         "create",
