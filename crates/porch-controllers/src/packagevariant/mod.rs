@@ -1,0 +1,3 @@
+//! The PackageVariant controller (upstream `controllers/packagevariants/pkg/controllers/packagevariant`).
+
+pub mod mutate;

@@ -1,0 +1,1 @@
+//! The PackageVariantSet controller (upstream `controllers/packagevariantsets/pkg/controllers/packagevariantset`).
