@@ -145,6 +145,7 @@ impl ResourceBackend for GenericBackend {
         let mut items = Vec::new();
         let mut resource_version = 0;
         let mut continue_token = None;
+        let mut remaining_item_count = None;
         loop {
             let want = if options.selectors.is_empty() {
                 limit
@@ -188,6 +189,10 @@ impl ResourceBackend for GenericBackend {
                 if let Some((ns, name)) = &last_key {
                     continue_token = Some(encode_continue(resource_version, ns, name));
                 }
+                // As kube-apiserver: the count is known (and sent) only without selectors.
+                if options.selectors.is_empty() {
+                    remaining_item_count = page.remaining;
+                }
                 break;
             }
             if !page.more {
@@ -199,7 +204,7 @@ impl ResourceBackend for GenericBackend {
             items,
             resource_version,
             continue_token,
-            remaining_item_count: None,
+            remaining_item_count,
         })
     }
 

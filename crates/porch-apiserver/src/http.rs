@@ -594,6 +594,12 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let pt = PatchType::from_content_type(&content_type(&headers))?;
+            if pt == PatchType::Strategic && kind.custom_resource {
+                // kube-apiserver has no strategic merge information for custom resources.
+                return Err(ApiError::unsupported_media_type(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                ));
+            }
             if let Some(sub) = &custom_sub {
                 // A custom subresource is patched as read, patch, write back.
                 if pt == PatchType::Apply {
@@ -662,6 +668,10 @@ fn list_response(
     if let Some(c) = &list.continue_token {
         out.extend_from_slice(b",\"continue\":");
         out.extend_from_slice(Value::String(c.clone()).to_string().as_bytes());
+    }
+    if let Some(n) = list.remaining_item_count {
+        out.extend_from_slice(b",\"remainingItemCount\":");
+        out.extend_from_slice(n.to_string().as_bytes());
     }
     out.extend_from_slice(b"},\"items\":[");
     for (i, item) in list.items.iter().enumerate() {

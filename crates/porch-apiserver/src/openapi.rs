@@ -94,12 +94,17 @@ fn op(k: &ResourceKind, action: &str, id: &str, body: bool, schema_ref: &str) ->
     });
     if body {
         let ct = if action == "patch" {
-            json!({
+            let mut types = json!({
                 "application/json-patch+json": {"schema": {"type": "object"}},
                 "application/merge-patch+json": {"schema": {"type": "object"}},
                 "application/apply-patch+yaml": {"schema": {"type": "object"}},
-                "application/strategic-merge-patch+json": {"schema": {"type": "object"}},
-            })
+            });
+            // kubectl (apply, diff) sends a strategic merge patch only where this is listed.
+            if !k.custom_resource {
+                types["application/strategic-merge-patch+json"] =
+                    json!({"schema": {"type": "object"}});
+            }
+            types
         } else {
             json!({"application/json": {"schema": {"$ref": schema_ref}}})
         };

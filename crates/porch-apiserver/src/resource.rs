@@ -47,6 +47,9 @@ pub struct ResourceKind {
     /// Put in front of the optimistic-concurrency message (Porch's kinds answer it as
     /// `Internal error occurred: Operation cannot be fulfilled …`, and clients match the text).
     pub conflict_prefix: &'static str,
+    /// Served as kube-apiserver serves a CustomResourceDefinition's kind (in Porch:
+    /// Repository, PackageVariant, PackageVariantSet): strategic merge patch answers 415.
+    pub custom_resource: bool,
 }
 
 /// Turns a protobuf request body into the object's JSON form.
@@ -78,6 +81,7 @@ impl ResourceKind {
             hooks: Arc::new(NoHooks),
             protobuf: None,
             conflict_prefix: "",
+            custom_resource: false,
         }
     }
 

@@ -157,6 +157,9 @@ pub struct ListPage {
     pub resource_version: ResourceVersion,
     /// True when `limit` cut the list short.
     pub more: bool,
+    /// When `limit` cut the list short: how many objects of the query follow the page
+    /// (Kubernetes' `remainingItemCount`).
+    pub remaining: Option<u64>,
 }
 
 /// Receives committed events in commit order, right after each commit. Must not block.

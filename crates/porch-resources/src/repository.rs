@@ -18,6 +18,7 @@ pub(super) fn kind() -> ResourceKind {
     k.short_names = vec!["repo".into()];
     k.schema = porch_api::crd_schema::<porch_api::Repository>();
     k.status_subresource = true;
+    k.custom_resource = true;
     k.columns = vec![
         Column::path("Type", "string", ".spec.type"),
         Column::path("Content", "string", ".spec.content"),

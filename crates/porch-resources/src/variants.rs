@@ -15,6 +15,7 @@ pub(super) fn package_variant_kind() -> ResourceKind {
     );
     k.schema = porch_api::crd_schema::<porch_api::PackageVariant>();
     k.status_subresource = true;
+    k.custom_resource = true;
     k.hooks = Arc::new(PackageVariantHooks);
     k
 }
@@ -28,6 +29,7 @@ pub(super) fn package_variant_set_kind() -> ResourceKind {
     );
     k.schema = porch_api::crd_schema::<porch_api::PackageVariantSet>();
     k.status_subresource = true;
+    k.custom_resource = true;
     k.hooks = Arc::new(PackageVariantSetHooks);
     k
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::Server;
-use common::porch::{empty_remote, git_server, remote_refs};
+use common::porch::{remote_refs, server_with_drafts};
 use serde_json::{Value, json};
 
 fn stdout_json(out: &str) -> Value {
@@ -39,34 +39,6 @@ fn names(s: &Server, args: &[&str]) -> Vec<String> {
 
 const DRAFT_A: &str = "deployments.a.ws";
 const DRAFT_B: &str = "deployments.b.ws";
-
-/// A server with a Ready repository `deployments` (smart HTTP remote) and two drafts.
-fn server_with_drafts() -> (Server, std::path::PathBuf, porch_testkit::GitServer) {
-    let s = Server::start();
-    let root = s.dir.path().join("git");
-    std::fs::create_dir_all(&root).expect("git root");
-    empty_remote(&root, "deployments");
-    let git = git_server(&root);
-    let repo = s.write_file(
-        "repo.yaml",
-        &common::repo_yaml("deployments", &git.url_for("deployments.git")),
-    );
-    s.kubectl_ok(&["apply", "-f", repo.to_str().expect("utf8")]);
-    s.kubectl_ok(&[
-        "wait",
-        "--for=condition=Ready",
-        "repositories.config.porch.kpt.dev/deployments",
-        "--timeout=60s",
-    ]);
-    for pkg in ["a", "b"] {
-        let draft = s.write_file(
-            &format!("{pkg}.yaml"),
-            &format!("apiVersion: porch.kpt.dev/v1alpha1\nkind: PackageRevision\nmetadata:\n  namespace: default\nspec:\n  repository: deployments\n  packageName: {pkg}\n  workspaceName: ws\n  tasks:\n  - type: init\n    init:\n      description: {pkg}\n"),
-        );
-        s.kubectl_ok(&["create", "-f", draft.to_str().expect("utf8")]);
-    }
-    (s, root, git)
-}
 
 #[test]
 fn server_dry_runs_change_nothing() {

@@ -142,19 +142,28 @@ impl MetadataStore for RedbStore {
         let range = dbr(table.range::<&str>((lower, Bound::Excluded(end.as_str()))))?;
         let limit = query.limit.unwrap_or(usize::MAX);
         let mut items = Vec::new();
-        let mut more = false;
-        for entry in range {
+        let mut remaining = None;
+        let mut range = range;
+        for entry in range.by_ref() {
             let (k, v) = dbr(entry)?;
             if items.len() >= limit {
-                more = true;
+                remaining = Some(1);
                 break;
             }
             items.push(decode_object(parse_object_key(k.value())?, v.value())?);
         }
+        if let Some(n) = remaining.as_mut() {
+            // Counting the rest reads keys only (values are never decoded).
+            for entry in range {
+                dbr(entry)?;
+                *n += 1;
+            }
+        }
         Ok(ListPage {
             items,
             resource_version,
-            more,
+            more: remaining.is_some(),
+            remaining,
         })
     }
 

@@ -536,3 +536,32 @@ pub fn refs_under(bare: &Path, prefix: &str) -> Vec<String> {
         .filter(|r| r.starts_with(prefix))
         .collect()
 }
+
+/// A server with a Ready repository `deployments` (smart HTTP remote) and two drafts made with
+/// kubectl, `deployments.a.ws` and `deployments.b.ws`.
+pub fn server_with_drafts() -> (super::Server, std::path::PathBuf, porch_testkit::GitServer) {
+    let s = super::Server::start();
+    let root = s.dir.path().join("git");
+    std::fs::create_dir_all(&root).expect("git root");
+    empty_remote(&root, "deployments");
+    let git = git_server(&root);
+    let repo = s.write_file(
+        "repo.yaml",
+        &super::repo_yaml("deployments", &git.url_for("deployments.git")),
+    );
+    s.kubectl_ok(&["apply", "-f", repo.to_str().expect("utf8")]);
+    s.kubectl_ok(&[
+        "wait",
+        "--for=condition=Ready",
+        "repositories.config.porch.kpt.dev/deployments",
+        "--timeout=60s",
+    ]);
+    for pkg in ["a", "b"] {
+        let draft = s.write_file(
+            &format!("{pkg}.yaml"),
+            &format!("apiVersion: porch.kpt.dev/v1alpha1\nkind: PackageRevision\nmetadata:\n  namespace: default\nspec:\n  repository: deployments\n  packageName: {pkg}\n  workspaceName: ws\n  tasks:\n  - type: init\n    init:\n      description: {pkg}\n"),
+        );
+        s.kubectl_ok(&["create", "-f", draft.to_str().expect("utf8")]);
+    }
+    (s, root, git)
+}
