@@ -16,7 +16,16 @@ pub enum EngineError {
     /// The identity is taken.
     #[error("{0}")]
     AlreadyExists(String),
-    /// A stale resourceVersion or a lost race.
+    /// The resourceVersion given is not the object's (or a write lost its compare-and-swap):
+    /// Porch's optimistic-concurrency conflict on package revision `name`.
+    #[error(
+        "Operation cannot be fulfilled on packagerevisions.porch.kpt.dev \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+    )]
+    Modified {
+        /// The package revision.
+        name: String,
+    },
+    /// Another conflict (a lost race on a name, a repository that moved).
     #[error("{0}")]
     Conflict(String),
     /// Another request on the same object (or create identity) is in progress: Porch's
@@ -71,7 +80,9 @@ impl EngineError {
         match self {
             EngineError::NotFound(_) => ErrorKind::NotFound,
             EngineError::AlreadyExists(_) => ErrorKind::AlreadyExists,
-            EngineError::Conflict(_) | EngineError::InProgress(_) => ErrorKind::Conflict,
+            EngineError::Modified { .. }
+            | EngineError::Conflict(_)
+            | EngineError::InProgress(_) => ErrorKind::Conflict,
             EngineError::Invalid(_) => ErrorKind::Invalid,
             EngineError::Forbidden(_) => ErrorKind::Forbidden,
             // The pipeline is the user's content: its failure is a 422 (Porch answers 500;
@@ -94,9 +105,9 @@ impl EngineError {
 
     /// Porch's optimistic-concurrency message for `name`.
     pub(crate) fn modified(name: &str) -> Self {
-        EngineError::Conflict(format!(
-            "Operation cannot be fulfilled on packagerevisions.porch.kpt.dev \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
-        ))
+        EngineError::Modified {
+            name: name.to_owned(),
+        }
     }
 }
 

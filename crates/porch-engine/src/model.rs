@@ -303,4 +303,6 @@ pub struct ResourcesUpdate {
     /// What render did. A non-empty `error` means the failed result was persisted because of
     /// [`PUSH_ON_RENDER_FAILURE`]; Porch still answers such an update with an error.
     pub render_status: RenderStatus,
+    /// The files saved (rendered).
+    pub files: porch_core::repository::PackageFiles,
 }

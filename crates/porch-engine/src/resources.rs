@@ -16,8 +16,11 @@ use crate::model::{Origin, PUSH_ON_RENDER_FAILURE, ResourcesUpdate};
 use crate::store::{Change, at};
 
 impl Engine {
-    /// Replaces the files of Draft `name` (files absent from `files` are deleted), renders,
-    /// and saves. `resource_version` must be the current one, else `Conflict`.
+    /// Replaces the files of Draft `name` (files absent from `files` are deleted, except
+    /// stored files that are not UTF-8: the wire's text map cannot carry them, so a client
+    /// never saw them), renders, and saves. `resource_version` must be the current one, else
+    /// `EngineError::Modified`. Returns what it saved: the revision and its files, so a
+    /// caller answers without reading the package again.
     /// On render failure: `Err(EngineError::Render { pushed: false, .. })` and nothing saved,
     /// unless the revision has annotation `porch.kpt.dev/push-on-render-failure: "true"`:
     /// then the result is saved and returned with a non-empty `render_status.error`.
@@ -49,15 +52,15 @@ impl Engine {
                     let draft = StoredDraft::new(stored_meta, &rendered.files);
                     this.save_draft(&id, &name, draft, expected).await?;
                     tracing::info!(render_failed = failed, "draft resources saved");
-                    Ok::<_, EngineError>((this.get(&id.0, &name)?, rendered.status))
+                    Ok::<_, EngineError>(ResourcesUpdate {
+                        revision: this.get(&id.0, &name)?,
+                        render_status: rendered.status,
+                        files: rendered.files,
+                    })
                 }
                 .instrument(span),
             )
             .await?
-            .map(|(revision, render_status)| ResourcesUpdate {
-                revision,
-                render_status,
-            })
     }
 
     /// The checks and the render of a resources update: the stored draft's metadata, the
@@ -89,7 +92,14 @@ impl Engine {
         check_rv(name, resource_version, &current.resource_version)?;
         let stored = self.stored_draft_of(id, &current).await?;
         let expected = stored.meta.resource_version;
-        let files = heal_comments(&stored.files()?, files);
+        let existing = stored.files()?;
+        let mut files = files;
+        for (path, bytes) in &existing {
+            if std::str::from_utf8(bytes).is_err() && !files.contains_key(path) {
+                files.insert(path.clone(), bytes.clone());
+            }
+        }
+        let files = heal_comments(&existing, files);
         let rendered = self
             .render(files, current.key.package.package().to_owned())
             .await?;

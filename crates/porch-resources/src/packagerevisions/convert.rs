@@ -149,7 +149,7 @@ pub fn revision_json(pr: &PackageRevision) -> Value {
 
 /// Files as the wire map. Only UTF-8 text: files of other bytes (images, archives) are left
 /// out, as Porch does, rather than sent with replacement characters that a client would
-/// write back; an update keeps them (see `prr::keep_binary`).
+/// write back; an update keeps them (the engine keeps stored files that are not UTF-8).
 pub fn files_json(files: &porch_core::repository::PackageFiles) -> Value {
     let map: Map<String, Value> = files
         .iter()
@@ -317,9 +317,7 @@ pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
         (EngineError::InProgress(_), _) => {
             ApiError::new(ErrorKind::Conflict, message).with_details(name, GROUP, plural)
         }
-        (EngineError::Conflict(m), _) if m.starts_with("Operation cannot be fulfilled") => {
-            conflict(plural, name)
-        }
+        (EngineError::Modified { .. }, _) => conflict(plural, name),
         _ => ApiError::new(kind, format!("{PORCH_PREFIX}{message}"))
             .with_details(name, GROUP, plural),
     }

@@ -61,16 +61,6 @@ fn files_of(obj: &Value, name: &str) -> Result<PackageFiles, ApiError> {
         .collect()
 }
 
-/// Files the wire cannot carry (not UTF-8, so left out of `spec.resources`) that `files`
-/// does not replace: the client never saw them, so an update keeps them byte for byte.
-fn keep_binary(files: &mut PackageFiles, existing: PackageFiles) {
-    for (path, bytes) in existing {
-        if std::str::from_utf8(&bytes).is_err() && !files.contains_key(&path) {
-            files.insert(path, bytes);
-        }
-    }
-}
-
 #[async_trait::async_trait]
 impl ResourceBackend for ResourcesBackend {
     async fn get(
@@ -145,31 +135,25 @@ impl ResourceBackend for ResourcesBackend {
                 "{PORCH_PREFIX}resourceVersion must be specified for an update"
             )));
         }
-        let mut files = files_of(&obj, name)?;
-        let (current, existing) = self
-            .engine
-            .read_resources(namespace, name)
-            .await
-            .map_err(err(name))?;
+        let files = files_of(&obj, name)?;
+        // The index answers which engine version the wire's resourceVersion names; the files
+        // are read once, by the update itself, which returns what it saved.
+        let current = self.engine.get(namespace, name).map_err(err(name))?;
         if let Expect::ResourceVersion(rv) = expect
             && rv != wire_rv(&current.resource_version)
         {
             return Err(convert::conflict(PLURAL, name));
         }
-        keep_binary(&mut files, existing);
         match self
             .engine
             .update_resources(namespace, name, &current.resource_version, files)
             .await
         {
-            Ok(update) if update.render_status.error.is_empty() => {
-                let (pr, files) = self
-                    .engine
-                    .read_resources(namespace, name)
-                    .await
-                    .map_err(err(name))?;
-                Ok(resources_json(&pr, &files, Some(&update.render_status)))
-            }
+            Ok(update) if update.render_status.error.is_empty() => Ok(resources_json(
+                &update.revision,
+                &update.files,
+                Some(&update.render_status),
+            )),
             // Saved because of push-on-render-failure; Porch still answers with an error.
             Ok(update) => Err(err(name)(EngineError::Render {
                 message: update.render_status.error.clone(),
@@ -229,30 +213,6 @@ mod tests {
         assert_eq!(
             fields,
             ["spec.resources[.git/config]", "spec.resources[a//b]"]
-        );
-    }
-
-    #[test]
-    fn binary_files_the_request_does_not_name_are_kept() {
-        let png = vec![0x89, b'P', b'N', b'G', 0xff, 0x00];
-        let existing = PackageFiles::from([
-            ("logo.png".to_owned(), png.clone()),
-            ("other.bin".to_owned(), vec![0xfe]),
-            ("old.yaml".to_owned(), b"a: 1".to_vec()),
-        ]);
-        let mut files = PackageFiles::from([
-            ("Kptfile".to_owned(), b"k".to_vec()),
-            ("other.bin".to_owned(), b"now text".to_vec()),
-        ]);
-        keep_binary(&mut files, existing);
-        assert_eq!(files.get("logo.png"), Some(&png));
-        assert_eq!(
-            files.get("other.bin").map(Vec::as_slice),
-            Some(&b"now text"[..])
-        );
-        assert!(
-            !files.contains_key("old.yaml"),
-            "text files are replaced wholesale"
         );
     }
 }
