@@ -48,8 +48,11 @@ fn package(extra: &[(&str, &str)]) -> PackageFiles {
     files
 }
 
-/// (condition type, file, required, errors) of every point, sorted by condition type.
-fn points_of(files: &PackageFiles) -> Result<Vec<(String, String, bool, Vec<String>)>, String> {
+/// (condition type, file, required, errors) of a point.
+type PointSummary = (String, String, bool, Vec<String>);
+
+/// The summary of every point, sorted by condition type.
+fn points_of(files: &PackageFiles) -> Result<Vec<PointSummary>, String> {
     let parsed = parse_files(files)?;
     let mut points: Vec<_> = find_injection_points(&parsed)
         .into_iter()
