@@ -18,6 +18,8 @@ pub(crate) struct PointCondition {
 /// `info` fields that come after `readinessGates` in the Kptfile schema: a new gate list is
 /// inserted before the first of them, where kpt would write it.
 const AFTER_GATES: [&str; 3] = ["description", "keywords", "man"];
+/// Kptfile fields that come after `info`: a new `info` goes before the first of them.
+const AFTER_INFO: [&str; 3] = ["pipeline", "inventory", "status"];
 
 /// Sets the gates and conditions of the points on the Kptfile object `root`.
 pub(crate) fn set_conditions_and_gates(root: &mut Node, points: &[PointCondition]) {
@@ -72,19 +74,28 @@ fn set_gates(root: &mut Node, points: &[PointCondition]) {
     if let Some(items) = list.items_mut() {
         *items = gates;
     }
+    if root.get("info").is_none() {
+        insert_before(root, "info", Node::mapping(), &AFTER_INFO);
+    }
     let info = root.ensure_mapping(&["info"]);
     if info.get("readinessGates").is_some() {
         info.set("readinessGates", list);
-        return;
+    } else {
+        insert_before(info, "readinessGates", list, &AFTER_GATES);
     }
-    let Some(entries) = info.entries_mut() else {
+}
+
+/// Adds `key` to the mapping before the first of `later` present, else at the end: where
+/// kpt's struct order would put it.
+fn insert_before(map: &mut Node, key: &str, value: Node, later: &[&str]) {
+    let Some(entries) = map.entries_mut() else {
         return;
     };
     let at = entries
         .iter()
-        .position(|(k, _)| AFTER_GATES.contains(&k.as_str().unwrap_or_default()))
+        .position(|(k, _)| later.contains(&k.as_str().unwrap_or_default()))
         .unwrap_or(entries.len());
-    entries.insert(at, (Node::tagged_scalar("readinessGates", "!!str"), list));
+    entries.insert(at, (Node::tagged_scalar(key, "!!str"), value));
 }
 
 fn set_conditions(root: &mut Node, points: &[PointCondition]) {

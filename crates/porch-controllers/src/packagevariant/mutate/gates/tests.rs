@@ -251,3 +251,26 @@ status:
         )
     );
 }
+
+#[test]
+fn new_info_goes_before_the_pipeline() {
+    let kptfile = format!("{HEAD}pipeline:\n  mutators:\n  - image: m\n");
+    assert_eq!(
+        run(&kptfile, &[point("g", true, Some("x"))]),
+        format!(
+            "{HEAD}info:
+  readinessGates:
+  - conditionType: g
+pipeline:
+  mutators:
+  - image: m
+status:
+  conditions:
+  - type: g
+    status: \"True\"
+    message: injected resource \"x\" from cluster
+    reason: ConfigInjected
+"
+        )
+    );
+}
