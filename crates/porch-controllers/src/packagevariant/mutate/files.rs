@@ -133,17 +133,17 @@ pub(crate) fn changed(before: &PackageFiles, after: &PackageFiles) -> bool {
     })
 }
 
-/// Upstream `kptfilesEqual`: both decode and decode to the same Kptfile.
+/// Upstream `kptfilesEqual`: both decode and decode to the same Kptfile. A Kptfile kpt's
+/// strict decoding refuses (unknown fields) is compared as plain YAML data instead.
 fn kptfiles_equal(a: &[u8], b: &[u8]) -> bool {
-    let decode = |bytes: &[u8]| {
-        std::str::from_utf8(bytes)
-            .ok()
-            .and_then(|t| Kptfile::parse(t).ok())
+    let (Ok(a), Ok(b)) = (std::str::from_utf8(a), std::str::from_utf8(b)) else {
+        return false;
     };
-    match (decode(a), decode(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
+    if let (Ok(a), Ok(b)) = (Kptfile::parse(a), Kptfile::parse(b)) {
+        return a == b;
     }
+    let data = |t: &str| yaml::parse_one(t).ok().and_then(|n| n.try_to_value().ok());
+    matches!((data(a), data(b)), (Some(a), Some(b)) if a == b)
 }
 
 #[cfg(test)]
@@ -231,6 +231,23 @@ mod tests {
             "Kptfile".into(),
             b"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: b\n".to_vec(),
         );
+        assert!(changed(&before, &after));
+        // unknown fields: compared as data
+        before.insert(
+            "Kptfile".into(),
+            b"kind: Kptfile\nextra: {a: 1, b: 2}\n".to_vec(),
+        );
+        after.insert(
+            "Kptfile".into(),
+            b"kind: Kptfile\nextra:\n  a: 1\n  b: 2\n".to_vec(),
+        );
+        assert!(!changed(&before, &after));
+        after.insert(
+            "Kptfile".into(),
+            b"kind: Kptfile\nextra:\n  a: 1\n".to_vec(),
+        );
+        assert!(changed(&before, &after));
+        after.insert("Kptfile".into(), b"kind: [\n".to_vec());
         assert!(changed(&before, &after));
         // other files compare by bytes
         before.insert("x.yaml".into(), b"a: 1\n".to_vec());
