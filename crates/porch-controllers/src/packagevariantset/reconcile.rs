@@ -200,6 +200,10 @@ pub async fn ensure_package_variants(
 ) -> Result<Changes, PvsError> {
     let pvs_name = meta_str(pvs, "name");
     let uid = meta_str(pvs, "uid");
+    if uid.is_empty() {
+        // The UID is what ties the generated PackageVariants to this set.
+        return Err(PvsError::Malformed("metadata.uid is not set".into()));
+    }
     let gvr = packagevariants_gvr();
 
     // Rendered first, so a template error writes nothing.

@@ -536,3 +536,26 @@ fn same_spec_ignores_empties_and_policy_defaults() {
     let d = json!({"downstream": {"repo": "r", "package": "q"}});
     assert!(!same_spec(&a, &d));
 }
+
+#[tokio::test]
+async fn a_set_without_uid_writes_no_variant() {
+    let m = MemObjects::new();
+    let set = pvs(json!({}));
+    let mut no_uid = set.clone();
+    no_uid["metadata"]
+        .as_object_mut()
+        .expect("test value")
+        .remove("uid");
+    let upstream = serde_json::from_value(json!({"repo": "up", "package": "up", "revision": 1}))
+        .expect("test value");
+    let d = [PvContext {
+        repo_default: "r".into(),
+        package_default: "p".into(),
+        ..Default::default()
+    }];
+    let e = ensure_package_variants(&m, NS, &no_uid, &upstream, &[], &json!({}), &d)
+        .await
+        .expect_err("no uid");
+    assert_eq!(e.to_string(), "metadata.uid is not set");
+    assert_eq!(m.writes(), []);
+}

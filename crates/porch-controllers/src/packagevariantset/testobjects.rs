@@ -272,15 +272,20 @@ impl MemObjects {
         if obj.pointer("/metadata/resourceVersion") != old.pointer("/metadata/resourceVersion") {
             return Err(err(ErrorKind::Conflict, format!("{name} was modified")));
         }
-        let mut new = if op == "status" {
-            old.clone()
+        // A status write changes only the status; any other write keeps it.
+        let (mut new, status) = if op == "status" {
+            (old.clone(), obj.get("status").cloned())
         } else {
-            obj.clone()
+            (obj.clone(), old.get("status").cloned())
         };
-        if op == "status" {
-            new["status"] = obj.get("status").cloned().unwrap_or(Value::Null);
-        } else {
-            new["status"] = old.get("status").cloned().unwrap_or(Value::Null);
+        match (new.as_object_mut(), status) {
+            (Some(m), Some(st)) => {
+                m.insert("status".into(), st);
+            }
+            (Some(m), None) => {
+                m.remove("status");
+            }
+            (None, _) => {}
         }
         st.next += 1;
         new["metadata"]["resourceVersion"] = json!(st.next.to_string());
