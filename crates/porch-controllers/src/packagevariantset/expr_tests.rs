@@ -116,3 +116,19 @@ fn object_input_of_pod_and_repository() {
                "annotations": {}})
     );
 }
+
+#[test]
+fn standard_functions_are_available() {
+    assert_eq!(
+        eval("repoDefault.startsWith('foo') ? 'yes' : 'no'", None),
+        Ok("yes".into())
+    );
+    assert_eq!(
+        eval(
+            "repoDefault.matches('^foo-[a-z]+$') ? packageDefault : ''",
+            None
+        ),
+        Ok("bar-package".into())
+    );
+    assert_eq!(eval("string(size(repoDefault))", None), Ok("8".into()));
+}
