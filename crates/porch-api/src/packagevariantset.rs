@@ -59,7 +59,10 @@ pub struct ObjectSelector {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "match_expressions")]
     pub match_expressions: Option<Vec<serde_json::Value>>,
+    /// Optional in the schema, as upstream's `omitempty`: the controller reports a missing one.
+    #[serde(default)]
     pub api_version: String,
+    #[serde(default)]
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
