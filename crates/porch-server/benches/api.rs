@@ -92,6 +92,7 @@ fn rss_split(pid: u32) -> String {
 }
 
 fn start_server(
+    bin: &str,
     dir: &std::path::Path,
 ) -> anyhow::Result<(ServerProcess, kube::config::Kubeconfig)> {
     let data = dir.join("data");
@@ -104,10 +105,10 @@ fn start_server(
     let mut command = match wrap.split_first() {
         Some((program, args)) => {
             let mut c = Command::new(program);
-            c.args(args).arg(env!("CARGO_BIN_EXE_porch-server"));
+            c.args(args).arg(bin);
             c
         }
-        None => Command::new(env!("CARGO_BIN_EXE_porch-server")),
+        None => Command::new(bin),
     };
     let child = command
         .arg("--data-dir")
@@ -266,9 +267,91 @@ async fn main() -> anyhow::Result<()> {
         "generated {repos} remotes of {packages} packages x {revisions} revisions and one of {large} x 5 in {}",
         ms(t.elapsed())
     );
-    let git = GitServer::start(&root, None)?;
+    // PORCH_BENCH_BASELINE=<porch-server binary> runs the same scenario against that binary
+    // first, on its own copy of the remotes, and prints both side by side.
+    let mut runs: Vec<(String, String)> = Vec::new();
+    if let Ok(bin) = std::env::var("PORCH_BENCH_BASELINE") {
+        runs.push(("baseline".into(), bin));
+    }
+    runs.push((
+        "this build".into(),
+        env!("CARGO_BIN_EXE_porch-server").to_owned(),
+    ));
+    let p = Params {
+        repos,
+        packages,
+        revisions,
+        large,
+    };
+    let mut summaries = Vec::new();
+    for (i, (label, bin)) in runs.iter().enumerate() {
+        let run_dir = dir.path().join(format!("run{i}"));
+        std::fs::create_dir_all(&run_dir)?;
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(&root)
+            .arg(run_dir.join("git"))
+            .status()?;
+        if !status.success() {
+            bail!("cp failed");
+        }
+        println!("[{label}] {bin}");
+        match scenario(bin, &run_dir, &p).await? {
+            Some(summary) => summaries.push((label.clone(), summary)),
+            None => return Ok(()),
+        }
+    }
+    if let [(base_label, base), (label, this)] = &summaries[..] {
+        println!("side by side (p50; ratio {label} / {base_label}):");
+        let row = |what: &str, b: Duration, t: Duration| {
+            println!(
+                "  {what:<44} {:>10} {:>10}  {:.3}",
+                ms(b),
+                ms(t),
+                t.as_secs_f64() / b.as_secs_f64().max(1e-9)
+            );
+        };
+        row("list all package revisions (kube-rs)", base.list, this.list);
+        row("the same list as raw JSON", base.raw, this.raw);
+        row("resources update with render", base.update, this.update);
+        row("propose", base.propose, this.propose);
+        row("approve and publish", base.approve, this.approve);
+    }
+    Ok(())
+}
 
-    let (server, kc) = start_server(dir.path())?;
+#[derive(Clone, Copy)]
+struct Params {
+    repos: usize,
+    packages: usize,
+    revisions: usize,
+    large: usize,
+}
+
+/// The p50s compared between two binaries.
+struct Summary {
+    list: Duration,
+    raw: Duration,
+    update: Duration,
+    propose: Duration,
+    approve: Duration,
+}
+
+/// One server binary over `run_dir/git`: registration, lists, writes, watch, large repo.
+/// `None` when the run stopped early on request (`PORCH_BENCH_KILL_AFTER_LISTS`).
+async fn scenario(
+    bin: &str,
+    run_dir: &std::path::Path,
+    p: &Params,
+) -> anyhow::Result<Option<Summary>> {
+    let Params {
+        repos,
+        packages,
+        revisions,
+        large,
+    } = *p;
+    let git = GitServer::start(run_dir.join("git"), None)?;
+    let (server, kc) = start_server(bin, run_dir)?;
     let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
     let client = kube::Client::try_from(cfg)?;
     let repos_api = api(
@@ -352,10 +435,10 @@ async fn main() -> anyhow::Result<()> {
         // dies here (SIGKILL, so nothing is freed on the way out) is its live set.
         let _ = Command::new("pkill")
             .args(["-KILL", "-f"])
-            .arg(dir.path().join("data"))
+            .arg(run_dir.join("data"))
             .status();
         println!("server killed after the lists: {rss_listed}");
-        return Ok(());
+        return Ok(None);
     }
 
     // Watch: when each change arrives, by object name and lifecycle.
@@ -517,5 +600,11 @@ async fn main() -> anyhow::Result<()> {
         hwm_large / 1024
     );
 
-    Ok(())
+    Ok(Some(Summary {
+        list: pct(&mut list, 0.5),
+        raw: pct(&mut raw, 0.5),
+        update: pct(&mut update, 0.5),
+        propose: pct(&mut propose_times, 0.5),
+        approve: pct(&mut approvals, 0.5),
+    }))
 }
