@@ -111,6 +111,11 @@ pub struct Args {
     #[arg(long, env = "PORCH_GIT_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
     pub git_timeout: Duration,
 
+    /// How long an Event is kept after its last occurrence (kube-apiserver's `--event-ttl`).
+    /// Seconds, or a number with `ms`, `s`, `m` or `h`.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub event_ttl: Duration,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -145,7 +150,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
-        _ => return Err(format!("{s:?}: unit must be ms, s or m")),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(format!("{s:?}: unit must be ms, s, m or h")),
     };
     if d.is_zero() {
         return Err("the timeout must be positive".into());
