@@ -112,8 +112,8 @@ pub struct Args {
     pub git_timeout: Duration,
 
     /// How long an Event is kept after its last occurrence (kube-apiserver's `--event-ttl`).
-    /// Seconds, or a number with `ms`, `s`, `m` or `h`.
-    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    /// Seconds, or a number with `ms`, `s` or `m`.
+    #[arg(long, default_value = "60m", value_parser = parse_duration)]
     pub event_ttl: Duration,
 
     /// Log format on stderr.
@@ -150,8 +150,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => return Err(format!("{s:?}: unit must be ms, s, m or h")),
+        _ => return Err(format!("{s:?}: unit must be ms, s or m")),
     };
     if d.is_zero() {
         return Err("the timeout must be positive".into());
@@ -186,6 +185,21 @@ mod tests {
         assert!(t(&["--git-timeout", "0"]).is_err());
         assert!(t(&["--git-timeout", "soon"]).is_err());
         assert!(t(&["--git-timeout", "3h"]).is_err());
+    }
+
+    #[test]
+    fn event_ttl_defaults_to_kubes_hour() {
+        let t = |args: &[&str]| {
+            let mut all = vec!["porch-server"];
+            all.extend_from_slice(args);
+            Args::try_parse_from(all).map(|a| a.event_ttl)
+        };
+        assert_eq!(t(&[]).ok(), Some(Duration::from_secs(3600)));
+        assert_eq!(
+            t(&["--event-ttl", "5m"]).ok(),
+            Some(Duration::from_secs(300))
+        );
+        assert!(t(&["--event-ttl", "0"]).is_err());
     }
 
     fn push(args: &[&str]) -> bool {

@@ -113,6 +113,75 @@ pub fn render_failed(sink: &dyn EventSink, namespace: &str, name: &str, e: &Engi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use porch_core::names::{PackagePath, RepositoryName, Revision, WorkspaceName};
+    use porch_core::revision::PackageRevisionKey;
+
+    fn revision(lifecycle: Lifecycle, number: i64) -> PackageRevision {
+        PackageRevision {
+            namespace: "ns".into(),
+            key: PackageRevisionKey {
+                repository: RepositoryName::discovered("r").expect("name"),
+                package: PackagePath::new("p").expect("path"),
+                workspace: WorkspaceName::new("w").expect("workspace"),
+                revision: Revision::from_raw(number),
+            },
+            lifecycle,
+            resource_version: "1".into(),
+            labels: Default::default(),
+            annotations: Default::default(),
+            tasks: Vec::new(),
+            self_lock: None,
+            upstream_lock: None,
+            published_by: None,
+            publish_timestamp: None,
+            creation_timestamp: None,
+            latest: false,
+            origin: porch_engine::Origin::Store,
+            package_metadata: Default::default(),
+            readiness_gates: Vec::new(),
+            conditions: Vec::new(),
+            deployment: false,
+            finalizers: Vec::new(),
+            owner_references: Vec::new(),
+            deletion_timestamp: None,
+        }
+    }
+
+    #[test]
+    fn every_transition_has_its_reason() {
+        use Lifecycle::*;
+        let cases = [
+            (Draft, Proposed, 0, "Proposed", "Proposed by alice"),
+            (
+                Proposed,
+                Published,
+                3,
+                "Approved",
+                "Approved by alice: published as revision 3",
+            ),
+            (Proposed, Draft, 0, "Rejected", "Proposal rejected by alice"),
+            (
+                Published,
+                DeletionProposed,
+                3,
+                "DeletionProposed",
+                "Deletion proposed by alice",
+            ),
+            (
+                DeletionProposed,
+                Published,
+                3,
+                "DeletionRejected",
+                "Deletion proposal rejected by alice",
+            ),
+        ];
+        for (from, to, number, reason, message) in cases {
+            let (r, _, m) = lifecycle_change(from, &revision(to, number), "alice");
+            assert_eq!((r, m.as_str()), (reason, message), "{from} -> {to}");
+        }
+        let (_, _, anonymous) = lifecycle_change(Draft, &revision(Proposed, 0), "");
+        assert_eq!(anonymous, "Proposed");
+    }
 
     #[test]
     fn the_reference_carries_the_uid_clients_see() {
