@@ -143,6 +143,117 @@ pub fn validate_events_v1(obj: &Value) -> Vec<FieldError> {
             "must have at most 1024 bytes",
         ));
     }
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let regarding_ns = obj
+        .pointer("/regarding/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if regarding_ns.is_empty() && ns != "default" && ns != "kube-system" {
+        errs.push(FieldError::invalid(
+            "involvedObject.namespace",
+            &json!(regarding_ns),
+            "does not match event.namespace",
+        ));
+    }
+    errs
+}
+
+/// [`validate_events_v1`] of a create, which also leaves the deprecated fields to the server.
+pub fn validate_events_v1_create(obj: &Value) -> Vec<FieldError> {
+    let mut errs = validate_events_v1(obj);
+    for (field, path) in [
+        ("deprecatedFirstTimestamp", "firstTimestamp"),
+        ("deprecatedLastTimestamp", "lastTimestamp"),
+        ("deprecatedCount", "count"),
+        ("deprecatedSource", "source"),
+    ] {
+        let set = match obj.get(field) {
+            None | Some(Value::Null) => false,
+            Some(Value::Number(n)) => n.as_i64() != Some(0),
+            Some(Value::Object(m)) => m
+                .values()
+                .any(|v| v.as_str().is_some_and(|s| !s.is_empty())),
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(_) => true,
+        };
+        if set {
+            errs.push(FieldError::invalid(path, &json!(""), "needs to be unset"));
+        }
+    }
+    errs
+}
+
+/// The fields an update through `events.k8s.io/v1` may not change (only `series` and
+/// metadata may move, as kube-apiserver's `ValidateEventUpdate` has it).
+const IMMUTABLE_V1: [&str; 13] = [
+    "regarding",
+    "related",
+    "reason",
+    "note",
+    "type",
+    "action",
+    "reportingController",
+    "reportingInstance",
+    "eventTime",
+    "deprecatedSource",
+    "deprecatedFirstTimestamp",
+    "deprecatedLastTimestamp",
+    "deprecatedCount",
+];
+
+pub fn validate_events_v1_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = validate_events_v1(new);
+    for field in IMMUTABLE_V1 {
+        let get = |o: &Value| o.get(field).filter(|v| !v.is_null()).cloned();
+        if get(new) != get(old) {
+            errs.push(FieldError::immutable(field));
+        }
+    }
+    errs
+}
+
+/// What kube-apiserver refuses in a core `v1` Event (its legacy rules): an Event without
+/// `eventTime` must live in its object's namespace (`default` for cluster-scoped objects);
+/// one with `eventTime` is a new-style Event and needs what the new API needs.
+pub fn validate_core(obj: &Value) -> Vec<FieldError> {
+    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let ns = s("/metadata/namespace");
+    let involved_ns = s("/involvedObject/namespace");
+    let mut errs = Vec::new();
+    let mismatch = || {
+        FieldError::invalid(
+            "involvedObject.namespace",
+            &json!(involved_ns),
+            "does not match event.namespace",
+        )
+    };
+    if s("/eventTime").is_empty() {
+        let ok = if involved_ns.is_empty() {
+            ns.is_empty() || ns == "default"
+        } else {
+            ns == involved_ns
+        };
+        if !ok {
+            errs.push(mismatch());
+        }
+        return errs;
+    }
+    if involved_ns.is_empty() && ns != "default" && ns != "kube-system" {
+        errs.push(mismatch());
+    }
+    for field in [
+        "reportingComponent",
+        "reportingInstance",
+        "action",
+        "reason",
+    ] {
+        if s(&format!("/{field}")).is_empty() {
+            errs.push(FieldError::required(field));
+        }
+    }
     errs
 }
 
@@ -296,6 +407,25 @@ mod tests {
     }
 
     #[test]
+    fn the_core_api_keeps_kubes_legacy_rules() {
+        assert!(validate_core(&core()).is_empty());
+        let mut legacy = core();
+        legacy.as_object_mut().map(|m| m.remove("eventTime"));
+        assert!(validate_core(&legacy).is_empty());
+        legacy["metadata"]["namespace"] = json!("elsewhere");
+        let errs = validate_core(&legacy);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "involvedObject.namespace");
+        let mut new_style = core();
+        new_style
+            .as_object_mut()
+            .map(|m| m.remove("reportingInstance"));
+        let errs = validate_core(&new_style);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "reportingInstance");
+    }
+
+    #[test]
     fn the_new_api_refuses_what_kube_refuses() {
         let ok = to_events_v1(&core());
         assert!(
@@ -303,7 +433,21 @@ mod tests {
             "{:?}",
             validate_events_v1(&ok)
         );
-        let errs = validate_events_v1(&json!({"type": "Bad"}));
+        assert!(
+            validate_events_v1_create(&ok)
+                .iter()
+                .any(|e| e.field == "count" && e.message.contains("needs to be unset")),
+            "a create leaves deprecatedCount to the server"
+        );
+        let mut moved = ok.clone();
+        moved["series"]["count"] = json!(4);
+        assert!(validate_events_v1_update(&moved, &ok).is_empty());
+        moved["note"] = json!("rewritten");
+        let errs = validate_events_v1_update(&moved, &ok);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "note");
+        let errs =
+            validate_events_v1(&json!({"type": "Bad", "metadata": {"namespace": "default"}}));
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
             fields,

@@ -58,11 +58,22 @@ fn columns(to_core: fn(&Value) -> Value) -> Vec<Column> {
     ]
 }
 
+struct CoreHooks;
+
+impl ResourceHooks for CoreHooks {
+    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
+        convert::validate_core(obj)
+    }
+}
+
 struct EventsV1Hooks;
 
 impl ResourceHooks for EventsV1Hooks {
     fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        convert::validate_events_v1(obj)
+        convert::validate_events_v1_create(obj)
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        convert::validate_events_v1_update(new, old)
     }
 }
 
@@ -79,6 +90,7 @@ pub(crate) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
     core.schema = porch_api::event::core_event_schema();
     core.columns = columns(Value::clone);
     core.field_selectors = convert::core_field_selectors();
+    core.hooks = Arc::new(CoreHooks);
     let core = Arc::new(core);
 
     let mut new = event_kind("events.k8s.io");

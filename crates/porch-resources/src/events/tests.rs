@@ -219,3 +219,57 @@ async fn expired_events_are_pruned_and_fresh_ones_kept() {
     );
     assert!(list(&f.core, "involvedObject.name=repo").await.is_empty());
 }
+
+#[tokio::test]
+async fn a_watch_of_the_new_api_sees_new_objects_selected_by_new_names() {
+    use futures::StreamExt;
+    let f = fixture();
+    let selectors = Selectors::parse(
+        None,
+        Some("regarding.name=repo,reportingController=porch-server"),
+        &f.new.kind.field_selectors,
+    )
+    .expect("selector");
+    let mut stream = f
+        .new
+        .backend
+        .watch(
+            &ctx(),
+            Some("ns"),
+            porch_apiserver::WatchStart::Now {
+                initial_events: false,
+            },
+            &ListOptions {
+                selectors,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("watch");
+    let other = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "elsewhere", "namespace": "ns"},
+        "involvedObject": {"kind": "Repository", "name": "other", "namespace": "ns"},
+        "reason": "Unrelated",
+    });
+    f.core
+        .backend
+        .create(&ctx(), "ns", other)
+        .await
+        .expect("create");
+    record_all(&f, &[(EventType::Normal, "Ready", "Repository Ready")]).await;
+    let item = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("an event in time")
+        .expect("stream open");
+    let porch_apiserver::WatchItem::Event { object, .. } = item else {
+        panic!("expected an event, got {item:?}");
+    };
+    let obj: Value = serde_json::from_slice(&object).expect("json");
+    assert_eq!(obj["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(
+        obj["reason"], "Ready",
+        "the unrelated Event is filtered out"
+    );
+    assert_eq!(obj["note"], "Repository Ready");
+}
