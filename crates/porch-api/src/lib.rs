@@ -10,6 +10,7 @@
 //! server's resource hooks own those. Field names follow Porch's Go `json` tags exactly.
 
 pub mod core;
+pub mod event;
 pub mod packagevariant;
 pub mod packagevariantset;
 pub mod protobuf;

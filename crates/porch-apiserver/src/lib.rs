@@ -46,5 +46,5 @@ pub use resource::{
     ResourceBackend, ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
 };
 pub use selector::Selectors;
-pub use table::{Column, eval_path};
+pub use table::{Column, eval_path, human_duration};
 pub use validation::{is_dns1123_label, is_dns1123_subdomain};

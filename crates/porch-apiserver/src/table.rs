@@ -44,6 +44,15 @@ impl Column {
         }
     }
 
+    /// The object's name as a column of its own (Kubernetes' `format: name`): a resource
+    /// listing it among its columns has no leading Name column (Events show it last, wide).
+    pub fn name() -> Self {
+        let mut c = Self::path("Name", "string", ".metadata.name");
+        c.format = "name".into();
+        c.description = NAME_DESCRIPTION.into();
+        c
+    }
+
     pub fn priority(mut self, p: i32) -> Self {
         self.priority = p;
         self
@@ -54,6 +63,8 @@ impl Column {
         self
     }
 }
+
+const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. More info: http://kubernetes.io/docs/user-guide/identifiers#names";
 
 /// Evaluates `.a.b[?(@.k=="v")].c`; `None` when any step is missing.
 pub fn eval_path(obj: &Value, path: &str) -> Option<Value> {
@@ -192,11 +203,19 @@ pub struct TableBuilder<'a> {
 }
 
 impl TableBuilder<'_> {
+    /// Whether the Name column leads (unless the columns place it themselves).
+    fn leading_name(&self) -> bool {
+        !self.columns.iter().any(|c| c.format == "name")
+    }
+
     pub fn column_definitions(&self) -> Vec<Value> {
-        let mut defs = vec![json!({
-            "name": "Name", "type": "string", "format": "name", "priority": 0,
-            "description": "Name must be unique within a namespace. More info: http://kubernetes.io/docs/user-guide/identifiers#names",
-        })];
+        let mut defs = Vec::with_capacity(self.columns.len() + 2);
+        if self.leading_name() {
+            defs.push(json!({
+                "name": "Name", "type": "string", "format": "name", "priority": 0,
+                "description": NAME_DESCRIPTION,
+            }));
+        }
         for c in self.columns {
             defs.push(json!({"name": c.name, "type": c.type_, "format": c.format,
                              "description": c.description, "priority": c.priority}));
@@ -211,11 +230,13 @@ impl TableBuilder<'_> {
     /// The Name and column cells of `obj` (not Age, which depends on the time).
     pub(crate) fn cells(&self, obj: &Value) -> Vec<Value> {
         let mut cells = Vec::with_capacity(self.columns.len() + 2);
-        cells.push(
-            obj.pointer("/metadata/name")
-                .cloned()
-                .unwrap_or(Value::Null),
-        );
+        if self.leading_name() {
+            cells.push(
+                obj.pointer("/metadata/name")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+        }
         for c in self.columns {
             cells.push((c.cell)(obj));
         }
@@ -282,6 +303,27 @@ mod tests {
             Some(json!("True"))
         );
         assert_eq!(eval_path(&o, ".spec.type"), None);
+    }
+
+    #[test]
+    fn a_name_column_replaces_the_leading_one() {
+        let columns = vec![
+            Column::path("Reason", "string", ".reason"),
+            Column::name().priority(1),
+        ];
+        let tb = TableBuilder {
+            columns: &columns,
+            age_column: false,
+            include: IncludeObject::None,
+        };
+        let names: Vec<Value> = tb
+            .column_definitions()
+            .iter()
+            .map(|d| d["name"].clone())
+            .collect();
+        assert_eq!(names, vec![json!("Reason"), json!("Name")]);
+        let obj = json!({"metadata": {"name": "e1"}, "reason": "Started"});
+        assert_eq!(tb.row(&obj)["cells"], json!(["Started", "e1"]));
     }
 
     #[test]

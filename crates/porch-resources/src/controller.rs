@@ -110,12 +110,13 @@ fn spec_key(obj: &Value) -> Value {
     spec
 }
 
-/// Runs until the process stops.
+/// Runs until the process stops; readiness changes are recorded as Events on `events`.
 pub async fn run(
     repos: Resource,
     secrets: Option<Resource>,
     opener: Arc<dyn RepositoryOpener>,
     gate: Arc<StartupGate>,
+    events: Arc<dyn crate::events::EventSink>,
 ) {
     let ctx = RequestContext {
         user: "system:repository-controller".into(),
@@ -126,6 +127,7 @@ pub async fn run(
         secrets,
         opener: opener.clone(),
         ctx: ctx.clone(),
+        events,
     });
     // One task per Repository opened by this process: after a restart every one is opened
     // again, even when its status already reflects its generation.

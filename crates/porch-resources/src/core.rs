@@ -214,6 +214,7 @@ fn namespaced_resources(
 ) -> Result<Vec<String>, porch_core::store::StoreError> {
     Ok([
         "/secrets",
+        "/events",
         "config.porch.kpt.dev/repositories",
         "config.porch.kpt.dev/packagevariants",
         "config.porch.kpt.dev/packagevariantsets",

@@ -12,6 +12,7 @@
 //! process; access control plugs into `porch-apiserver`'s request context.
 
 pub mod controller;
+pub mod events;
 pub mod opener;
 
 mod core;
@@ -22,4 +23,4 @@ mod repository;
 mod variants;
 
 pub use core::ensure_default_namespaces;
-pub use registry::registry;
+pub use registry::{registry, registry_with_events};

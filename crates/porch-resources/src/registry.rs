@@ -5,21 +5,34 @@ use std::sync::Arc;
 use porch_apiserver::{Registry, WatchHub};
 use porch_core::store::MetadataStore;
 
-use crate::{core, packagerevisions, repository, variants};
+use crate::events::{EventSink, NoEvents};
+use crate::{core, events, packagerevisions, repository, variants};
 
-/// Builds the registry: core `v1` namespaces and secrets, the `config.porch.kpt.dev` kinds,
-/// and the `porch.kpt.dev` kinds served by `engine`.
+/// [`registry_with_events`] recording no Events.
 pub fn registry(
     store: &Arc<dyn MetadataStore>,
     hub: &Arc<WatchHub>,
     engine: &porch_engine::Engine,
 ) -> Registry {
+    registry_with_events(store, hub, engine, Arc::new(NoEvents))
+}
+
+/// Builds the registry: core `v1` namespaces, secrets, configmaps and events,
+/// `events.k8s.io/v1` events, the `config.porch.kpt.dev` kinds, and the `porch.kpt.dev` kinds
+/// served by `engine`, whose lifecycle changes and render failures go to `sink`.
+pub fn registry_with_events(
+    store: &Arc<dyn MetadataStore>,
+    hub: &Arc<WatchHub>,
+    engine: &porch_engine::Engine,
+    sink: Arc<dyn EventSink>,
+) -> Registry {
     let mut reg = Registry::new();
     core::register(&mut reg, store, hub);
+    events::register(&mut reg, store, hub);
     reg.add_generic(repository::kind(), store, hub);
     reg.add_generic(variants::package_variant_kind(), store, hub);
     reg.add_generic(variants::package_variant_set_kind(), store, hub);
-    packagerevisions::register(&mut reg, engine);
+    packagerevisions::register(&mut reg, engine, sink);
     reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");
     reg
 }

@@ -111,6 +111,11 @@ pub struct Args {
     #[arg(long, env = "PORCH_GIT_TIMEOUT", default_value = "20s", value_parser = parse_duration)]
     pub git_timeout: Duration,
 
+    /// How long an Event is kept after its last occurrence (kube-apiserver's `--event-ttl`).
+    /// Seconds, or a number with `ms`, `s` or `m`.
+    #[arg(long, default_value = "60m", value_parser = parse_duration)]
+    pub event_ttl: Duration,
+
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -180,6 +185,21 @@ mod tests {
         assert!(t(&["--git-timeout", "0"]).is_err());
         assert!(t(&["--git-timeout", "soon"]).is_err());
         assert!(t(&["--git-timeout", "3h"]).is_err());
+    }
+
+    #[test]
+    fn event_ttl_defaults_to_kubes_hour() {
+        let t = |args: &[&str]| {
+            let mut all = vec!["porch-server"];
+            all.extend_from_slice(args);
+            Args::try_parse_from(all).map(|a| a.event_ttl)
+        };
+        assert_eq!(t(&[]).ok(), Some(Duration::from_secs(3600)));
+        assert_eq!(
+            t(&["--event-ttl", "5m"]).ok(),
+            Some(Duration::from_secs(300))
+        );
+        assert!(t(&["--event-ttl", "0"]).is_err());
     }
 
     fn push(args: &[&str]) -> bool {

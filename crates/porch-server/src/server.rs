@@ -135,7 +135,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.push_drafts_to_git {
         tracing::info!("drafts and proposed revisions are mirrored to git branches");
     }
-    let registry = resources::registry(&store, &hub, &engine);
+    // Events of the server's own components: recorded without waiting, written by one task.
+    let instance = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| resources::events::COMPONENT.to_owned());
+    let (recorder, event_writer) =
+        resources::events::EventRecorder::new(resources::events::COMPONENT, &instance, 1024);
+    let registry = resources::registry_with_events(&store, &hub, &engine, recorder.clone());
+    if let Some(events) = registry.find("", "v1", "events") {
+        tokio::spawn(event_writer.run(events.backend.clone()));
+        tokio::spawn(resources::events::prune_loop(
+            events.backend.clone(),
+            args.event_ttl,
+        ));
+    }
     engine.set_upstream_fetcher(Arc::new(
         porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))
             .with_timeout(args.git_timeout)
@@ -161,6 +177,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ..ServerConfig::default()
     };
     let gauge_hub = hub.clone();
+    let gauge_recorder = recorder.clone();
     let gauges: porch_apiserver::GaugeFn = Arc::new(move || {
         vec![
             (
@@ -172,6 +189,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "porch_store_resource_version",
                 "Last committed resourceVersion.",
                 gauge_hub.latest() as f64,
+            ),
+            (
+                "porch_events_dropped",
+                "Events dropped because the event queue was full.",
+                gauge_recorder.dropped() as f64,
             ),
         ]
     });
@@ -197,7 +219,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 .ready
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         });
-        tokio::spawn(controller::run(repos, secrets, opener, gate));
+        tokio::spawn(controller::run(
+            repos,
+            secrets,
+            opener,
+            gate,
+            recorder.clone(),
+        ));
     }
 
     let listener = std::net::TcpListener::bind(args.listen).with_context(|| {

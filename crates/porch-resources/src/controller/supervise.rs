@@ -15,6 +15,7 @@ use porch_apiserver::{Expect, RequestContext, Resource};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::events::{EventSink, EventType, ObjectRef};
 use crate::opener::{Opened, RepoState, RepositoryOpener, RepositoryTarget};
 
 const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -30,6 +31,8 @@ pub struct Shared {
     pub secrets: Option<Resource>,
     pub opener: Arc<dyn RepositoryOpener>,
     pub ctx: RequestContext,
+    /// Readiness changes are reported here (`Ready`, `NotReady`).
+    pub events: Arc<dyn EventSink>,
 }
 
 /// The wait before retry `attempt` (0-based): 1 s doubling to 30 s, scaled by
@@ -179,6 +182,8 @@ pub async fn supervise(
                 observed.error = Some(e);
             }
         }
+        // Every attempt is reported: repeats of one error aggregate into one Event's count.
+        shared.report(&obj, observed.error.as_deref());
         shared.write(&ns, &name, generation(&obj), &observed).await;
         if let Some(f) = first_done.take() {
             f();
@@ -239,6 +244,9 @@ pub async fn supervise(
         if let Some(st) = shared.opener.state(&ns, &name) {
             next = next.with_state(st);
         }
+        if next.error != observed.error {
+            shared.report(&obj, next.error.as_deref());
+        }
         if next != observed {
             observed = next;
             shared.write(&ns, &name, generation(&obj), &observed).await;
@@ -247,6 +255,23 @@ pub async fn supervise(
 }
 
 impl Shared {
+    /// Records the Repository's readiness: `error` is `None` when it is ready.
+    fn report(&self, obj: &Value, error: Option<&str>) {
+        let involved = ObjectRef::of(obj);
+        match error {
+            None => self.events.record(
+                &involved,
+                EventType::Normal,
+                "Ready",
+                "Sync",
+                "Repository Ready",
+            ),
+            Some(e) => self
+                .events
+                .record(&involved, EventType::Warning, "NotReady", "Sync", e),
+        }
+    }
+
     async fn open(&self, ns: &str, name: &str, obj: &Value) -> Result<Opened, String> {
         let spec: porch_api::RepositorySpec = obj
             .get("spec")

@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use super::convert::{self, api_error, revision_json, str_at, string_map, wire_rv};
 use super::events::{EventLog, LogItem, LoggedEvent, Resume};
-use super::select;
+use super::{record, select};
+use crate::events::EventSink;
 
 const PLURAL: &str = "packagerevisions";
 
@@ -26,6 +27,8 @@ pub struct RevisionBackend {
     pub engine: Engine,
     pub log: Arc<EventLog>,
     pub cache: super::cache::JsonCache,
+    /// Where lifecycle changes and render failures are reported.
+    pub events: Arc<dyn EventSink>,
 }
 
 fn err(name: &str) -> impl Fn(porch_engine::EngineError) -> ApiError + '_ {
@@ -160,6 +163,11 @@ impl RevisionBackend {
         let current = self.engine.get(namespace, name).map_err(err(name))?;
         let to = lifecycle_of(new)?;
         let mut result = current.clone();
+        // Both steps may render (conditions of a Draft, a proposal): a failure is reported.
+        let failed = |e: porch_engine::EngineError| {
+            record::render_failed(self.events.as_ref(), namespace, name, &e);
+            err(name)(e)
+        };
         if endpoint == Endpoint::Update
             && let Some(update) = metadata_update(new, &current)?
         {
@@ -167,7 +175,7 @@ impl RevisionBackend {
                 .engine
                 .update_metadata(namespace, name, &rv, update)
                 .await
-                .map_err(err(name))?;
+                .map_err(failed)?;
             rv = result.resource_version.clone();
         }
         if to != current.lifecycle {
@@ -175,7 +183,8 @@ impl RevisionBackend {
                 .engine
                 .update_lifecycle(namespace, name, Some(&rv), to, endpoint, author(ctx))
                 .await
-                .map_err(err(name))?;
+                .map_err(failed)?;
+            record::changed(self.events.as_ref(), current.lifecycle, &result, &ctx.user);
         }
         Ok(result)
     }
@@ -263,12 +272,20 @@ impl ResourceBackend for RevisionBackend {
 
     async fn create(
         &self,
-        _: &RequestContext,
+        ctx: &RequestContext,
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
         let req = self.create_request(namespace, &obj)?;
-        let pr = self.engine.create(req).await.map_err(err(NEW))?;
+        let pr = match self.engine.create(req).await {
+            Ok(pr) => pr,
+            Err(e) => {
+                let name = str_at(&obj, "/metadata/name");
+                record::render_failed(self.events.as_ref(), namespace, name, &e);
+                return Err(err(NEW)(e));
+            }
+        };
+        record::created(self.events.as_ref(), &pr, &ctx.user);
         Ok(revision_json(&pr))
     }
 
@@ -311,7 +328,7 @@ impl ResourceBackend for RevisionBackend {
 
     async fn delete(
         &self,
-        _: &RequestContext,
+        ctx: &RequestContext,
         namespace: &str,
         name: &str,
         expect: Expect,
@@ -338,6 +355,9 @@ impl ResourceBackend for RevisionBackend {
             .delete(namespace, name, Some(&rv))
             .await
             .map_err(err(name))?;
+        if pr.deletion_timestamp.is_none() || pr.finalizers.is_empty() {
+            record::deleted(self.events.as_ref(), &pr, &ctx.user);
+        }
         Ok(revision_json(&pr))
     }
 

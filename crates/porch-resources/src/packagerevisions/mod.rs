@@ -12,6 +12,7 @@ mod legacy;
 mod packages;
 mod paging;
 mod prr;
+mod record;
 mod select;
 
 use std::sync::Arc;
@@ -24,8 +25,9 @@ use convert::{GROUP, str_at};
 
 const VERSION: &str = "v1alpha1";
 
-/// Registers the three resources, backed by `engine`.
-pub fn register(reg: &mut Registry, engine: &Engine) {
+/// Registers the three resources, backed by `engine`; lifecycle changes and render failures
+/// are reported to `sink`.
+pub fn register(reg: &mut Registry, engine: &Engine, sink: Arc<dyn crate::events::EventSink>) {
     let log = events::EventLog::start(engine);
     reg.add(
         revisions_kind(),
@@ -33,6 +35,7 @@ pub fn register(reg: &mut Registry, engine: &Engine) {
             engine: engine.clone(),
             log: log.clone(),
             cache: cache::JsonCache::default(),
+            events: sink.clone(),
         }),
     );
     reg.add(
@@ -40,6 +43,7 @@ pub fn register(reg: &mut Registry, engine: &Engine) {
         Arc::new(prr::ResourcesBackend {
             engine: engine.clone(),
             log: log.clone(),
+            events: sink,
         }),
     );
     reg.add(

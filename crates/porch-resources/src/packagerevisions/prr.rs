@@ -20,6 +20,8 @@ const PLURAL: &str = "packagerevisionresources";
 pub struct ResourcesBackend {
     pub engine: Engine,
     pub log: Arc<super::events::EventLog>,
+    /// Where render failures are reported.
+    pub events: Arc<dyn crate::events::EventSink>,
 }
 
 fn err(name: &str) -> impl Fn(EngineError) -> ApiError + '_ {
@@ -155,12 +157,19 @@ impl ResourceBackend for ResourcesBackend {
                 Some(&update.render_status),
             )),
             // Saved because of push-on-render-failure; Porch still answers with an error.
-            Ok(update) => Err(err(name)(EngineError::Render {
-                message: update.render_status.error.clone(),
-                pushed: true,
-                status: Box::new(update.render_status),
-            })),
-            Err(e) => Err(err(name)(e)),
+            Ok(update) => {
+                let e = EngineError::Render {
+                    message: update.render_status.error.clone(),
+                    pushed: true,
+                    status: Box::new(update.render_status),
+                };
+                super::record::render_failed(self.events.as_ref(), namespace, name, &e);
+                Err(err(name)(e))
+            }
+            Err(e) => {
+                super::record::render_failed(self.events.as_ref(), namespace, name, &e);
+                Err(err(name)(e))
+            }
         }
     }
 
