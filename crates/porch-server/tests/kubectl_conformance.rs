@@ -191,6 +191,13 @@ fn describe_shows_spec_and_status() {
     let out = s.kubectl_ok(&["describe", "secret", "auth"]);
     assert!(out.contains("password:  8 bytes"), "{out}");
     assert!(!out.contains("hunter22"), "{out}");
+    // describe of a built-in kind also lists its events (kubectl asks with a field selector).
+    config_map(&s, "described", "a: b");
+    let out = s.kubectl_ok(&["describe", "configmap", "described"]);
+    assert!(
+        out.contains("key:") && out.contains("described-value") && out.contains("Events:"),
+        "{out}"
+    );
 }
 
 #[test]
