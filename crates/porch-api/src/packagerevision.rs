@@ -138,8 +138,10 @@ pub struct GitLock {
     pub commit: Option<String>,
 }
 
-/// A condition of the package (the Kptfile's condition shape).
+/// A condition of the package (the Kptfile's condition shape; newer Porch releases use
+/// `metav1.Condition`, whose extra fields are accepted but not kept).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// The condition type, e.g. a readiness gate's `conditionType`.
     #[serde(rename = "type", default)]
@@ -153,6 +155,13 @@ pub struct Condition {
     /// A human-readable explanation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// When the status last changed (`metav1.Condition` clients; not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::date_time")]
+    pub last_transition_time: Option<String>,
+    /// The generation the condition was set for (`metav1.Condition` clients; not stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 #[cfg(test)]
@@ -223,6 +232,13 @@ mod tests {
                     "status": "True",
                     "reason": "Ready",
                     "message": "done"
+                }, {
+                    "type": "Ready",
+                    "status": "False",
+                    "observedGeneration": 3,
+                    "lastTransitionTime": "2022-08-26T22:47:35Z",
+                    "reason": "Pending",
+                    "message": ""
                 }]
             }
         });
