@@ -217,17 +217,34 @@ fn field_validation_of_a_package_revision() {
     ]);
     assert!(!spec.contains("foo"), "{spec}");
 
-    // A clean manifest passes strict validation, legacy task fields included.
-    let legacy = draft_yaml("legacy", "").replace(
-        "  - type: init\n    init:\n      description: app\n",
-        "  - type: init\n    init:\n      description: app\n      keywords: [a]\n",
+    // A clean manifest passes strict validation.
+    let clean = draft_yaml("clean", "").replace(
+        "      description: app\n",
+        "      description: app\n      keywords: [a]\n      site: https://example.com\n",
     );
-    let out = create("legacy.yaml", &legacy, "strict");
+    let out = create("clean.yaml", &clean, "strict");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         !text(&out.stderr).contains("Warning"),
         "{}",
         text(&out.stderr)
+    );
+
+    // So does an older client's legacy `update` task: its payload reaches the server's
+    // translation to `upgrade`, which refuses it for its own reason (nothing is published).
+    let legacy = draft_yaml("legacy", "").replace(
+        "  - type: init\n    init:\n      description: app\n",
+        "  - type: update\n    update:\n      upstreamRef:\n        upstreamRef:\n          name: blueprints.base.v2\n",
+    );
+    let out = create("legacy.yaml", &legacy, "strict");
+    let err = text(&out.stderr);
+    assert!(
+        !err.contains("strict decoding") && !err.contains("Warning"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the update task needs a published revision of package \"legacy\""),
+        "{err}"
     );
 }
 
