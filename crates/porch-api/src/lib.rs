@@ -6,24 +6,42 @@
 //! uses for strict decoding and `/openapi/v3`. Hand-written schemas for the core `v1`
 //! `Namespace` and `Secret` live in [`core`].
 //!
+//! `porch.kpt.dev/v1alpha1` `PackageRevision`, `PackageRevisionResources` and `PorchPackage`
+//! (the kinds Porch serves from its aggregated apiserver) are derived the same way; their
+//! schema ([`aggregated_schema`]) documents the fields and drives unknown-field detection but
+//! requires nothing, as Porch's Go strategies, not the schema, validate them.
+//!
 //! What it does not do: validation rules beyond the schema, defaulting, or conversion — the
 //! server's resource hooks own those. Field names follow Porch's Go `json` tags exactly.
 
 pub mod core;
 pub mod event;
+pub mod package;
+pub mod packagerevision;
 pub mod packagevariant;
 pub mod packagevariantset;
 pub mod protobuf;
 pub mod repository;
+pub mod resources;
 mod schema;
+pub mod tasks;
 
+pub use package::{PackageSpec, PackageStatus, PorchPackage};
+pub use packagerevision::{PackageRevision, PackageRevisionSpec, PackageRevisionStatus};
 pub use packagevariant::{PackageVariant, PackageVariantSpec, PackageVariantStatus};
 pub use packagevariantset::{PackageVariantSet, PackageVariantSetSpec, PackageVariantSetStatus};
 pub use repository::{
     GitRepository, OciRepository, Repository, RepositorySpec, RepositoryStatus, RepositorySync,
     SecretRef,
 };
-pub use schema::crd_schema;
+pub use resources::{
+    PackageRevisionResources, PackageRevisionResourcesSpec, PackageRevisionResourcesStatus,
+};
+pub use schema::{aggregated_schema, crd_schema};
+pub use tasks::Task;
 
 /// The group of the Porch configuration types.
 pub const CONFIG_GROUP: &str = "config.porch.kpt.dev";
+
+/// The group of the kinds Porch serves from its aggregated apiserver.
+pub const PORCH_GROUP: &str = "porch.kpt.dev";

@@ -87,6 +87,7 @@ pub struct OciRepository {
 /// Reference to a Secret in the Repository's namespace.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct SecretRef {
+    /// Name of the Secret (in the namespace of the object referring to it).
     #[serde(default)]
     pub name: String,
 }

@@ -357,6 +357,104 @@ mod tests {
         assert_eq!(files_json(&files), json!({"Kptfile": "kind: Kptfile"}));
     }
 
+    /// A revision with every field the server can serve set.
+    fn full_revision() -> PackageRevision {
+        use porch_core::lifecycle::Lifecycle;
+        use porch_core::names::{PackagePath, RepositoryName, Revision, WorkspaceName};
+        use porch_core::revision::{GitLock, Locator, PackageRevisionKey, Timestamp};
+        let lock = |r: &str| {
+            Locator::git(GitLock {
+                repo: "https://example.com/r.git".into(),
+                directory: "p".into(),
+                git_ref: r.into(),
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            })
+        };
+        let tasks = serde_json::from_value(json!([
+            {"type": "clone", "clone": {"upstreamRef": {"type": "git", "git": {
+                "repo": "https://example.com/u.git", "ref": "v1", "directory": "u", "secretRef": {"name": "s"}}}}},
+            {"type": "upgrade", "upgrade": {"oldUpstreamRef": {"name": "a"}, "newUpstreamRef": {"name": "b"},
+                "localPackageRevisionRef": {"name": "c"}, "strategy": "copy-merge"}},
+            {"type": "init", "init": {"description": "d", "keywords": ["k"], "site": "s", "subpackage": "x"}},
+            {"type": "edit", "edit": {"sourceRef": {"name": "e"}}}
+        ]))
+        .expect("tasks");
+        PackageRevision {
+            namespace: "ns".into(),
+            key: PackageRevisionKey {
+                repository: RepositoryName::discovered("r").expect("name"),
+                package: PackagePath::new("a/p").expect("path"),
+                workspace: WorkspaceName::new("w").expect("workspace"),
+                revision: Revision::from_raw(2),
+            },
+            lifecycle: Lifecycle::DeletionProposed,
+            resource_version: "7".into(),
+            labels: BTreeMap::from([("kpt.dev/latest-revision".into(), "true".into())]),
+            annotations: BTreeMap::from([("a".into(), "b".into())]),
+            tasks,
+            self_lock: Some(lock("a/p/v2")),
+            upstream_lock: Some(lock("v1")),
+            published_by: Some("me@example.com".into()),
+            publish_timestamp: Some(Timestamp(1_661_554_055)),
+            creation_timestamp: Some(Timestamp(1_661_554_000)),
+            latest: true,
+            origin: porch_engine::Origin::Git,
+            package_metadata: porch_engine::PackageMetadata {
+                labels: BTreeMap::from([("team".into(), "edge".into())]),
+                annotations: BTreeMap::from([("note".into(), "x".into())]),
+            },
+            readiness_gates: vec!["Ready".into()],
+            conditions: serde_json::from_value(
+                json!([{"type": "Ready", "status": "True", "reason": "Done", "message": "ok"}]),
+            )
+            .expect("conditions"),
+            deployment: true,
+            finalizers: vec!["f".into()],
+            owner_references: serde_json::from_value(json!([
+                {"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "PackageVariant", "name": "pv", "uid": "u", "controller": true}
+            ]))
+            .expect("owners"),
+            deletion_timestamp: Some(Timestamp(1_661_554_100)),
+        }
+    }
+
+    /// The typed wire structs (whose schemas `/openapi/v3` serves and strict validation
+    /// checks) carry every field the server emits: decoding and re-encoding loses nothing.
+    #[test]
+    fn served_json_fits_the_typed_wire_structs() {
+        let pr = full_revision();
+        let served = revision_json(&pr);
+        let typed: porch_api::PackageRevision =
+            serde_json::from_value(served.clone()).expect("decodes");
+        assert_eq!(serde_json::to_value(&typed).expect("encodes"), served);
+
+        let files = porch_core::repository::PackageFiles::from([(
+            "Kptfile".to_owned(),
+            b"kind: Kptfile".to_vec(),
+        )]);
+        let render = RenderStatus {
+            results: serde_json::from_value(json!([{
+                "name": "check", "image": "ghcr.io/kptdev/krm-functions-catalog/kubeconform:v0.1",
+                "executionError": "boom", "stderr": "bad", "exitCode": 1,
+                "results": [{"message": "m", "severity": "error",
+                    "resourceRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "namespace": "n"},
+                    "field": {"path": "data", "currentValue": "1", "proposedValue": "2"},
+                    "file": {"path": "cm.yaml", "index": 1}, "tags": {"t": "v"}}],
+                "errorResults": [{"message": "m2"}]
+            }]))
+            .expect("results"),
+            error: "render failed".into(),
+        };
+        for served in [
+            resources_json(&pr, &files, Some(&render)),
+            resources_json(&pr, &files, None),
+        ] {
+            let typed: porch_api::PackageRevisionResources =
+                serde_json::from_value(served.clone()).expect("decodes");
+            assert_eq!(serde_json::to_value(&typed).expect("encodes"), served);
+        }
+    }
+
     #[test]
     fn conflict_keeps_porch_text() {
         let e = conflict("packagerevisionresources", "git.p.ws");

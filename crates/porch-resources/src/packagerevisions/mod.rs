@@ -63,15 +63,22 @@ fn revision_cell(o: &Value) -> Value {
     )
 }
 
-fn porch_kind(kind: &str, plural: &str) -> ResourceKind {
+/// A kind of the group with the schema derived from its typed wire struct: `kubectl explain`
+/// reads it from `/openapi/v3`, and field validation finds unknown fields with it.
+fn porch_kind(kind: &str, plural: &str, schema: Value) -> ResourceKind {
     let mut k = ResourceKind::new(GROUP, VERSION, kind, plural);
+    k.schema = schema;
     k.age_column = false;
     k.conflict_prefix = convert::PORCH_PREFIX;
     k
 }
 
 fn revisions_kind() -> ResourceKind {
-    let mut k = porch_kind("PackageRevision", "packagerevisions");
+    let mut k = porch_kind(
+        "PackageRevision",
+        "packagerevisions",
+        porch_api::aggregated_schema::<porch_api::PackageRevision>(),
+    );
     k.columns = vec![
         Column::path("Package", "string", ".spec.packageName"),
         Column::path("WorkspaceName", "string", ".spec.workspaceName"),
@@ -94,7 +101,11 @@ fn revisions_kind() -> ResourceKind {
 }
 
 fn resources_kind() -> ResourceKind {
-    let mut k = porch_kind("PackageRevisionResources", "packagerevisionresources");
+    let mut k = porch_kind(
+        "PackageRevisionResources",
+        "packagerevisionresources",
+        porch_api::aggregated_schema::<porch_api::PackageRevisionResources>(),
+    );
     k.columns = vec![
         Column::path("Package", "string", ".spec.packageName"),
         Column::path("WorkspaceName", "string", ".spec.workspaceName"),
@@ -116,7 +127,11 @@ fn resources_kind() -> ResourceKind {
 }
 
 fn packages_kind() -> ResourceKind {
-    let mut k = porch_kind("PorchPackage", "packages");
+    let mut k = porch_kind(
+        "PorchPackage",
+        "packages",
+        porch_api::aggregated_schema::<porch_api::PorchPackage>(),
+    );
     k.singular = "package".into();
     k.columns = vec![
         Column::path("Package", "string", ".spec.packageName"),
