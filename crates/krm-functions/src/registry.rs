@@ -81,23 +81,21 @@ impl FunctionRuntime for Builtins {
                 });
             }
         };
-        let reported = match ran {
-            Ok(()) => false,
-            Err(FnError::Reported) => true,
+        let (reported, stderr) = match ran {
+            Ok(()) => (false, SDK_FAILURE.to_string()),
+            Err(FnError::Reported) => (true, SDK_FAILURE.to_string()),
+            // kyaml-framework functions print their error; the SDK's generic line is not theirs.
+            Err(FnError::Stderr(text)) => (true, text),
             Err(e) => {
                 input.results.push(ResultItem::error(e.to_string()));
-                true
+                (true, SDK_FAILURE.to_string())
             }
         };
         let failed = reported || input.results.iter().any(ResultItem::is_error);
         Ok(FunctionOutput {
             list: input,
             exit_code: i32::from(failed),
-            stderr: if failed {
-                SDK_FAILURE.to_string()
-            } else {
-                String::new()
-            },
+            stderr: if failed { stderr } else { String::new() },
         })
     }
 

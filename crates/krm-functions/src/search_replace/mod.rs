@@ -19,7 +19,7 @@ use regex::Regex;
 
 use crate::FnError;
 use crate::apply_setters::walk::{Visitor, accept, file_path, go_quote, line_comment};
-use crate::common::config::data_map;
+use crate::common::gomsg;
 use path::{is_abs_path, path_match};
 
 const BY_VALUE: &str = "by-value";
@@ -61,14 +61,20 @@ struct SearchReplace {
 
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let fail = |m: String| {
-        FnError::Failed(format!(
-            "failed to perform search-replace operation: {}",
-            go_quote(&m)
-        ))
+    let decoded = decode(list.function_config.as_ref());
+    let sr = decoded.and_then(|mut sr| sr.filter(&mut list.items).map(|()| sr));
+    // A kyaml framework function: the error is the only result, and both the
+    // framework and main print it to stderr.
+    let sr = match sr {
+        Ok(sr) => sr,
+        Err(e) => {
+            list.results.push(ResultItem::error(format!(
+                "failed to perform search-replace operation: {}",
+                go_quote(&e)
+            )));
+            return Err(FnError::Stderr(format!("{e}{e}\n")));
+        }
     };
-    let mut sr = decode(list.function_config.as_ref()).map_err(fail)?;
-    sr.filter(&mut list.items).map_err(fail)?;
     let mutated = !sr.put_comment.is_empty() || !sr.put_value.is_empty();
     if sr.found.is_empty() {
         list.results.push(ResultItem {
@@ -101,7 +107,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
 /// Reads the ConfigMap data, rejecting unknown keys.
 fn decode(config: Option<&Node>) -> Result<SearchReplace, String> {
     let mut sr = SearchReplace::default();
-    for (k, v) in config.map(data_map).unwrap_or_default() {
+    for (k, v) in config.map(gomsg::data_map).unwrap_or_default() {
         let field = match k.as_str() {
             BY_VALUE => &mut sr.by_value,
             BY_VALUE_REGEX => &mut sr.by_value_regex,
@@ -142,7 +148,8 @@ impl SearchReplace {
                 GlobBuilder::new(&self.by_file_path)
                     .literal_separator(true)
                     .build()
-                    .map_err(|e| e.to_string())?
+                    // doublestar's ErrBadPattern.
+                    .map_err(|_| "syntax error in pattern".to_string())?
                     .compile_matcher(),
             )
         };
