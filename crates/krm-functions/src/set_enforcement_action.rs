@@ -93,8 +93,8 @@ fn process(items: &mut [Node], acn: &str) -> Result<Vec<ResultItem>, String> {
 /// A kyaml framework function: an error is one error result (written with the
 /// items) and the bare error on stderr, exit 1.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let outcome = action(list.function_config.as_ref())
-        .and_then(|acn| process(&mut list.items, &acn));
+    let outcome =
+        action(list.function_config.as_ref()).and_then(|acn| process(&mut list.items, &acn));
     match outcome {
         Ok(results) => {
             list.results.extend(results);

@@ -13,6 +13,7 @@
 
 mod config;
 mod fieldpath;
+mod gojson;
 mod select;
 
 use kpt::resource_list::ResourceList;
@@ -56,8 +57,17 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
              only functionConfig of kind {CONFIG_KIND} and apiVersion {CONFIG_API_VERSION} is supported"
         ));
     }
-    serde_json::from_value(fc.to_value())
-        .map_err(|e| format!("unable to convert functionConfig to replacements:\n{e}"))
+    let value = fc.to_value();
+    let wrap = |e: String| {
+        format!(
+            "unable to convert functionConfig to replacements:\n\
+             unable to convert object to *replacements.Replacements with error: {e}"
+        )
+    };
+    if let Some(e) = gojson::first_type_error(&value) {
+        return Err(wrap(e));
+    }
+    serde_json::from_value(value).map_err(|e| wrap(e.to_string()))
 }
 
 fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {

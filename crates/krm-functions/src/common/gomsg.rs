@@ -148,7 +148,9 @@ pub fn json_type(node: &Node) -> Option<&'static str> {
 /// `encoding/json`'s `UnmarshalTypeError` text (Go 1.20+: the struct is the
 /// innermost Go struct, the field the dotted JSON path to it).
 pub fn json_type_error(json: &str, go_struct: &str, field: &str, go_type: &str) -> String {
-    format!("json: cannot unmarshal {json} into Go struct field {go_struct}.{field} of type {go_type}")
+    format!(
+        "json: cannot unmarshal {json} into Go struct field {go_struct}.{field} of type {go_type}"
+    )
 }
 
 #[cfg(test)]
@@ -163,7 +165,9 @@ mod tests {
             Some("missing Resource metadata")
         );
         assert_eq!(
-            get_validated_metadata(&node("apiVersion: v1\n")).err().as_deref(),
+            get_validated_metadata(&node("apiVersion: v1\n"))
+                .err()
+                .as_deref(),
             Some("missing kind in object {{v1 } {{ } map[] map[]}}")
         );
         assert_eq!(

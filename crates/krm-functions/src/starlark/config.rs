@@ -44,12 +44,7 @@ fn as_error(go_type: &str, json: &str, go_struct: &str, field: &str, field_type:
 
 /// A string field decoded by `encoding/json` (no YAML-side conversion: a
 /// number or bool is a type error); null leaves it empty.
-fn json_string(
-    n: &Node,
-    path: &[&str],
-    go_type: &str,
-    go_struct: &str,
-) -> Result<String, String> {
+fn json_string(n: &Node, path: &[&str], go_type: &str, go_struct: &str) -> Result<String, String> {
     match n.get_path(path) {
         None => Ok(String::new()),
         Some(v) => match gomsg::json_type(v) {

@@ -1,0 +1,110 @@
+//! ensure-name-substring: config decoding (ConfigMap with one prepend/append
+//! entry, or EnsureNameSubstring), kyaml's metadata checks and sigs.k8s.io/yaml
+//! type errors; a failure is `failed to load the `functionConfig`: ...` on
+//! stderr, exit 1, no result.
+
+use super::{call, config_map};
+
+const F: &str = "ensure-name-substring";
+
+const INPUT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+
+fn typed(body: &str) -> String {
+    format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: EnsureNameSubstring\nmetadata:\n  name: cfg\n{body}"
+    )
+}
+
+fn assert_fails(out: &super::Out, error: &str) {
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.stderr,
+        format!("failed to load the `functionConfig`: {error}")
+    );
+    assert!(out.results.is_empty(), "{:?}", out.results);
+}
+
+#[test]
+fn config_errors() {
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (None, "substring must not be empty"),
+        (Some("{}".into()), "missing Resource metadata"),
+        (
+            Some("apiVersion: v1\nmetadata:\n  name: x\n".into()),
+            "missing kind in object {{v1 } {{x } map[] map[]}}",
+        ),
+        (
+            Some("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels: {a: b}\n".into()),
+            "missing metadata.name in object {{apps/v1 Deployment} {{ } map[a:b] map[]}}",
+        ),
+        (
+            Some("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n".into()),
+            "function config must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=EnsureNameSubstring, but we got: apps/v1, Kind=Deployment",
+        ),
+        (
+            Some("apiVersion: a/b/c\nkind: K\nmetadata:\n  name: x\n".into()),
+            "function config must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=EnsureNameSubstring, but we got: /, Kind=K",
+        ),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".into()),
+            "only 1 entry is allowed in the ConfigMap, but got: 0",
+        ),
+        (
+            Some(config_map("  prepend: a-\n  append: -b\n")),
+            "only 1 entry is allowed in the ConfigMap, but got: 2",
+        ),
+        (
+            Some(config_map("  middle: x\n")),
+            "unknown editMode: middle, only prepend and append are allowed",
+        ),
+        (
+            Some(config_map("  prepend: \"\"\n")),
+            "substring must not be empty",
+        ),
+        (
+            Some(config_map("  prepend: [a]\n")),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            Some(typed("editMode: append\n")),
+            "substring must not be empty",
+        ),
+        (
+            Some(typed("substring: {a: b}\n")),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go struct field EnsureNameSubstring.substring of type string",
+        ),
+        (
+            Some(typed("substring: x\nadditionalNameFields: a/b\n")),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field EnsureNameSubstring.additionalNameFields of type []types.FieldSpec",
+        ),
+        (
+            Some(typed(
+                "substring: x\nadditionalNameFields: []\nfieldSpecs:\n- path: spec/x\n",
+            )),
+            "`fieldSpecs` has been deprecated, please rename it to `additionalNameFields`",
+        ),
+    ];
+    for (config, error) in cases {
+        let out = call(F, INPUT, config.as_deref());
+        assert_fails(&out, error);
+    }
+}
+
+#[test]
+fn accepted_configs() {
+    let out = call(F, INPUT, Some(&config_map("  append: -x\n")));
+    assert_eq!((out.exit_code, out.stderr.as_str()), (0, ""));
+    assert!(out.results.is_empty());
+    assert!(out.items.contains("name: app-x"));
+    // Scalars decode as text for a string field.
+    let out = call(F, INPUT, Some(&typed("substring: 12\n")));
+    assert_eq!(out.exit_code, 0);
+    assert!(out.items.contains("name: 12app") || out.items.contains("name: \"12app\""));
+    // An edit mode that is neither prepend nor append edits nothing.
+    let out = call(F, INPUT, Some(&typed("substring: x-\neditMode: middle\n")));
+    assert_eq!(out.exit_code, 0);
+    assert!(out.items.contains("name: app\n"));
+    // No input is no work.
+    let out = call(F, "", Some(&config_map("  prepend: a-\n")));
+    assert_eq!((out.exit_code, out.items.as_str()), (0, ""));
+}

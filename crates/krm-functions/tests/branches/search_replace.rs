@@ -1,0 +1,99 @@
+//! search-replace: matchers from the ConfigMap data; one result per matched
+//! field or "no matches"; a failure is one error result with the quoted
+//! error and the error printed twice on stderr (framework, then main).
+
+use super::{call, config_map};
+
+const F: &str = "search-replace";
+
+const DEPLOY: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: my-space
+  annotations:
+    internal.config.kubernetes.io/path: deploy.yaml
+spec:
+  replicas: 3
+";
+
+#[test]
+fn matches_and_mutations_are_listed() {
+    let out = call(F, DEPLOY, Some(&config_map("  by-value: my-space\n")));
+    assert_eq!((out.exit_code, out.stderr.as_str()), (0, ""));
+    assert_eq!(
+        out.results,
+        vec![r#"|Matched field value "my-space"|deploy.yaml|metadata.namespace"#]
+    );
+    let out = call(
+        F,
+        DEPLOY,
+        Some(&config_map(
+            "  by-path: spec.replicas\n  put-value: \"5\"\n",
+        )),
+    );
+    assert_eq!(
+        out.results,
+        vec![r#"|Mutated field value to "5"|deploy.yaml|spec.replicas"#]
+    );
+    assert!(out.items.contains("  replicas: 5\n"));
+}
+
+#[test]
+fn nothing_matched_or_nothing_asked() {
+    for (input, config) in [
+        (DEPLOY, None),
+        (DEPLOY, Some(config_map("  by-value: nowhere\n"))),
+        ("", Some(config_map("  by-value: my-space\n"))),
+        // A nested value reads as empty: no matcher at all.
+        (DEPLOY, Some(config_map("  by-value: {a: b}\n"))),
+    ] {
+        let out = call(F, input, config.as_deref());
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(out.results, vec!["|no matches||"]);
+    }
+}
+
+#[test]
+fn failures() {
+    let cases = [
+        (
+            "  by-value: a\n  by-value-regex: b\n",
+            r#"only one of ["by-value", "by-value-regex"] can be provided"#,
+            r#"only one of [\"by-value\", \"by-value-regex\"] can be provided"#,
+        ),
+        (
+            "  by-name: a\n",
+            r#"invalid matcher "by-name", must be one of ["by-value" "by-file-path" "by-value-regex" "by-path" "put-value" "put-comment"]"#,
+            r#"invalid matcher \"by-name\", must be one of [\"by-value\" \"by-file-path\" \"by-value-regex\" \"by-path\" \"put-value\" \"put-comment\"]"#,
+        ),
+        // Unknown keys are rejected even when their value is nested.
+        (
+            "  nope: {a: b}\n",
+            r#"invalid matcher "nope", must be one of ["by-value" "by-file-path" "by-value-regex" "by-path" "put-value" "put-comment"]"#,
+            r#"invalid matcher \"nope\", must be one of [\"by-value\" \"by-file-path\" \"by-value-regex\" \"by-path\" \"put-value\" \"put-comment\"]"#,
+        ),
+        (
+            "  by-value-regex: my-(.*)\n  put-value: ${2}\n",
+            "unable to resolve capture groups",
+            "unable to resolve capture groups",
+        ),
+        (
+            "  by-value: my-space\n  by-file-path: '[a'\n",
+            "syntax error in pattern",
+            "syntax error in pattern",
+        ),
+    ];
+    for (data, error, quoted) in cases {
+        let out = call(F, DEPLOY, Some(&config_map(data)));
+        assert_eq!(out.exit_code, 1, "{data}");
+        assert_eq!(out.stderr, format!("{error}{error}\n"));
+        assert_eq!(
+            out.results,
+            vec![format!(
+                "error|failed to perform search-replace operation: \"{quoted}\"||"
+            )]
+        );
+    }
+}

@@ -1,0 +1,88 @@
+//! starlark: a ConfigMap (`data.source`) or StarlarkRun config, matched the
+//! SDK's way (unset parts are wildcards); decoding errors carry the SDK's
+//! `As` wording; every failure is one error result and the SDK's stderr line.
+
+use super::{SDK_FAILURE, call};
+
+const F: &str = "starlark";
+
+const INPUT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+const SCRIPT: &str = "def run(items):\\n  for i in items:\\n    i[\\\"metadata\\\"][\\\"name\\\"] = \\\"b\\\"\\nrun(ctx.resource_list[\\\"items\\\"])\\n";
+
+fn assert_fails(out: &super::Out, error: &str) {
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(out.stderr, SDK_FAILURE);
+    assert_eq!(out.results, vec![format!("error|{error}||")]);
+}
+
+#[test]
+fn config_errors() {
+    let run = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\n";
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (
+            None,
+            "FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`",
+        ),
+        (
+            Some("{}".into()),
+            "FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`",
+        ),
+        (
+            Some("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n".into()),
+            "`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: /v1, Kind=Secret",
+        ),
+        (
+            Some("apiVersion: x.io/v1\nkind: StarlarkRun\n".into()),
+            "`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: x.io/v1, Kind=StarlarkRun",
+        ),
+        (Some(run.to_string()), "`source` must not be empty"),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".into()),
+            "`source` must not be empty",
+        ),
+        (
+            Some(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  source: 1\n"
+                    .into(),
+            ),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: [a]\n".into()),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string",
+        ),
+        (
+            Some(format!("{run}source: [a]\n")),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal array into Go struct field StarlarkRun.source of type string",
+        ),
+        (
+            Some(format!("{run}params: 3\nsource: x = 1\n")),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal number into Go struct field StarlarkRun.params of type map[string]interface {}",
+        ),
+    ];
+    for (config, error) in cases {
+        let out = call(F, INPUT, config.as_deref());
+        assert_fails(&out, error);
+    }
+}
+
+#[test]
+fn wildcard_kinds_and_empty_input() {
+    // No kind: the SDK's IsGVK treats it as matching ConfigMap.
+    let cfg = format!("apiVersion: v1\nmetadata:\n  name: x\ndata:\n  source: \"{SCRIPT}\"\n");
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, ""),
+        "{:?}",
+        out.results
+    );
+    assert!(out.items.contains("name: b"));
+    // No apiVersion: any version of a StarlarkRun.
+    let cfg = format!("kind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{SCRIPT}\"\n");
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    let out = call(F, "", Some(&cfg));
+    assert_eq!((out.exit_code, out.items.as_str()), (0, ""));
+    assert!(out.results.is_empty());
+}
