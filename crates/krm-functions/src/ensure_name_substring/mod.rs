@@ -135,8 +135,11 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
                         .to_string(),
                 );
             }
+            // The deprecated `fieldSpecs` is decoded but, as with the catalog
+            // image (its `legacy-config` test), edits nothing.
+            FieldSpec::list_from(legacy).map_err(|e| e.to_string())?;
             cfg.field_specs
-                .extend(FieldSpec::list_from(additional.or(legacy)).map_err(|e| e.to_string())?);
+                .extend(FieldSpec::list_from(additional).map_err(|e| e.to_string())?);
         } else {
             return Err(format!(
                 "function config must be either {} or {}, but we got: {}",

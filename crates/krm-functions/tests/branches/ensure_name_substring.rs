@@ -108,3 +108,19 @@ fn accepted_configs() {
     let out = call(F, "", Some(&config_map("  prepend: a-\n")));
     assert_eq!((out.exit_code, out.items.as_str()), (0, ""));
 }
+
+#[test]
+fn legacy_field_specs_edit_nothing() {
+    // The catalog's `legacy-config` test: the deprecated `fieldSpecs` is
+    // accepted but only names change.
+    let cr = "apiVersion: dev.example.com/v1\nkind: MyResource\nmetadata:\n  name: the-cr\nspec:\n  name: foo\n";
+    let legacy = typed(
+        "editMode: prepend\nfieldSpecs:\n- kind: MyResource\n  group: dev.example.com\n  path: spec/name\n  version: v1\nsubstring: prod-\n",
+    );
+    let out = call(F, cr, Some(&legacy));
+    assert_eq!(out.exit_code, 0);
+    assert!(out.items.contains("name: prod-the-cr\n") && out.items.contains("  name: foo\n"));
+    let current = legacy.replace("fieldSpecs:", "additionalNameFields:");
+    let out = call(F, cr, Some(&current));
+    assert!(out.items.contains("  name: prod-foo\n"), "{}", out.items);
+}
