@@ -64,6 +64,7 @@ impl FunctionRuntime for Builtins {
         let f = lookup(image)
             .ok_or_else(|| RuntimeError::NotFound(format!("{image} is not a built-in function")))?;
         input.results.clear();
+        crate::stderr::take();
         // Like the Go SDK: an error becomes an error result (unless the function already
         // reported it), and a failing function exits 1 with the SDK's generic stderr line.
         // A panic in a native function is that call's failure, never the process's: the
@@ -92,10 +93,15 @@ impl FunctionRuntime for Builtins {
             }
         };
         let failed = reported || input.results.iter().any(ResultItem::is_error);
+        // What the function printed comes first; a failure's text follows it.
+        let mut printed = crate::stderr::take();
+        if failed {
+            printed.push_str(&stderr);
+        }
         Ok(FunctionOutput {
             list: input,
             exit_code: i32::from(failed),
-            stderr: if failed { stderr } else { String::new() },
+            stderr: printed,
         })
     }
 

@@ -86,3 +86,18 @@ fn wildcard_kinds_and_empty_input() {
     assert_eq!((out.exit_code, out.items.as_str()), (0, ""));
     assert!(out.results.is_empty());
 }
+
+#[test]
+fn print_goes_to_stderr() {
+    let script = "s = set([\\\"foo\\\", \\\"bar\\\"])\\nprint(s)\\nprint(len(s))\\nfor i in ctx.resource_list[\\\"items\\\"]:\\n  i[\\\"metadata\\\"][\\\"namespace\\\"] = \\\"test\\\"\\n";
+    let cfg = format!("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n");
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert_eq!(out.stderr, "set([\"foo\", \"bar\"])\n2\n");
+    assert!(out.items.contains("namespace: test"));
+    // A failing script keeps what it printed before the SDK's line.
+    let failing = cfg.replace("print(len(s))", "fail(\\\"no\\\")");
+    let out = call(F, INPUT, Some(&failing));
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(out.stderr, format!("set([\"foo\", \"bar\"])\n{SDK_FAILURE}"));
+}
