@@ -54,8 +54,8 @@ pub(crate) fn execute_with_limit(
         enable_top_level_stmt: true,
         ..Dialect::Extended
     };
-    let ast = AstModule::parse(&program.name, program.source.clone(), &dialect)
-        .map_err(|e| render_error(&e))?;
+    let source = super::dialect::rewrite(&program.source);
+    let ast = AstModule::parse(&program.name, source, &dialect).map_err(|e| render_error(&e))?;
     let globals =
         GlobalsBuilder::extended_by(&[LibraryExtension::Print, LibraryExtension::SetType]).build();
     let loader = Loader;

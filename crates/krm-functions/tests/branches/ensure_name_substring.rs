@@ -124,3 +124,28 @@ fn legacy_field_specs_edit_nothing() {
     let out = call(F, cr, Some(&current));
     assert!(out.items.contains("  name: prod-foo\n"), "{}", out.items);
 }
+
+proptest::proptest! {
+    /// Names end up containing the substring exactly once per run, and a
+    /// second run changes nothing (the catalog's idempotency check).
+    #[test]
+    fn renames_are_idempotent(name in "[a-z][a-z0-9-]{0,12}", sub in "[a-z0-9-]{1,6}", append in proptest::bool::ANY) {
+        let key = if append { "append" } else { "prepend" };
+        let cfg = config_map(&format!("  {key}: \"{sub}\"\n"));
+        let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+        let once = call(F, &input, Some(&cfg));
+        proptest::prop_assert_eq!(once.exit_code, 0);
+        let expected = if name.contains(&sub) {
+            name.clone()
+        } else if append {
+            format!("{name}{sub}")
+        } else {
+            format!("{sub}{name}")
+        };
+        let out = kpt::yaml::parse_one(&once.items).expect("output parses");
+        let got = out.get_path(&["metadata", "name"]).and_then(|n| n.as_str()).unwrap_or_default();
+        proptest::prop_assert_eq!(got, expected.as_str());
+        let twice = call(F, &once.items, Some(&cfg));
+        proptest::prop_assert_eq!(twice.items, once.items);
+    }
+}

@@ -97,3 +97,91 @@ fn failures() {
         );
     }
 }
+
+/// Cases of the catalog's `searchreplacecases_test.go`: (data, input, expected
+/// `field path=value` per result, expected text in the output).
+#[test]
+fn catalog_cases() {
+    let dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\n  annotations:\n    internal.config.kubernetes.io/path: d.yaml\nspec:\n  replicas: 3\n";
+    let cases: Vec<(&str, String, Vec<&str>, &str)> = vec![
+        (
+            "  by-value: '3'\n  put-value: four\n",
+            dep.to_string(),
+            vec!["spec.replicas=four"],
+            "replicas: four\n",
+        ),
+        (
+            "  by-path: spec.foo[1]\n  put-value: c\n",
+            format!("{dep}  foo:\n  - a\n  - b\n"),
+            vec!["spec.foo[1]=c"],
+            "  - c\n",
+        ),
+        (
+            "  by-path: spec.foo[2]\n  put-value: c\n",
+            format!("{dep}  foo:\n  - a\n  - b\n"),
+            vec![],
+            "  - b\n",
+        ),
+        (
+            "  by-path: spec.foo[*]\n",
+            format!("{dep}  foo:\n  - a\n  - b\n"),
+            vec!["spec.foo[0]=a", "spec.foo[1]=b"],
+            "",
+        ),
+        (
+            "  by-path: spec.foo[1].c\n  put-value: thing-new\n",
+            format!("{dep}  foo:\n  - c: thing0\n  - c: thing1\n"),
+            vec!["spec.foo[1].c=thing-new"],
+            "  - c: thing-new\n",
+        ),
+        (
+            "  by-path: metadata.namespace\n  put-value: myspace\n",
+            dep.to_string(),
+            vec!["metadata.namespace=myspace"],
+            "  namespace: myspace\n",
+        ),
+        (
+            "  by-value-regex: (\\w+)-dep(\\w+)\n  put-value: ${1}-prod-${2}\n",
+            dep.to_string(),
+            vec!["metadata.name=nginx-prod-loyment"],
+            "name: nginx-prod-loyment\n",
+        ),
+        (
+            "  by-value-regex: nginx-(.*)\n  put-value: ubuntu\n",
+            format!("{dep}  x: {{? {{replicas: ''}} : ''}}\n  foo:\n"),
+            vec!["metadata.name=ubuntu"],
+            "  foo:\n",
+        ),
+        (
+            "  put-value: foo\n",
+            dep.to_string(),
+            vec![],
+            "replicas: 3\n",
+        ),
+    ];
+    for (data, input, want, contains) in cases {
+        let out = call(F, &input, Some(&config_map(data)));
+        assert_eq!(out.exit_code, 0, "{data}: {:?}", out.results);
+        let got: Vec<String> = out
+            .results
+            .iter()
+            .filter(|r| r.as_str() != "|no matches||")
+            .map(|r| {
+                let parts: Vec<&str> = r.split('|').collect();
+                let value = parts[1]
+                    .rsplit_once(' ')
+                    .map(|(_, v)| v.trim_matches('"'))
+                    .unwrap_or("");
+                format!("{}={value}", parts[3])
+            })
+            .collect();
+        assert_eq!(got, want, "{data}");
+        assert!(out.items.contains(contains), "{data}: {}", out.items);
+    }
+    let out = call(
+        F,
+        dep,
+        Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: ~\n"),
+    );
+    assert_eq!(out.results, vec!["|no matches||"]);
+}

@@ -90,7 +90,9 @@ fn wildcard_kinds_and_empty_input() {
 #[test]
 fn print_goes_to_stderr() {
     let script = "s = set([\\\"foo\\\", \\\"bar\\\"])\\nprint(s)\\nprint(len(s))\\nfor i in ctx.resource_list[\\\"items\\\"]:\\n  i[\\\"metadata\\\"][\\\"namespace\\\"] = \\\"test\\\"\\n";
-    let cfg = format!("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n");
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
     let out = call(F, INPUT, Some(&cfg));
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
     assert_eq!(out.stderr, "set([\"foo\", \"bar\"])\n2\n");
@@ -99,5 +101,42 @@ fn print_goes_to_stderr() {
     let failing = cfg.replace("print(len(s))", "fail(\\\"no\\\")");
     let out = call(F, INPUT, Some(&failing));
     assert_eq!(out.exit_code, 1);
-    assert_eq!(out.stderr, format!("set([\"foo\", \"bar\"])\n{SDK_FAILURE}"));
+    assert_eq!(
+        out.stderr,
+        format!("set([\"foo\", \"bar\"])\n{SDK_FAILURE}")
+    );
+}
+
+#[test]
+fn while_loops_and_recursion_run() {
+    let script =
+        "def count(n):\\n  i = 0\\n  while i < n:\\n    i += 1\\n  return i\\nprint(count(3))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert_eq!(out.stderr, "3\n");
+    let top = "n = 0\\nwhile n < 2:\\n  n += 1\\nprint(n)\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{top}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "2\n"),
+        "{:?}",
+        out.results
+    );
+    let rec = "def f(n):\\n  if n == 0:\\n    return 0\\n  return 1 + f(n - 1)\\nprint(f(4))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{rec}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "4\n"),
+        "{:?}",
+        out.results
+    );
 }
