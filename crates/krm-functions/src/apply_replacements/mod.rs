@@ -98,12 +98,15 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
         let ids = select::res_ids(n).map_err(|e| format!("error getting node IDs: {e}"))?;
         if ids.iter().any(|id| select::is_selected_by(id, &source.id)) {
             if found.is_some() {
-                return Err(format!("multiple matches for selector {}", source.id));
+                return Err(format!(
+                    "multiple matches for selector {}",
+                    selector_text(source)
+                ));
             }
             found = Some(n);
         }
     }
-    let node = found.ok_or_else(|| format!("nothing selected by {}", source.id))?;
+    let node = found.ok_or_else(|| format!("nothing selected by {}", selector_text(source)))?;
     let fp = if source.field_path.is_empty() {
         DEFAULT_FIELD_PATH
     } else {
@@ -118,6 +121,23 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
             )
         })?;
     refine(source.options.as_ref(), value)
+}
+
+/// kustomize's `SourceSelector.String()`: the id, then `:fieldPath` as
+/// written and `:delimiter(index), create=bool` when options are set.
+fn selector_text(source: &SourceSelector) -> String {
+    let mut parts = vec![source.id.to_string()];
+    if !source.field_path.is_empty() {
+        parts.push(source.field_path.clone());
+    }
+    if let Some(o) = source
+        .options
+        .as_ref()
+        .filter(|o| !o.delimiter.is_empty() || o.create)
+    {
+        parts.push(format!("{}({}), create={}", o.delimiter, o.index, o.create));
+    }
+    parts.join(":")
 }
 
 /// kyaml `IsNilOrEmpty`: null, or an empty mapping/sequence/string.

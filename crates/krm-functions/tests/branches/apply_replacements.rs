@@ -68,6 +68,11 @@ fn config_errors() {
             Some(config("\n- source: {name: nope}\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n")),
             "nothing selected by [noKind].[noVer].[noGrp]/nope.[noNs]".into(),
         ),
+        // The selector reads as kustomize's SourceSelector.String().
+        (
+            Some(config("\n- source:\n    kind: ConfigMap\n    fieldPath: data.v\n    options: {delimiter: '-', index: 1}\n  targets:\n  - select: {name: dst}\n")),
+            "multiple matches for selector ConfigMap.[noVer].[noGrp]/[noName].[noNs]:data.v:-(1), create=false".into(),
+        ),
     ];
     for (cfg, error) in cases {
         let out = call(F, INPUT, cfg.as_deref());
@@ -88,7 +93,7 @@ fn replaces_without_results() {
     let out = call(F, "", Some(&cfg));
     assert_fails(
         &out,
-        "nothing selected by [noKind].[noVer].[noGrp]/src.[noNs]",
+        "nothing selected by [noKind].[noVer].[noGrp]/src.[noNs]:data.v",
     );
     // An empty replacement list is fine.
     let out = call(F, INPUT, Some(&config(" []\n")));
