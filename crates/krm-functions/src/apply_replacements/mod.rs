@@ -81,7 +81,8 @@ fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {
         (_, _, Some(t)) => t,
     };
     let value = match (&r.source, &r.source_value) {
-        (_, Some(v)) => yaml::parse_one(v).map_err(|e| e.to_string())?,
+        // kyaml `NewScalarRNode`: always one untagged scalar, never parsed.
+        (_, Some(v)) => Node::plain(v.clone()),
         (Some(source), None) => source_value(items, source)?,
         (None, None) => return Err("replacements must specify a source".into()),
     };

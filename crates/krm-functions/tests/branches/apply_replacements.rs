@@ -95,6 +95,17 @@ fn replaces_without_results() {
         &out,
         "nothing selected by [noKind].[noVer].[noGrp]/src.[noNs]:data.v",
     );
+    // A sourceValue is one scalar, even when it reads as a mapping.
+    let cfg = config(
+        "\n- sourceValue: 'a: b'\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v, data.new]\n    options: {create: true}\n",
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items.contains("  v: 'a: b'\n") && out.items.contains("  new: 'a: b'\n"),
+        "{}",
+        out.items
+    );
     // An empty replacement list is fine.
     let out = call(F, INPUT, Some(&config(" []\n")));
     assert_eq!(out.exit_code, 0);
