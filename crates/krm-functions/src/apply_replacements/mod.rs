@@ -17,7 +17,7 @@ mod gojson;
 mod select;
 
 use kpt::resource_list::ResourceList;
-use kpt::yaml::{self, Node, NodeKind, Style};
+use kpt::yaml::{Node, NodeKind, Style};
 
 use crate::FnError;
 use config::{
