@@ -185,3 +185,69 @@ fn catalog_cases() {
     );
     assert_eq!(out.results, vec!["|no matches||"]);
 }
+
+/// Cases of the catalog's `putcommentcases_test.go`: the result value of a
+/// commented scalar carries the comment; a matched list gets the comment on
+/// its key and turns block style.
+#[test]
+fn put_comment_cases() {
+    let dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: my-project-deployment\n  annotations:\n    internal.config.kubernetes.io/path: d.yaml\nspec:\n  replicas: 3\n  images: [nginx, ubuntu]\n  other: [foo, bar]\n";
+    let out = call(
+        F,
+        dep,
+        Some(&config_map(
+            "  by-value: '3'\n  put-comment: 'kpt-set: ${replicas}'\n",
+        )),
+    );
+    assert_eq!(
+        out.results,
+        vec![r#"|Mutated field value to "3 # kpt-set: ${replicas}"|d.yaml|spec.replicas"#]
+    );
+    assert!(out.items.contains("  replicas: 3 # kpt-set: ${replicas}\n"));
+
+    let out = call(
+        F,
+        dep,
+        Some(&config_map(
+            "  by-path: spec.images\n  put-comment: 'kpt-set: ${image}'\n",
+        )),
+    );
+    assert_eq!(
+        out.results,
+        vec![r#"|Mutated field value to "[nginx, ubuntu]"|d.yaml|spec.images # kpt-set: ${image}"#]
+    );
+    assert!(
+        out.items.contains(
+            "  images: # kpt-set: ${image}\n  - nginx\n  - ubuntu\n  other: [foo, bar]\n"
+        ),
+        "{}",
+        out.items
+    );
+
+    let out = call(
+        F,
+        dep,
+        Some(&config_map(
+            "  by-value-regex: 'my-project-(.*)'\n  put-comment: 'kpt-set: ${project}-${1}'\n",
+        )),
+    );
+    assert!(
+        out.items
+            .contains("name: my-project-deployment # kpt-set: ${project}-deployment\n")
+    );
+
+    let out = call(
+        F,
+        dep,
+        Some(&config_map(
+            "  by-value-regex: 'my-(\\w+)-(\\w+)'\n  put-comment: 'kpt-set: ${3}'\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.results,
+        vec![
+            r#"error|failed to perform search-replace operation: "unable to resolve capture groups"||"#
+        ]
+    );
+}
