@@ -101,13 +101,36 @@ impl FunctionRuntime for Builtins {
         Ok(FunctionOutput {
             list: input,
             exit_code: i32::from(failed),
-            stderr: printed,
+            stderr: container_stderr(&printed),
         })
     }
 
     fn builtin_names(&self) -> Vec<String> {
         TABLE.iter().map(|(n, _)| n.to_string()).collect()
     }
+}
+
+/// The stderr kpt records for a catalog image: its docker runtime reads the
+/// stream line by line (dropping the final newline and `\r`s) and leaves out
+/// docker's own pull-progress lines.
+fn container_stderr(raw: &str) -> String {
+    const DOCKER: [&str; 10] = [
+        ": Already exists",
+        ": Pulling fs layer",
+        ": Verifying Checksum",
+        ": Download complete",
+        ": Pulling from",
+        ": Waiting",
+        ": Pull complete",
+        "Digest: sha256",
+        "Status: Downloaded newer image",
+        "Unable to find image",
+    ];
+    raw.lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !DOCKER.iter().any(|d| l.contains(d)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The message of a panic payload (`panic!` with a literal or a formatted string).
@@ -118,5 +141,15 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stderr_reads_like_the_docker_runtime() {
+        assert_eq!(super::container_stderr("a\r\n\nb\n"), "a\n\nb");
+        assert_eq!(super::container_stderr("x: Pull complete\nkept"), "kept");
+        assert_eq!(super::container_stderr(""), "");
     }
 }

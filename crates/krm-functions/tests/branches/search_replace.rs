@@ -88,7 +88,7 @@ fn failures() {
     for (data, error, quoted) in cases {
         let out = call(F, DEPLOY, Some(&config_map(data)));
         assert_eq!(out.exit_code, 1, "{data}");
-        assert_eq!(out.stderr, format!("{error}{error}\n"));
+        assert_eq!(out.stderr, format!("{error}{error}"));
         assert_eq!(
             out.results,
             vec![format!(

@@ -95,7 +95,7 @@ fn print_goes_to_stderr() {
     );
     let out = call(F, INPUT, Some(&cfg));
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert_eq!(out.stderr, "set([\"foo\", \"bar\"])\n2\n");
+    assert_eq!(out.stderr, "set([\"foo\", \"bar\"])\n2");
     assert!(out.items.contains("namespace: test"));
     // A failing script keeps what it printed before the SDK's line.
     let failing = cfg.replace("print(len(s))", "fail(\\\"no\\\")");
@@ -116,7 +116,7 @@ fn while_loops_and_recursion_run() {
     );
     let out = call(F, INPUT, Some(&cfg));
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert_eq!(out.stderr, "3\n");
+    assert_eq!(out.stderr, "3");
     let top = "n = 0\\nwhile n < 2:\\n  n += 1\\nprint(n)\\n";
     let cfg = format!(
         "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{top}\"\n"
@@ -124,7 +124,7 @@ fn while_loops_and_recursion_run() {
     let out = call(F, INPUT, Some(&cfg));
     assert_eq!(
         (out.exit_code, out.stderr.as_str()),
-        (0, "2\n"),
+        (0, "2"),
         "{:?}",
         out.results
     );
@@ -135,7 +135,7 @@ fn while_loops_and_recursion_run() {
     let out = call(F, INPUT, Some(&cfg));
     assert_eq!(
         (out.exit_code, out.stderr.as_str()),
-        (0, "4\n"),
+        (0, "4"),
         "{:?}",
         out.results
     );

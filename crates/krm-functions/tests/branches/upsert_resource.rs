@@ -11,7 +11,7 @@ const SVC: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n 
 fn assert_fails(out: &super::Out, error: &str) {
     let e = format!("failed to upsert resource: {error}");
     assert_eq!(out.exit_code, 1);
-    assert_eq!(out.stderr, format!("{e}{e}\n"));
+    assert_eq!(out.stderr, format!("{e}{e}"));
     assert!(out.results.is_empty(), "{:?}", out.results);
 }
 
