@@ -251,3 +251,15 @@ fn put_comment_cases() {
         ]
     );
 }
+
+#[test]
+fn regex_syntax_errors_read_like_go() {
+    let out = call(F, DEPLOY, Some(&config_map("  by-value-regex: 'my-(.*'\n")));
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.results,
+        vec![
+            "error|failed to perform search-replace operation: \"error parsing regexp: missing closing ): `my-(.*`\"||"
+        ]
+    );
+}
