@@ -140,3 +140,19 @@ fn while_loops_and_recursion_run() {
         out.results
     );
 }
+
+#[test]
+fn go_dialect_options_are_on() {
+    // AllowSet, AllowGlobalReassign (with top-level if/for) and AllowRecursion.
+    let script = "x = 1\\nx = 2\\nif x == 2:\\n  x = x + 1\\nfor i in [1]:\\n  x += i\\ns = set([1, 2, 2])\\nprint(x, len(s))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "4 2"),
+        "{:?}",
+        out.results
+    );
+}
