@@ -30,7 +30,8 @@ fn action(fc: Option<&Node>) -> Result<String, String> {
 
 /// kyaml `LookupCreate(ScalarNode, "spec")` + `SetField`: a missing `spec` is
 /// created as an empty scalar, and setting a field on a scalar (or a list)
-/// fails; a null `spec` becomes a mapping.
+/// fails; on a null `spec` the field is appended to a node written as a
+/// scalar, so the output keeps `spec:` unchanged (the policy still counts).
 fn set_action(node: &mut Node, acn: &str) -> Result<(), String> {
     let wrong = |s: &Node| {
         let kind = if s.is_sequence() {
@@ -47,9 +48,7 @@ fn set_action(node: &mut Node, acn: &str) -> Result<(), String> {
     };
     match node.get("spec") {
         None => return Err(wrong(&Node::string(""))),
-        Some(s) if s.is_null() => {
-            node.set("spec", Node::mapping());
-        }
+        Some(s) if s.is_null() => return Ok(()),
         Some(s) if !s.is_mapping() => return Err(wrong(s)),
         Some(_) => {}
     }

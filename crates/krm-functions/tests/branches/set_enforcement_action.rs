@@ -110,6 +110,11 @@ fn a_constraint_without_a_spec_mapping_fails() {
         &out,
         "wrong Node Kind for spec expected: MappingNode was ScalarNode: value: {on}",
     );
+    // A null spec is left as it is, yet the policy is listed.
+    let out = call(F, &constraint("a", "spec:\n"), Some(&cfg));
+    assert_eq!(out.exit_code, 0);
+    assert!(out.items.ends_with("spec:\n"), "{}", out.items);
+    assert_eq!(out.results[1], "info|Policy name: [a]|policies.yaml|");
     let out = call(F, "kind: x\n---\nfoo: bar\n", Some(&cfg));
     assert_fails(&out, "missing Resource metadata");
 }
