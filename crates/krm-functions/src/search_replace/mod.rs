@@ -130,6 +130,25 @@ fn decode(config: Option<&Node>) -> Result<SearchReplace, String> {
     Ok(sr)
 }
 
+/// doublestar treats `**` as "any directories" only as a whole path
+/// component; elsewhere it is a plain `*` (globset would reject it).
+fn doublestar_pattern(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|c| {
+            if c == "**" {
+                return c.to_string();
+            }
+            let mut out = c.to_string();
+            while out.contains("**") {
+                out = out.replace("**", "*");
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 impl SearchReplace {
     fn filter(&mut self, items: &mut [Node]) -> Result<(), String> {
         if !self.by_value.is_empty() && !self.by_value_regex.is_empty() {
@@ -147,19 +166,20 @@ impl SearchReplace {
         let glob = if self.by_file_path.is_empty() {
             None
         } else {
+            // doublestar reports a bad pattern when matching, so only once
+            // there is an item to match.
             Some(
-                GlobBuilder::new(&self.by_file_path)
+                GlobBuilder::new(&doublestar_pattern(&self.by_file_path))
                     .literal_separator(true)
                     .build()
-                    // doublestar's ErrBadPattern.
-                    .map_err(|_| "syntax error in pattern".to_string())?
-                    .compile_matcher(),
+                    .map(|g| g.compile_matcher())
+                    .map_err(|_| "syntax error in pattern".to_string()),
             )
         };
         for item in items.iter_mut() {
             let fp = file_path(item);
             if let Some(g) = &glob
-                && !g.is_match(&fp)
+                && !g.as_ref().map_err(Clone::clone)?.is_match(&fp)
             {
                 continue;
             }

@@ -263,3 +263,30 @@ fn regex_syntax_errors_read_like_go() {
         ]
     );
 }
+
+#[test]
+fn file_path_globs_match_like_doublestar() {
+    let by = |glob: &str| config_map(&format!("  by-value: my-space\n  by-file-path: '{glob}'\n"));
+    for (glob, matches) in [
+        ("deploy.yaml", true),
+        ("**/deploy.yaml", true),
+        ("de**.yaml", true),
+        ("*/deploy.yaml", false),
+        ("{a,deploy}.yaml", true),
+    ] {
+        let out = call(F, DEPLOY, Some(&by(glob)));
+        assert_eq!(out.exit_code, 0, "{glob}");
+        assert_eq!(
+            out.results[0].contains("Matched"),
+            matches,
+            "{glob}: {:?}",
+            out.results
+        );
+    }
+    // A bad pattern fails only once there is an item to match.
+    let out = call(F, "", Some(&by("[a")));
+    assert_eq!(
+        (out.exit_code, out.results.clone()),
+        (0, vec!["|no matches||".to_string()])
+    );
+}
