@@ -14,4 +14,9 @@ pub enum FnError {
     /// without an extra error result; the text is the Go SDK's stderr line.
     #[error("failed to evaluate function: error: function failure")]
     Reported,
+    /// The function failed the way a kyaml `framework.Execute` function does:
+    /// exit 1 with this exact stderr text and no result added for it (any
+    /// results the function appended itself stay).
+    #[error("{0}")]
+    Stderr(String),
 }

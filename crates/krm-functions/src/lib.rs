@@ -13,6 +13,7 @@ mod budget;
 mod common;
 mod error;
 mod registry;
+mod stderr;
 
 pub mod apply_replacements;
 pub mod apply_setters;

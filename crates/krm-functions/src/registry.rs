@@ -64,6 +64,7 @@ impl FunctionRuntime for Builtins {
         let f = lookup(image)
             .ok_or_else(|| RuntimeError::NotFound(format!("{image} is not a built-in function")))?;
         input.results.clear();
+        crate::stderr::take();
         // Like the Go SDK: an error becomes an error result (unless the function already
         // reported it), and a failing function exits 1 with the SDK's generic stderr line.
         // A panic in a native function is that call's failure, never the process's: the
@@ -81,29 +82,55 @@ impl FunctionRuntime for Builtins {
                 });
             }
         };
-        let reported = match ran {
-            Ok(()) => false,
-            Err(FnError::Reported) => true,
+        let (reported, stderr) = match ran {
+            Ok(()) => (false, SDK_FAILURE.to_string()),
+            Err(FnError::Reported) => (true, SDK_FAILURE.to_string()),
+            // kyaml-framework functions print their error; the SDK's generic line is not theirs.
+            Err(FnError::Stderr(text)) => (true, text),
             Err(e) => {
                 input.results.push(ResultItem::error(e.to_string()));
-                true
+                (true, SDK_FAILURE.to_string())
             }
         };
         let failed = reported || input.results.iter().any(ResultItem::is_error);
+        // What the function printed comes first; a failure's text follows it.
+        let mut printed = crate::stderr::take();
+        if failed {
+            printed.push_str(&stderr);
+        }
         Ok(FunctionOutput {
             list: input,
             exit_code: i32::from(failed),
-            stderr: if failed {
-                SDK_FAILURE.to_string()
-            } else {
-                String::new()
-            },
+            stderr: container_stderr(&printed),
         })
     }
 
     fn builtin_names(&self) -> Vec<String> {
         TABLE.iter().map(|(n, _)| n.to_string()).collect()
     }
+}
+
+/// The stderr kpt records for a catalog image: its docker runtime reads the
+/// stream line by line (dropping the final newline and `\r`s) and leaves out
+/// docker's own pull-progress lines.
+fn container_stderr(raw: &str) -> String {
+    const DOCKER: [&str; 10] = [
+        ": Already exists",
+        ": Pulling fs layer",
+        ": Verifying Checksum",
+        ": Download complete",
+        ": Pulling from",
+        ": Waiting",
+        ": Pull complete",
+        "Digest: sha256",
+        "Status: Downloaded newer image",
+        "Unable to find image",
+    ];
+    raw.lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !DOCKER.iter().any(|d| l.contains(d)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The message of a panic payload (`panic!` with a literal or a formatted string).
@@ -114,5 +141,15 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stderr_reads_like_the_docker_runtime() {
+        assert_eq!(super::container_stderr("a\r\n\nb\n"), "a\n\nb");
+        assert_eq!(super::container_stderr("x: Pull complete\nkept"), "kept");
+        assert_eq!(super::container_stderr(""), "");
     }
 }

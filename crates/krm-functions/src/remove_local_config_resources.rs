@@ -11,6 +11,10 @@ use crate::common::meta;
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     let mut removed = Vec::new();
     list.items.retain(|node| {
+        // kyaml `IsNilOrEmpty` items are dropped without a word.
+        if node.is_null() || (node.is_mapping() && node.entries().is_empty()) {
+            return false;
+        }
         if !meta::annotation(node, meta::LOCAL_CONFIG).eq_ignore_ascii_case("true") {
             return true;
         }

@@ -3,15 +3,15 @@
 //! `deny`, `warn` or `dryrun`, reporting the count and each policy.
 
 use kpt::resource_list::{FileRef, ResourceList, ResultItem};
-use kpt::yaml::Node;
+use kpt::yaml::{self, Node, SeqIndent};
 
 use crate::FnError;
-use crate::common::{config, meta};
+use crate::common::{gomsg, meta};
 
 const POLICY_API_VERSION: &str = "constraints.gatekeeper.sh/v1beta1";
 
 fn action(fc: Option<&Node>) -> Result<String, String> {
-    let data = fc.map(config::data_map).unwrap_or_default();
+    let data = fc.map(gomsg::data_map).unwrap_or_default();
     if data.len() != 1 {
         return Err("expecting exactly 1 enforcementAction as part of the ConfigMap".to_string());
     }
@@ -28,19 +28,45 @@ fn action(fc: Option<&Node>) -> Result<String, String> {
     Ok(acn)
 }
 
-/// Run the function.
-pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let acn = action(list.function_config.as_ref())
-        .map_err(|e| FnError::Config(format!("failed to process policies: {e}")))?;
+/// kyaml `LookupCreate(ScalarNode, "spec")` + `SetField`: a missing `spec` is
+/// created as an empty scalar, and setting a field on a scalar (or a list)
+/// fails; on a null `spec` the field is appended to a node written as a
+/// scalar, so the output keeps `spec:` unchanged (the policy still counts).
+fn set_action(node: &mut Node, acn: &str) -> Result<(), String> {
+    let wrong = |s: &Node| {
+        let kind = if s.is_sequence() {
+            "SequenceNode"
+        } else {
+            "ScalarNode"
+        };
+        let text = if s.is_scalar() {
+            s.as_str().unwrap_or_default().to_string()
+        } else {
+            yaml::emit_node(s, SeqIndent::Compact).trim().to_string()
+        };
+        format!("wrong Node Kind for spec expected: MappingNode was {kind}: value: {{{text}}}")
+    };
+    match node.get("spec") {
+        None => return Err(wrong(&Node::string(""))),
+        Some(s) if s.is_null() => return Ok(()),
+        Some(s) if !s.is_mapping() => return Err(wrong(s)),
+        Some(_) => {}
+    }
+    meta::sdk_set_string(node.ensure_mapping(&["spec"]), "enforcementAction", acn);
+    Ok(())
+}
+
+fn process(items: &mut [Node], acn: &str) -> Result<Vec<ResultItem>, String> {
     let mut policies = Vec::new();
-    for node in &mut list.items {
-        if meta::name(node).is_empty()
-            || meta::kind(node).is_empty()
-            || meta::api_version(node) != POLICY_API_VERSION
-        {
+    for node in items.iter_mut() {
+        if node.is_null() || (node.is_mapping() && node.entries().is_empty()) {
             continue;
         }
-        meta::sdk_set_string(node.ensure_mapping(&["spec"]), "enforcementAction", &acn);
+        let m = gomsg::get_meta(node)?;
+        if m.name.is_empty() || m.kind.is_empty() || m.api_version != POLICY_API_VERSION {
+            continue;
+        }
+        set_action(node, acn)?;
         let mut r = ResultItem::info(format!("Policy name: [{}]", meta::name(node)));
         r.file = Some(FileRef {
             path: meta::file_ref(node).map(|f| f.path).unwrap_or_default(),
@@ -49,17 +75,37 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         policies.push(r);
     }
     if policies.is_empty() {
-        list.results.push(ResultItem::warning(format!(
+        return Ok(vec![ResultItem::warning(format!(
             "Found no policy to set to [{acn}]"
-        )));
-    } else {
-        list.results.push(ResultItem::info(format!(
-            "Number of policies set to [{acn}]: {}",
-            policies.len()
-        )));
-        list.results.extend(policies);
+        ))]);
     }
-    Ok(())
+    let mut results = vec![ResultItem::info(format!(
+        "Number of policies set to [{acn}]: {}",
+        policies.len()
+    ))];
+    results.extend(policies);
+    Ok(results)
+}
+
+/// Run the function.
+///
+/// A kyaml framework function: an error is one error result (written with the
+/// items) and the bare error on stderr, exit 1.
+pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    let outcome =
+        action(list.function_config.as_ref()).and_then(|acn| process(&mut list.items, &acn));
+    match outcome {
+        Ok(results) => {
+            list.results.extend(results);
+            Ok(())
+        }
+        Err(e) => {
+            list.results.push(ResultItem::error(format!(
+                "failed to process policies: {e}"
+            )));
+            Err(FnError::Stderr(e))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +129,8 @@ apiVersion: constraints.gatekeeper.sh/v1beta1
 kind: K8sRule
 metadata:
   name: p2
+spec:
+  x: 1
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -92,7 +140,7 @@ metadata:
         let (out, results, err) = run(super::run, input, Some(CFG));
         assert!(err.is_none());
         assert!(out.contains("  enforcementAction: dryrun # was deny\n  parameters: {}\n"));
-        assert!(out.contains("name: p2\nspec:\n  enforcementAction: dryrun\n"));
+        assert!(out.contains("name: p2\nspec:\n  x: 1\n  enforcementAction: dryrun\n"));
         assert_eq!(
             messages(&results),
             vec![
@@ -106,19 +154,27 @@ metadata:
     #[test]
     fn errors_and_nothing_found() {
         let bad = CFG.replace("dryrun", "block");
-        let (_, _, err) = run(super::run, "", Some(&bad));
+        let (_, results, err) = run(super::run, "", Some(&bad));
         assert_eq!(
             err.as_deref(),
-            Some(
-                "failed to process policies: expected values for enforcementAction are [deny] or [warn] or [dryrun]"
-            )
+            Some("expected values for enforcementAction are [deny] or [warn] or [dryrun]")
         );
-        let (_, _, err) = run(super::run, "", None);
+        assert_eq!(
+            messages(&results),
+            vec![
+                "failed to process policies: expected values for enforcementAction are [deny] or [warn] or [dryrun]"
+            ]
+        );
+        let (_, results, err) = run(super::run, "", None);
         assert_eq!(
             err.as_deref(),
-            Some(
+            Some("expecting exactly 1 enforcementAction as part of the ConfigMap")
+        );
+        assert_eq!(
+            messages(&results),
+            vec![
                 "failed to process policies: expecting exactly 1 enforcementAction as part of the ConfigMap"
-            )
+            ]
         );
         let (_, results, _) = run(
             super::run,

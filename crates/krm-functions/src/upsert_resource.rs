@@ -12,7 +12,7 @@ use kpt::resource_list::ResourceList;
 use kpt::yaml::Node;
 
 use crate::FnError;
-use crate::common::meta;
+use crate::common::{gomsg, meta};
 
 /// Names the file a new resource is written to, and restricts matches.
 const TARGET_PATH: &str = "config.kubernetes.io/target-path";
@@ -20,11 +20,23 @@ const TARGET_PATH: &str = "config.kubernetes.io/target-path";
 const FUNCTION_ANNOTATIONS: [&str; 2] = ["config.kubernetes.io/function", "config.k8s.io/function"];
 
 /// Run the function.
+///
+/// A kyaml framework function: a failure adds no result; the framework and
+/// main both print it (exit 1).
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    upsert(list).map_err(|e| {
+        let e = format!("failed to upsert resource: {e}");
+        FnError::Stderr(format!("{e}{e}\n"))
+    })
+}
+
+fn upsert(list: &mut ResourceList) -> Result<(), String> {
+    // Without a functionConfig the Go function has nothing to read metadata
+    // from; it fails (see COMPATIBILITY.md) and so do we, with kyaml's text.
     let Some(fc) = list.function_config.clone() else {
-        return Err(FnError::Config("missing Kind".to_string()));
+        return Err("missing Resource metadata".to_string());
     };
-    let resources: Vec<Node> = if meta::kind(&fc) == "List" {
+    let resources: Vec<Node> = if gomsg::get_meta(&fc)?.kind == "List" {
         fc.get("items")
             .map(|i| i.items().to_vec())
             .unwrap_or_default()
@@ -32,6 +44,10 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         vec![fc]
     };
     for resource in resources {
+        gomsg::get_meta(&resource)?;
+        for item in &list.items {
+            gomsg::get_meta(item)?;
+        }
         if !replace(&mut list.items, &resource) {
             list.items.push(added(&resource));
         }

@@ -1,6 +1,7 @@
 //! Conformance: the catalog's examples for set-namespace, set-labels,
 //! set-annotations, set-image, ensure-name-substring, upsert-resource,
-//! remove-local-config-resources and set-enforcement-action, run through
+//! remove-local-config-resources, set-enforcement-action, apply-replacements,
+//! search-replace and starlark, run through
 //! `kpt::render` (or `kpt::render::eval` for `testType: eval` examples) with
 //! the native functions and compared byte for byte with what kpt produced
 //! using the real catalog images: the example package with
@@ -28,7 +29,10 @@ use kpt::yaml::{self, Node};
 use krm_functions::Builtins;
 
 /// The functions this test covers.
-const FUNCTIONS: [&str; 8] = [
+const FUNCTIONS: [&str; 11] = [
+    "apply-replacements",
+    "search-replace",
+    "starlark",
     "set-namespace",
     "set-labels",
     "set-annotations",
@@ -277,6 +281,7 @@ fn check(dir: &Path, example: &Example) -> Result<()> {
         let got: Vec<String> = output
             .mutation_steps
             .iter()
+            .chain(output.validation_steps.iter())
             .flat_map(|s| s.results.iter())
             .map(describe)
             .collect();

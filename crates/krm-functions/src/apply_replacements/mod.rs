@@ -13,10 +13,11 @@
 
 mod config;
 mod fieldpath;
+mod gojson;
 mod select;
 
 use kpt::resource_list::ResourceList;
-use kpt::yaml::{self, Node, NodeKind, Style};
+use kpt::yaml::{Node, NodeKind, Style};
 
 use crate::FnError;
 use config::{
@@ -56,8 +57,17 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
              only functionConfig of kind {CONFIG_KIND} and apiVersion {CONFIG_API_VERSION} is supported"
         ));
     }
-    serde_json::from_value(fc.to_value())
-        .map_err(|e| format!("unable to convert functionConfig to replacements:\n{e}"))
+    let value = fc.to_value();
+    let wrap = |e: String| {
+        format!(
+            "unable to convert functionConfig to replacements:\n\
+             unable to convert object to *replacements.Replacements with error: {e}"
+        )
+    };
+    if let Some(e) = gojson::first_type_error(&value) {
+        return Err(wrap(e));
+    }
+    serde_json::from_value(value).map_err(|e| wrap(e.to_string()))
 }
 
 fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {
@@ -71,7 +81,8 @@ fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {
         (_, _, Some(t)) => t,
     };
     let value = match (&r.source, &r.source_value) {
-        (_, Some(v)) => yaml::parse_one(v).map_err(|e| e.to_string())?,
+        // kyaml `NewScalarRNode`: always one untagged scalar, never parsed.
+        (_, Some(v)) => Node::plain(v.clone()),
         (Some(source), None) => source_value(items, source)?,
         (None, None) => return Err("replacements must specify a source".into()),
     };
@@ -88,12 +99,15 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
         let ids = select::res_ids(n).map_err(|e| format!("error getting node IDs: {e}"))?;
         if ids.iter().any(|id| select::is_selected_by(id, &source.id)) {
             if found.is_some() {
-                return Err(format!("multiple matches for selector {}", source.id));
+                return Err(format!(
+                    "multiple matches for selector {}",
+                    selector_text(source)
+                ));
             }
             found = Some(n);
         }
     }
-    let node = found.ok_or_else(|| format!("nothing selected by {}", source.id))?;
+    let node = found.ok_or_else(|| format!("nothing selected by {}", selector_text(source)))?;
     let fp = if source.field_path.is_empty() {
         DEFAULT_FIELD_PATH
     } else {
@@ -108,6 +122,23 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
             )
         })?;
     refine(source.options.as_ref(), value)
+}
+
+/// kustomize's `SourceSelector.String()`: the id, then `:fieldPath` as
+/// written and `:delimiter(index), create=bool` when options are set.
+fn selector_text(source: &SourceSelector) -> String {
+    let mut parts = vec![source.id.to_string()];
+    if !source.field_path.is_empty() {
+        parts.push(source.field_path.clone());
+    }
+    if let Some(o) = source
+        .options
+        .as_ref()
+        .filter(|o| !o.delimiter.is_empty() || o.create)
+    {
+        parts.push(format!("{}({}), create={}", o.delimiter, o.index, o.create));
+    }
+    parts.join(":")
 }
 
 /// kyaml `IsNilOrEmpty`: null, or an empty mapping/sequence/string.

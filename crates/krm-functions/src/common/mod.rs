@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod fieldspec;
+pub mod gomsg;
 pub mod meta;
 pub mod scope;
 

@@ -22,7 +22,7 @@ use regex::Regex;
 
 use crate::FnError;
 use crate::common::fieldspec::{self, Create, FieldSpec};
-use crate::common::{config, meta};
+use crate::common::{config, gomsg, meta};
 
 const WORD: &str = "[-.0-9A-Za-z_]*";
 static NAMESPACED: LazyLock<Regex> = LazyLock::new(|| {
@@ -39,6 +39,9 @@ static CLUSTER: LazyLock<Regex> = LazyLock::new(|| {
 enum Mode {
     Prepend,
     Append,
+    /// An `editMode` other than prepend/append: the catalog's switch edits
+    /// nothing then.
+    Other,
 }
 
 struct Config {
@@ -47,65 +50,150 @@ struct Config {
     field_specs: Vec<FieldSpec>,
 }
 
+/// sigs.k8s.io/yaml's wrapping of an `encoding/json` error.
+fn json_error(json: &str, go_struct: &str, field: &str, go_type: &str) -> String {
+    format!(
+        "error unmarshaling JSON: while decoding JSON: {}",
+        gomsg::json_type_error(json, go_struct, field, go_type)
+    )
+}
+
+/// A string field as sigs.k8s.io/yaml decodes it: scalars of any type become
+/// their text (null is empty), collections are a type error.
+fn string_field(fc: &Node, key: &str, go_type: &str) -> Result<String, String> {
+    match fc.get(key) {
+        None => Ok(String::new()),
+        Some(n) if n.is_null() => Ok(String::new()),
+        Some(n) => match n.as_str() {
+            Some(s) => Ok(s.to_string()),
+            None => Err(json_error(
+                gomsg::json_type(n).unwrap_or("object"),
+                "EnsureNameSubstring",
+                key,
+                go_type,
+            )),
+        },
+    }
+}
+
+/// The catalog's `UnmarshalYAML` + `Default` + `Validate`, in that order.
 fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
-    let fc = fc.cloned().unwrap_or_else(Node::mapping);
-    let (av, kind) = (meta::api_version(&fc), meta::kind(&fc));
     let mut cfg = Config {
         substring: String::new(),
         mode: Mode::Prepend,
         field_specs: vec![FieldSpec::new("", "", "", "metadata/name", false)],
     };
-    if av == "v1" && kind == "ConfigMap" {
-        let data = config::data_map(&fc);
-        if data.len() != 1 {
-            return Err(format!(
-                "only 1 entry is allowed in the ConfigMap, but got: {}",
-                data.len()
-            ));
-        }
-        let (k, v) = &data[0];
-        cfg.mode = match k.as_str() {
-            "prepend" => Mode::Prepend,
-            "append" => Mode::Append,
-            _ => {
+    // No functionConfig decodes nothing; defaulting and validation still run.
+    if let Some(fc) = fc.filter(|n| !n.is_null()) {
+        let m = gomsg::get_validated_metadata(fc)?;
+        if m.api_version == "v1" && m.kind == "ConfigMap" {
+            let data = config_map_data(fc)?;
+            if data.len() != 1 {
                 return Err(format!(
-                    "unknown editMode: {k}, only prepend and append are allowed"
+                    "only 1 entry is allowed in the ConfigMap, but got: {}",
+                    data.len()
                 ));
             }
-        };
-        cfg.substring = v.clone();
-    } else if config::is_typed(&fc, "EnsureNameSubstring") {
-        cfg.substring = meta::str_at(&fc, &["substring"]).to_string();
-        cfg.mode = match meta::str_at(&fc, &["editMode"]) {
-            "append" => Mode::Append,
-            _ => Mode::Prepend,
-        };
-        let additional = fc.get("additionalNameFields").filter(|n| !n.is_null());
-        let legacy = fc.get("fieldSpecs").filter(|n| !n.is_null());
-        if additional.is_some() && legacy.is_some() {
-            return Err(
-                "`fieldSpecs` has been deprecated, please rename it to `additionalNameFields`"
-                    .to_string(),
-            );
+            let (k, v) = &data[0];
+            cfg.mode = match k.as_str() {
+                "prepend" => Mode::Prepend,
+                "append" => Mode::Append,
+                _ => {
+                    return Err(format!(
+                        "unknown editMode: {k}, only prepend and append are allowed"
+                    ));
+                }
+            };
+            cfg.substring = v.clone();
+        } else if m.api_version == config::FN_CONFIG_API_VERSION && m.kind == "EnsureNameSubstring"
+        {
+            cfg.substring = string_field(fc, "substring", "string")?;
+            cfg.mode = match string_field(fc, "editMode", "main.EditMode")?.as_str() {
+                "" | "prepend" => Mode::Prepend,
+                "append" => Mode::Append,
+                _ => Mode::Other,
+            };
+            let list = |key: &str| -> Result<Option<&Node>, String> {
+                match fc.get(key).filter(|n| !n.is_null()) {
+                    Some(n) if !n.is_sequence() => Err(json_error(
+                        gomsg::json_type(n).unwrap_or("object"),
+                        "EnsureNameSubstring",
+                        key,
+                        "[]types.FieldSpec",
+                    )),
+                    other => Ok(other),
+                }
+            };
+            let additional = list("additionalNameFields")?;
+            let legacy = list("fieldSpecs")?;
+            if cfg.substring.is_empty() {
+                return Err("substring must not be empty".to_string());
+            }
+            if additional.is_some() && legacy.is_some() {
+                return Err(
+                    "`fieldSpecs` has been deprecated, please rename it to `additionalNameFields`"
+                        .to_string(),
+                );
+            }
+            // The deprecated `fieldSpecs` is decoded but, as with the catalog
+            // image (its `legacy-config` test), edits nothing.
+            FieldSpec::list_from(legacy).map_err(|e| e.to_string())?;
+            cfg.field_specs
+                .extend(FieldSpec::list_from(additional).map_err(|e| e.to_string())?);
+        } else {
+            return Err(format!(
+                "function config must be either {} or {}, but we got: {}",
+                gomsg::gvk_string("v1", "ConfigMap"),
+                gomsg::gvk_string(config::FN_CONFIG_API_VERSION, "EnsureNameSubstring"),
+                gomsg::gvk_string(&m.api_version, &m.kind)
+            ));
         }
-        cfg.field_specs
-            .extend(FieldSpec::list_from(additional.or(legacy)).map_err(|e| e.to_string())?);
-    } else {
-        let show = |av: &str, k: &str| match av.split_once('/') {
-            Some((g, v)) => format!("{g}/{v}, Kind={k}"),
-            None => format!("/{av}, Kind={k}"),
-        };
-        return Err(format!(
-            "function config must be either {} or {}, but we got: {}",
-            show("v1", "ConfigMap"),
-            show(config::FN_CONFIG_API_VERSION, "EnsureNameSubstring"),
-            show(av, kind)
-        ));
     }
     if cfg.substring.is_empty() {
         return Err("substring must not be empty".to_string());
     }
     Ok(cfg)
+}
+
+/// `data` of a ConfigMap as `corev1.ConfigMap` decodes it: scalar values
+/// become strings (null is empty), a duplicate key keeps its last value, and
+/// collections are a type error.
+fn config_map_data(fc: &Node) -> Result<Vec<(String, String)>, String> {
+    let Some(data) = fc.get("data").filter(|d| !d.is_null()) else {
+        return Ok(Vec::new());
+    };
+    if !data.is_mapping() {
+        return Err(json_error(
+            gomsg::json_type(data).unwrap_or("string"),
+            "ConfigMap",
+            "data",
+            "map[string]string",
+        ));
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, v) in data.entries() {
+        let key = k.as_str().unwrap_or_default().to_string();
+        let value = if v.is_null() {
+            String::new()
+        } else {
+            match v.as_str() {
+                Some(s) => s.to_string(),
+                None => {
+                    return Err(json_error(
+                        gomsg::json_type(v).unwrap_or("object"),
+                        "ConfigMap",
+                        "data",
+                        "string",
+                    ));
+                }
+            }
+        };
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => out.push((key, value)),
+        }
+    }
+    Ok(out)
 }
 
 /// Kinds never renamed (kustomize `IsSelected` on group/kind).
@@ -128,14 +216,16 @@ impl Config {
         match self.mode {
             Mode::Prepend => format!("{}{s}", self.substring),
             Mode::Append => format!("{s}{}", self.substring),
+            Mode::Other => s.to_string(),
         }
     }
 }
 
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    // A kyaml framework function: the error is printed (exit 1), no result.
     let cfg = parse_config(list.function_config.as_ref())
-        .map_err(|e| FnError::Config(format!("failed to load the `functionConfig`: {e}")))?;
+        .map_err(|e| FnError::Stderr(format!("failed to load the `functionConfig`: {e}")))?;
     let lookup: HashSet<(String, String, String)> = list
         .items
         .iter()
@@ -149,7 +239,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         .collect();
     let mut renames = Vec::new();
     for o in &mut list.items {
-        if should_skip(o) {
+        if should_skip(o) || cfg.mode == Mode::Other {
             continue;
         }
         for fs in &cfg.field_specs {
@@ -180,7 +270,8 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                         node.kind = NodeKind::Scalar(new);
                     }
                     Ok(())
-                })?;
+                })
+                .map_err(|e| FnError::Stderr(format!("failed to transform name substring: {e}")))?;
             }
             update_depends_on(o, &cfg, &lookup);
         }

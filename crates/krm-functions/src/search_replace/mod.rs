@@ -10,6 +10,7 @@
 //! matches". Errors are reported as `failed to perform search-replace
 //! operation: "<error>"`.
 
+mod goregex;
 mod path;
 
 use globset::GlobBuilder;
@@ -19,7 +20,7 @@ use regex::Regex;
 
 use crate::FnError;
 use crate::apply_setters::walk::{Visitor, accept, file_path, go_quote, line_comment};
-use crate::common::config::data_map;
+use crate::common::gomsg;
 use path::{is_abs_path, path_match};
 
 const BY_VALUE: &str = "by-value";
@@ -61,14 +62,20 @@ struct SearchReplace {
 
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let fail = |m: String| {
-        FnError::Failed(format!(
-            "failed to perform search-replace operation: {}",
-            go_quote(&m)
-        ))
+    let decoded = decode(list.function_config.as_ref());
+    let sr = decoded.and_then(|mut sr| sr.filter(&mut list.items).map(|()| sr));
+    // A kyaml framework function: the error is the only result, and both the
+    // framework and main print it to stderr.
+    let sr = match sr {
+        Ok(sr) => sr,
+        Err(e) => {
+            list.results.push(ResultItem::error(format!(
+                "failed to perform search-replace operation: {}",
+                go_quote(&e)
+            )));
+            return Err(FnError::Stderr(format!("{e}{e}\n")));
+        }
     };
-    let mut sr = decode(list.function_config.as_ref()).map_err(fail)?;
-    sr.filter(&mut list.items).map_err(fail)?;
     let mutated = !sr.put_comment.is_empty() || !sr.put_value.is_empty();
     if sr.found.is_empty() {
         list.results.push(ResultItem {
@@ -101,7 +108,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
 /// Reads the ConfigMap data, rejecting unknown keys.
 fn decode(config: Option<&Node>) -> Result<SearchReplace, String> {
     let mut sr = SearchReplace::default();
-    for (k, v) in config.map(data_map).unwrap_or_default() {
+    for (k, v) in config.map(gomsg::data_map).unwrap_or_default() {
         let field = match k.as_str() {
             BY_VALUE => &mut sr.by_value,
             BY_VALUE_REGEX => &mut sr.by_value_regex,
@@ -123,6 +130,25 @@ fn decode(config: Option<&Node>) -> Result<SearchReplace, String> {
     Ok(sr)
 }
 
+/// doublestar treats `**` as "any directories" only as a whole path
+/// component; elsewhere it is a plain `*` (globset would reject it).
+fn doublestar_pattern(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|c| {
+            if c == "**" {
+                return c.to_string();
+            }
+            let mut out = c.to_string();
+            while out.contains("**") {
+                out = out.replace("**", "*");
+            }
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 impl SearchReplace {
     fn filter(&mut self, items: &mut [Node]) -> Result<(), String> {
         if !self.by_value.is_empty() && !self.by_value_regex.is_empty() {
@@ -133,23 +159,27 @@ impl SearchReplace {
             ));
         }
         if !self.by_value_regex.is_empty() {
-            self.regex = Some(Regex::new(&self.by_value_regex).map_err(|e| e.to_string())?);
+            self.regex = Some(Regex::new(&self.by_value_regex).map_err(|e| {
+                goregex::error(&self.by_value_regex).unwrap_or_else(|| e.to_string())
+            })?);
         }
         let glob = if self.by_file_path.is_empty() {
             None
         } else {
+            // doublestar reports a bad pattern when matching, so only once
+            // there is an item to match.
             Some(
-                GlobBuilder::new(&self.by_file_path)
+                GlobBuilder::new(&doublestar_pattern(&self.by_file_path))
                     .literal_separator(true)
                     .build()
-                    .map_err(|e| e.to_string())?
-                    .compile_matcher(),
+                    .map(|g| g.compile_matcher())
+                    .map_err(|_| "syntax error in pattern".to_string()),
             )
         };
         for item in items.iter_mut() {
             let fp = file_path(item);
             if let Some(g) = &glob
-                && !g.is_match(&fp)
+                && !g.as_ref().map_err(Clone::clone)?.is_match(&fp)
             {
                 continue;
             }

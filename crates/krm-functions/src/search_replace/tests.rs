@@ -117,25 +117,34 @@ fn put_comment_on_lists() {
 
 #[test]
 fn errors() {
-    let (_, _, err) = sr(DEPLOY, "  by-value: a\n  by-value-regex: b\n");
-    assert_eq!(
-        err.as_deref(),
-        Some(
-            r#"failed to perform search-replace operation: "only one of [\"by-value\", \"by-value-regex\"] can be provided""#
-        )
-    );
-    let (_, _, err) = sr(DEPLOY, "  by-nothing: a\n");
-    assert_eq!(
-        err.as_deref(),
-        Some(
-            r#"failed to perform search-replace operation: "invalid matcher \"by-nothing\", must be one of [\"by-value\" \"by-file-path\" \"by-value-regex\" \"by-path\" \"put-value\" \"put-comment\"]""#
-        )
-    );
-    let (_, _, err) = sr(DEPLOY, "  by-value-regex: my-(.*)\n  put-value: ${2}\n");
-    assert_eq!(
-        err.as_deref(),
-        Some(r#"failed to perform search-replace operation: "unable to resolve capture groups""#)
-    );
+    // The error result carries the quoted error; stderr has it twice (the
+    // framework's print, then main's line).
+    let cases = [
+        (
+            "  by-value: a\n  by-value-regex: b\n",
+            r#"only one of ["by-value", "by-value-regex"] can be provided"#,
+        ),
+        (
+            "  by-nothing: a\n",
+            r#"invalid matcher "by-nothing", must be one of ["by-value" "by-file-path" "by-value-regex" "by-path" "put-value" "put-comment"]"#,
+        ),
+        (
+            "  by-value-regex: my-(.*)\n  put-value: ${2}\n",
+            "unable to resolve capture groups",
+        ),
+    ];
+    for (config, e) in cases {
+        let (_, results, err) = sr(DEPLOY, config);
+        assert_eq!(err, Some(format!("{e}{e}\n")), "{config}");
+        assert_eq!(
+            messages(&results),
+            vec![format!(
+                "failed to perform search-replace operation: {}",
+                crate::apply_setters::walk::go_quote(e)
+            )]
+        );
+        assert!(results[0].is_error());
+    }
 }
 
 #[test]

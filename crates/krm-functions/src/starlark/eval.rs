@@ -22,12 +22,13 @@ use super::modules::Loader;
 /// a runaway loop must not hang it (kpt gives exec functions 5 minutes).
 const TIME_LIMIT: Duration = Duration::from_secs(300);
 
-/// `print` writes to stderr, as the Go function's default thread does.
+/// `print` writes to the function's stderr, as the Go function's default
+/// thread does (kpt records it in the step's status).
 struct Stderr;
 
 impl PrintHandler for Stderr {
     fn println(&self, text: &str) -> ::starlark::Result<()> {
-        eprintln!("{text}");
+        crate::stderr::println(text);
         Ok(())
     }
 }
@@ -53,8 +54,8 @@ pub(crate) fn execute_with_limit(
         enable_top_level_stmt: true,
         ..Dialect::Extended
     };
-    let ast = AstModule::parse(&program.name, program.source.clone(), &dialect)
-        .map_err(|e| render_error(&e))?;
+    let source = super::dialect::rewrite(&program.source);
+    let ast = AstModule::parse(&program.name, source, &dialect).map_err(|e| render_error(&e))?;
     let globals =
         GlobalsBuilder::extended_by(&[LibraryExtension::Print, LibraryExtension::SetType]).build();
     let loader = Loader;

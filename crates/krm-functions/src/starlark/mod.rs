@@ -12,10 +12,11 @@
 //! yields what kpt's comment healing would restore anyway. Only the
 //! `encoding/json`, `encoding/yaml`, `encoding/base64` and `krmfn` libraries
 //! can be loaded; `ctx.open_api` and `ctx.environment` are empty; `while`
-//! loops (which go.starlark.net allows here) are not part of the Rust
-//! dialect; a script is stopped after 5 minutes.
+//! loops (which go.starlark.net allows here) are rewritten into breaking
+//! `for` loops ([`dialect`]); a script is stopped after 5 minutes.
 
 mod config;
+mod dialect;
 mod eval;
 mod merge;
 mod modules;

@@ -174,7 +174,7 @@ fn errors_use_the_go_wording() {
     assert_eq!(
         err.as_deref(),
         Some(
-            "json: cannot unmarshal array into Go struct field StarlarkRun.params of type map[string]interface {}"
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal array into Go struct field StarlarkRun.params of type map[string]interface {}"
         )
     );
 }

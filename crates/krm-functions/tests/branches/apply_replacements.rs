@@ -1,0 +1,112 @@
+//! apply-replacements: only `ApplyReplacements` configs; decoding errors in
+//! `encoding/json`'s words behind the SDK's wrapping; kustomize's filter
+//! errors; every failure is one error result and the SDK's stderr line.
+
+use super::{SDK_FAILURE, call};
+
+const F: &str = "apply-replacements";
+
+const INPUT: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  v: hello
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+data:
+  v: old
+";
+
+fn config(replacements: &str) -> String {
+    format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: ApplyReplacements\nmetadata:\n  name: r\nreplacements:{replacements}"
+    )
+}
+
+fn assert_fails(out: &super::Out, error: &str) {
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(out.stderr, SDK_FAILURE);
+    assert_eq!(out.results, vec![format!("error|{error}||")]);
+}
+
+const WRAP: &str = "unable to convert functionConfig to replacements:\nunable to convert object to *replacements.Replacements with error: ";
+
+#[test]
+fn config_errors() {
+    let cases: Vec<(Option<String>, String)> = vec![
+        (None, "FunctionConfig is missing. Expect `ApplyReplacements`".into()),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n".into()),
+            "received functionConfig of kind ConfigMap and apiVersion v1, only functionConfig of kind ApplyReplacements and apiVersion fn.kpt.dev/v1alpha1 is supported".into(),
+        ),
+        (
+            Some(config(" {a: b}\n")),
+            format!("{WRAP}json: cannot unmarshal object into Go struct field Replacements.replacements of type []types.Replacement"),
+        ),
+        (
+            Some(config("\n- sourceValue: 8080\n  targets: []\n")),
+            format!("{WRAP}json: cannot unmarshal number into Go struct field Replacement.replacements.sourceValue of type string"),
+        ),
+        (
+            Some(config("\n- source: {kind: ConfigMap}\n  targets:\n  - fieldPaths: data.v\n")),
+            format!("{WRAP}json: cannot unmarshal string into Go struct field TargetSelector.replacements.targets.fieldPaths of type []string"),
+        ),
+        (
+            Some(config("\n- source:\n    name: src\n    options: {index: x}\n  targets: []\n")),
+            format!("{WRAP}json: cannot unmarshal string into Go struct field FieldOptions.replacements.source.options.index of type int"),
+        ),
+        (
+            Some(config("\n- targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n")),
+            "replacements must specify a source and at least one target".into(),
+        ),
+        (
+            Some(config("\n- source: {name: nope}\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n")),
+            "nothing selected by [noKind].[noVer].[noGrp]/nope.[noNs]".into(),
+        ),
+        // The selector reads as kustomize's SourceSelector.String().
+        (
+            Some(config("\n- source:\n    kind: ConfigMap\n    fieldPath: data.v\n    options: {delimiter: '-', index: 1}\n  targets:\n  - select: {name: dst}\n")),
+            "multiple matches for selector ConfigMap.[noVer].[noGrp]/[noName].[noNs]:data.v:-(1), create=false".into(),
+        ),
+    ];
+    for (cfg, error) in cases {
+        let out = call(F, INPUT, cfg.as_deref());
+        assert_fails(&out, &error);
+    }
+}
+
+#[test]
+fn replaces_without_results() {
+    let cfg = config(
+        "\n- source: {name: src, fieldPath: data.v}\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n",
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!((out.exit_code, out.stderr.as_str()), (0, ""));
+    assert!(out.results.is_empty());
+    assert_eq!(out.items.matches("v: hello").count(), 2);
+    // Nothing to replace in: nothing selected for the source.
+    let out = call(F, "", Some(&cfg));
+    assert_fails(
+        &out,
+        "nothing selected by [noKind].[noVer].[noGrp]/src.[noNs]:data.v",
+    );
+    // A sourceValue is one scalar, even when it reads as a mapping.
+    let cfg = config(
+        "\n- sourceValue: 'a: b'\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v, data.new]\n    options: {create: true}\n",
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items.contains("  v: 'a: b'\n") && out.items.contains("  new: 'a: b'\n"),
+        "{}",
+        out.items
+    );
+    // An empty replacement list is fine.
+    let out = call(F, INPUT, Some(&config(" []\n")));
+    assert_eq!(out.exit_code, 0);
+}

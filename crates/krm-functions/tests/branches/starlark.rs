@@ -1,0 +1,158 @@
+//! starlark: a ConfigMap (`data.source`) or StarlarkRun config, matched the
+//! SDK's way (unset parts are wildcards); decoding errors carry the SDK's
+//! `As` wording; every failure is one error result and the SDK's stderr line.
+
+use super::{SDK_FAILURE, call};
+
+const F: &str = "starlark";
+
+const INPUT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+const SCRIPT: &str = "def run(items):\\n  for i in items:\\n    i[\\\"metadata\\\"][\\\"name\\\"] = \\\"b\\\"\\nrun(ctx.resource_list[\\\"items\\\"])\\n";
+
+fn assert_fails(out: &super::Out, error: &str) {
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(out.stderr, SDK_FAILURE);
+    assert_eq!(out.results, vec![format!("error|{error}||")]);
+}
+
+#[test]
+fn config_errors() {
+    let run = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\n";
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (
+            None,
+            "FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`",
+        ),
+        (
+            Some("{}".into()),
+            "FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`",
+        ),
+        (
+            Some("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n".into()),
+            "`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: /v1, Kind=Secret",
+        ),
+        (
+            Some("apiVersion: x.io/v1\nkind: StarlarkRun\n".into()),
+            "`functionConfig` must be either /v1, Kind=ConfigMap or fn.kpt.dev/v1alpha1, Kind=StarlarkRun, but we got: x.io/v1, Kind=StarlarkRun",
+        ),
+        (Some(run.to_string()), "`source` must not be empty"),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n".into()),
+            "`source` must not be empty",
+        ),
+        (
+            Some(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  source: 1\n"
+                    .into(),
+            ),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: [a]\n".into()),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string",
+        ),
+        (
+            Some(format!("{run}source: [a]\n")),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal array into Go struct field StarlarkRun.source of type string",
+        ),
+        (
+            Some(format!("{run}params: 3\nsource: x = 1\n")),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal number into Go struct field StarlarkRun.params of type map[string]interface {}",
+        ),
+    ];
+    for (config, error) in cases {
+        let out = call(F, INPUT, config.as_deref());
+        assert_fails(&out, error);
+    }
+}
+
+#[test]
+fn wildcard_kinds_and_empty_input() {
+    // No kind: the SDK's IsGVK treats it as matching ConfigMap.
+    let cfg = format!("apiVersion: v1\nmetadata:\n  name: x\ndata:\n  source: \"{SCRIPT}\"\n");
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, ""),
+        "{:?}",
+        out.results
+    );
+    assert!(out.items.contains("name: b"));
+    // No apiVersion: any version of a StarlarkRun.
+    let cfg = format!("kind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{SCRIPT}\"\n");
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    let out = call(F, "", Some(&cfg));
+    assert_eq!((out.exit_code, out.items.as_str()), (0, ""));
+    assert!(out.results.is_empty());
+}
+
+#[test]
+fn print_goes_to_stderr() {
+    let script = "s = set([\\\"foo\\\", \\\"bar\\\"])\\nprint(s)\\nprint(len(s))\\nfor i in ctx.resource_list[\\\"items\\\"]:\\n  i[\\\"metadata\\\"][\\\"namespace\\\"] = \\\"test\\\"\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert_eq!(out.stderr, "set([\"foo\", \"bar\"])\n2");
+    assert!(out.items.contains("namespace: test"));
+    // A failing script keeps what it printed before the SDK's line.
+    let failing = cfg.replace("print(len(s))", "fail(\\\"no\\\")");
+    let out = call(F, INPUT, Some(&failing));
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.stderr,
+        format!("set([\"foo\", \"bar\"])\n{SDK_FAILURE}")
+    );
+}
+
+#[test]
+fn while_loops_and_recursion_run() {
+    let script =
+        "def count(n):\\n  i = 0\\n  while i < n:\\n    i += 1\\n  return i\\nprint(count(3))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert_eq!(out.stderr, "3");
+    let top = "n = 0\\nwhile n < 2:\\n  n += 1\\nprint(n)\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{top}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "2"),
+        "{:?}",
+        out.results
+    );
+    let rec = "def f(n):\\n  if n == 0:\\n    return 0\\n  return 1 + f(n - 1)\\nprint(f(4))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{rec}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "4"),
+        "{:?}",
+        out.results
+    );
+}
+
+#[test]
+fn go_dialect_options_are_on() {
+    // AllowSet, AllowGlobalReassign (with top-level if/for) and AllowRecursion.
+    let script = "x = 1\\nx = 2\\nif x == 2:\\n  x = x + 1\\nfor i in [1]:\\n  x += i\\ns = set([1, 2, 2])\\nprint(x, len(s))\\n";
+    let cfg = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: x\nsource: \"{script}\"\n"
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(
+        (out.exit_code, out.stderr.as_str()),
+        (0, "4 2"),
+        "{:?}",
+        out.results
+    );
+}
