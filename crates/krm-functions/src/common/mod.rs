@@ -4,8 +4,10 @@
 
 pub mod config;
 pub mod fieldspec;
+pub mod gojson;
 pub mod meta;
 pub mod scope;
+pub mod sdk;
 
 #[cfg(test)]
 pub mod testing;
