@@ -20,6 +20,10 @@ pub enum FnError {
     /// [`FnError::terminated`]) and prints it on stderr.
     #[error("{0}")]
     Terminated(String),
+    /// A kyaml `framework` function (`command.Build`) failing with this one
+    /// error result; its stderr is the results' text, `[error]: <message>`.
+    #[error("{0}")]
+    Framework(String),
 }
 
 impl FnError {
@@ -38,6 +42,7 @@ impl FnError {
     pub fn stderr(&self) -> String {
         match self {
             FnError::Terminated(_) => format!("failed to evaluate function: {self}"),
+            FnError::Framework(_) => format!("[error]: {self}"),
             _ => SDK_FAILURE.to_string(),
         }
     }

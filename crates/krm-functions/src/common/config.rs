@@ -50,42 +50,23 @@ pub fn is_typed(config: &Node, kind: &str) -> bool {
     meta::api_version(config) == FN_CONFIG_API_VERSION && meta::kind(config) == kind
 }
 
-/// The SDK's "empty config" test: no config, an empty mapping, or the
-/// `function-input` ConfigMap kpt builds without data.
-pub fn is_empty(config: Option<&Node>) -> bool {
-    match config {
-        None => true,
-        Some(c) if c.entries().is_empty() => true,
-        Some(c) => {
-            (meta::kind(c) == "ConfigMap"
-                && meta::name(c) == "function-input"
-                && data_map(c).is_empty())
-                || (meta::kind(c).is_empty() && meta::name(c).is_empty())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn data_and_emptiness() {
+    fn data_map_keeps_order() {
         let mut cm = Node::mapping();
         cm.set("apiVersion", Node::string("v1"));
         cm.set("kind", Node::string("ConfigMap"));
         cm.ensure_mapping(&["metadata"])
             .set("name", Node::string("function-input"));
         assert!(is_config_map(&cm));
-        assert!(is_empty(Some(&cm)));
         cm.ensure_mapping(&["data"]).set("b", Node::string("2"));
         cm.ensure_mapping(&["data"]).set("a", Node::string("1"));
         assert_eq!(
             data_map(&cm),
             vec![("b".into(), "2".into()), ("a".into(), "1".into())]
         );
-        assert!(!is_empty(Some(&cm)));
-        assert!(is_empty(None));
-        assert!(is_empty(Some(&Node::mapping())));
     }
 }

@@ -1,0 +1,104 @@
+//! apply-setters: setters from any config's `data`; errors are one
+//! `failed to apply setters: ...` error result and exit 1.
+
+use super::harness::{call, config_map};
+
+const DEPLOY: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # kpt-set: ${app}
+spec:
+  replicas: 1 # kpt-set: ${replicas}
+  template:
+    spec:
+      containers:
+      - name: c
+        image: nginx:1.1 # kpt-set: ${image}:${tag}
+  envs: # kpt-set: ${envs}
+  - dev
+";
+
+#[test]
+fn no_config_or_no_match_is_an_untyped_result() {
+    for cfg in [None, Some(config_map(&[("other", "x")]))] {
+        let o = call("apply-setters", DEPLOY, cfg.as_deref());
+        assert_eq!(o.results(), vec!["-|no matches for input setter(s)"]);
+        assert_eq!(o.exit_code, 0);
+        assert_eq!(o.items, DEPLOY);
+    }
+}
+
+#[test]
+fn sets_scalars_and_arrays() {
+    let o = call(
+        "apply-setters",
+        DEPLOY,
+        Some(&config_map(&[
+            ("app", "api"),
+            ("tag", "2.0"),
+            ("envs", "[prod, stage]"),
+        ])),
+    );
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(
+        o.results(),
+        vec![
+            // A mapping's list fields are visited before its children.
+            "info|set field value to \"api\"",
+            "info|set field value to \"[prod, stage]\"",
+            "info|set field value to \"nginx:2.0\"",
+        ]
+    );
+    assert!(o.items.contains("  name: api # kpt-set: ${app}\n"));
+    assert!(
+        o.items
+            .contains("image: nginx:2.0 # kpt-set: ${image}:${tag}\n")
+    );
+    assert!(
+        o.items
+            .contains("  envs: # kpt-set: ${envs}\n  - prod\n  - stage\n")
+    );
+}
+
+#[test]
+fn errors() {
+    let bad_pattern = DEPLOY.replace("# kpt-set: ${envs}", "# kpt-set: ${envs}-x");
+    for (input, data, message) in [
+        (
+            DEPLOY.to_string(),
+            vec![("envs", "prod")],
+            "failed to apply setters: input to array setter must be an array of values, but found \"prod\"",
+        ),
+        (
+            bad_pattern,
+            vec![("envs", "[a]")],
+            "failed to apply setters: invalid setter pattern for array node: \"${envs}-x\"",
+        ),
+    ] {
+        let o = call("apply-setters", &input, Some(&config_map(&data)));
+        assert_eq!(o.results(), vec![format!("error|{message}")]);
+        assert_eq!(o.exit_code, 1);
+    }
+}
+
+#[test]
+fn unresolvable_setters() {
+    // A setter that is neither given nor recoverable from the current value.
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: plain # kpt-set: ${image}-${tag}\n";
+    let o = call("apply-setters", input, Some(&config_map(&[("image", "x")])));
+    assert_eq!(
+        o.results(),
+        vec!["error|failed to apply setters: values for setters [${tag}] must be provided"]
+    );
+    assert_eq!(o.exit_code, 1);
+    // Recoverable from the current value: only the given setter changes.
+    let input = input.replace("plain", "nginx-1.1");
+    let o = call(
+        "apply-setters",
+        &input,
+        Some(&config_map(&[("image", "x")])),
+    );
+    assert_eq!(o.results(), vec!["info|set field value to \"x-1.1\""]);
+    assert_eq!(o.exit_code, 0);
+}

@@ -1,0 +1,118 @@
+//! set-namespace: configuration problems are one error result about the
+//! config, and the function still exits 0 (its `Run` always returns true).
+
+use super::harness::{call, config_map};
+
+const DEPLOY: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: old
+";
+
+fn config_error(config: Option<&str>, message: &str) {
+    let o = call("set-namespace", DEPLOY, config);
+    assert_eq!(o.results(), vec![format!("error|{message}")], "{config:?}");
+    assert_eq!(
+        o.exit_code, 0,
+        "an error result alone does not fail the step"
+    );
+    assert!(o.stderr.is_empty());
+    assert_eq!(o.items, DEPLOY, "nothing changes");
+    let file = o.results[0].file.as_ref().expect("file reference");
+    assert_eq!(file.index, -1);
+}
+
+#[test]
+fn missing_config() {
+    let msg =
+        "FunctionConfig is missing. Expect `ConfigMap.v1` or `SetNamespace.v1alpha1.fn.kpt.dev`";
+    config_error(None, msg);
+    config_error(Some("{}"), msg);
+    let o = call("set-namespace", DEPLOY, None);
+    let r = o.results[0].resource_ref.clone().unwrap_or_default();
+    assert!(r.kind.is_empty() && r.name.is_empty(), "resourceRef: {{}}");
+}
+
+#[test]
+fn empty_values() {
+    config_error(
+        Some(&config_map(&[])),
+        "`data.namespace` should not be empty",
+    );
+    // The package-context name only counts in the ConfigMap of that name.
+    config_error(
+        Some(&config_map(&[("name", "x")])),
+        "`data.namespace` should not be empty",
+    );
+    config_error(
+        Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: SetNamespace\nmetadata:\n  name: c\n"),
+        "`namespace` should not be empty",
+    );
+}
+
+#[test]
+fn unknown_kind() {
+    config_error(
+        Some("apiVersion: example.com/v1\nkind: Other\nmetadata:\n  name: c\n"),
+        "unknown functionConfig Kind=Other ApiVersion=example.com/v1, expect `ConfigMap.v1` or `SetNamespace.v1alpha1.fn.kpt.dev`",
+    );
+}
+
+#[test]
+fn package_context_and_success() {
+    let ctx = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\ndata:\n  name: fromctx\n";
+    let o = call("set-namespace", DEPLOY, Some(ctx));
+    assert_eq!(o.exit_code, 0);
+    assert!(o.items.contains("namespace: fromctx"));
+    let o = call(
+        "set-namespace",
+        DEPLOY,
+        Some(&config_map(&[("namespace", "new")])),
+    );
+    assert_eq!(
+        o.results(),
+        vec![
+            "info|namespace [old] updated to \"new\", 1 value(s) changed",
+            "info|all `depends-on` annotations are up-to-date. no `namespace` changed",
+        ]
+    );
+    assert_eq!(o.exit_code, 0);
+}
+
+#[test]
+fn several_origins_without_matcher_is_an_error_result_only() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: one
+  annotations:
+    internal.kpt.dev/upstream-identifier: '|ConfigMap|one|a'
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+  namespace: two
+  annotations:
+    internal.kpt.dev/upstream-identifier: '|ConfigMap|two|b'
+";
+    let o = call(
+        "set-namespace",
+        input,
+        Some(&config_map(&[("namespace", "new")])),
+    );
+    assert_eq!(o.results.len(), 1);
+    assert!(
+        o.results()[0].starts_with(
+            "error|unable to use origin `namespace` to match. expect a single upstream namespace, found [one two]."
+        ),
+        "{:?}",
+        o.results()
+    );
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(o.items, input);
+}
