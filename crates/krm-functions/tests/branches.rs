@@ -6,6 +6,7 @@
 mod branches {
     pub mod apply_setters;
     pub mod create_setters;
+    pub mod empty_input;
     pub mod harness;
     pub mod set_annotations;
     pub mod set_image;

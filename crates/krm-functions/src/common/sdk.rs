@@ -45,9 +45,15 @@ pub fn is_placeholder(fc: &Node) -> bool {
             .is_some_and(|d| d.is_mapping() && d.entries().is_empty())
 }
 
-/// `schema.GroupKind` of an object, from its apiVersion and kind.
+/// `schema.GroupKind` of an object, from its apiVersion and kind. An
+/// apiVersion `schema.ParseGroupVersion` refuses (more than one `/`) makes
+/// the whole group/version/kind empty, kind included.
 pub fn group_kind(o: &Node) -> (&str, &str) {
-    (meta::group(meta::api_version(o)), meta::kind(o))
+    let av = meta::api_version(o);
+    if av.matches('/').count() > 1 {
+        return ("", "");
+    }
+    (meta::group(av), meta::kind(o))
 }
 
 /// `schema.GroupKind.String()`.
@@ -149,5 +155,10 @@ mod tests {
         );
         let (r, _) = outcome(Some("apiVersion: apps/v1\nkind: ConfigMap\n"));
         assert!(r.is_err_and(|e| e.contains("`ConfigMap.apps`")));
+        let (r, _) = outcome(Some("apiVersion: a/b/c\nkind: ConfigMap\ndata: {a: b}\n"));
+        assert!(
+            r.is_err_and(|e| e.starts_with("unknown FunctionConfig ``,")),
+            "an unparsable apiVersion empties the group kind"
+        );
     }
 }

@@ -102,3 +102,57 @@ fn unresolvable_setters() {
     assert_eq!(o.results(), vec!["info|set field value to \"x-1.1\""]);
     assert_eq!(o.exit_code, 0);
 }
+
+#[test]
+fn configref_example_results() {
+    // The catalog's `apply-setters-configref` example, minus the Kptfile.
+    let input = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: my-nginx
+  annotations:
+    internal.config.kubernetes.io/path: resources.yaml
+spec:
+  replicas: 4 # kpt-set: ${nginx-replicas}
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: \"nginx:1.16.1\" # kpt-set: nginx:${tag}
+";
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: setters\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  nginx-replicas: \"3\"\n  tag: 1.16.2\n";
+    let o = call("apply-setters", input, Some(cfg));
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(
+        o.results(),
+        vec![
+            "info|set field value to \"3\"",
+            "info|set field value to \"nginx:1.16.2\""
+        ]
+    );
+    let r = &o.results[1];
+    let field = r.field.as_ref().expect("field");
+    assert_eq!(field.path, "spec.template.spec.containers[0].image");
+    assert_eq!(field.current_value.as_deref(), Some("nginx:1.16.1"));
+    assert_eq!(field.proposed_value.as_deref(), Some("nginx:1.16.2"));
+    assert_eq!(
+        r.file.as_ref().map(|f| (f.path.as_str(), f.index)),
+        Some(("resources.yaml", 0))
+    );
+    let rr = r.resource_ref.as_ref().expect("resourceRef");
+    assert_eq!(
+        (rr.kind.as_str(), rr.name.as_str()),
+        ("Deployment", "my-nginx")
+    );
+    assert!(
+        o.items
+            .contains("  replicas: 3 # kpt-set: ${nginx-replicas}\n")
+    );
+    assert!(
+        o.items
+            .contains("image: \"nginx:1.16.2\" # kpt-set: nginx:${tag}\n"),
+        "the quoting style is kept: {}",
+        o.items
+    );
+}
