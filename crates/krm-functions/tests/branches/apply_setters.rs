@@ -156,3 +156,70 @@ spec:
         o.items
     );
 }
+
+/// Emptying fields and filling them again round-trips their shapes: an empty
+/// scalar is written double-quoted, an empty list as `[]` with the comment on
+/// the value; a filled `[]` becomes a block list with the comment on its key.
+#[test]
+fn empty_values_and_back() {
+    let input = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: svc # kpt-set: ${app}
+  namespace: 'bar' # kpt-set: ${ns}
+image: redis:7.0 # kpt-set: ${image}:${tag}
+zones: # kpt-set: ${zones}
+  - a
+  - b
+tiers: [web, db] # kpt-set: ${tiers}
+";
+    let empty = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  app: ''\n  ns: ~\n  image: \"\"\n  zones: ''\n  tiers: \"\"\n";
+    let o = call("apply-setters", input, Some(empty));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    let emptied = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: \"\" # kpt-set: ${app}
+  namespace: \"\" # kpt-set: ${ns}
+image: :7.0 # kpt-set: ${image}:${tag}
+zones: [] # kpt-set: ${zones}
+tiers: [] # kpt-set: ${tiers}
+";
+    assert_eq!(o.items, emptied);
+    let full = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  app: svc\n  ns: bar\n  image: redis\n  tag: '7.2'\n  zones: '[a, b]'\n  tiers: |\n    - web\n    - db\n";
+    let o = call("apply-setters", &o.items, Some(full));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    assert_eq!(
+        o.items,
+        "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: \"svc\" # kpt-set: ${app}
+  namespace: \"bar\" # kpt-set: ${ns}
+image: redis:7.2 # kpt-set: ${image}:${tag}
+zones: # kpt-set: ${zones}
+- a
+- b
+tiers: # kpt-set: ${tiers}
+- web
+- db
+"
+    );
+}
+
+#[test]
+fn setter_names_with_punctuation() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nhost: old.example.com # kpt-set: ${sub-[.*+?]}.${zone}\n";
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  'sub-[.*+?]': new\n";
+    let o = call("apply-setters", input, Some(cfg));
+    // The recovered `${zone}` is what Go's leftmost-first `(.*)\.(.*)` leaves
+    // after the greedy first group: `com`.
+    assert_eq!(o.results(), vec!["info|set field value to \"new.com\""]);
+    assert!(
+        o.items
+            .contains("host: new.com # kpt-set: ${sub-[.*+?]}.${zone}\n")
+    );
+}
