@@ -105,3 +105,56 @@ fn a_scalar_where_annotations_go_fails_the_run() {
     );
     assert!(o.stderr.starts_with("[error]: failed to run function: "));
 }
+
+mod prop {
+    use super::super::harness::{call, config_map};
+    use proptest::prelude::*;
+
+    const INPUT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    keep: me
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels:
+        app: web
+";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// A second run with the same annotations changes nothing and
+        /// reports the same; the metadata and the pod template both carry
+        /// every annotation; unrelated fields are kept.
+        #[test]
+        fn idempotent_and_complete(
+            annotations in prop::collection::btree_map("[a-z][a-z0-9./-]{0,10}", "[ -~]{0,8}", 1..4)
+        ) {
+            let pairs: Vec<(&str, &str)> =
+                annotations.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let config = config_map(&pairs);
+            let once = call("set-annotations", INPUT, Some(&config));
+            prop_assert_eq!(once.exit_code, 0);
+            let twice = call("set-annotations", &once.items, Some(&config));
+            prop_assert_eq!(&twice.items, &once.items);
+            prop_assert_eq!(twice.results(), once.results());
+            let paths: Vec<String> = once
+                .results
+                .iter()
+                .filter_map(|r| r.field.as_ref().map(|f| f.path.clone()))
+                .collect();
+            prop_assert_eq!(
+                paths,
+                vec!["metadata.annotations".to_string(), "spec.template.metadata.annotations".to_string()]
+            );
+            for kept in ["    keep: me\n", "  replicas: 2\n", "        app: web\n"] {
+                prop_assert!(once.items.contains(kept), "{} lost", kept);
+            }
+        }
+    }
+}

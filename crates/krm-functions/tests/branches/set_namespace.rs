@@ -116,3 +116,49 @@ metadata:
     assert_eq!(o.exit_code, 0);
     assert_eq!(o.items, input);
 }
+
+mod prop {
+    use super::super::harness::{call, config_map};
+    use proptest::prelude::*;
+
+    const INPUT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: old
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: svc
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Any namespace lands on every namespace-scoped resource (and on no
+        /// cluster-scoped one); a second run finds nothing left to change.
+        #[test]
+        fn sets_every_namespaced_resource(ns in "[a-z][a-z0-9-]{0,20}[a-z0-9]") {
+            let config = config_map(&[("namespace", ns.as_str())]);
+            let once = call("set-namespace", INPUT, Some(&config));
+            prop_assert_eq!(once.exit_code, 0);
+            prop_assert_eq!(once.items.matches(&format!("  namespace: {ns}\n")).count(), 2);
+            prop_assert!(!once.items.contains("namespace: old"));
+            let role = once.items.split("---\n").nth(2).unwrap_or_default().to_string();
+            prop_assert!(!role.contains("namespace:"), "cluster-scoped: {}", role);
+            let twice = call("set-namespace", &once.items, Some(&config));
+            prop_assert_eq!(&twice.items, &once.items);
+            prop_assert_eq!(
+                twice.results()[0].clone(),
+                format!("info|all matching namespaces are already \"{ns}\". no value changed")
+            );
+        }
+    }
+}
