@@ -162,3 +162,20 @@ metadata:
         }
     }
 }
+
+#[test]
+fn config_error_points_at_the_config_file() {
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    internal.config.kubernetes.io/path: fn-config.yaml\ndata: {}\n";
+    let o = call("set-namespace", DEPLOY, Some(cfg));
+    let f = o.results[0].file.as_ref().expect("file");
+    assert_eq!((f.path.as_str(), f.index), ("fn-config.yaml", -1));
+    let cfg = cfg.replace(
+        "fn-config.yaml\n",
+        "fn-config.yaml\n    internal.config.kubernetes.io/index: '2'\n",
+    );
+    let o = call("set-namespace", DEPLOY, Some(&cfg));
+    let f = o.results[0].file.as_ref().expect("file");
+    assert_eq!((f.path.as_str(), f.index), ("fn-config.yaml", 2));
+    let r = o.results[0].resource_ref.as_ref().expect("resourceRef");
+    assert_eq!((r.kind.as_str(), r.name.as_str()), ("ConfigMap", "c"));
+}
