@@ -158,3 +158,52 @@ spec:
         }
     }
 }
+
+#[test]
+fn additional_fields_are_created() {
+    // Like the catalog's tests/set-annotations/additional-annotations.
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: local-config-map
+  annotations:
+    config.kubernetes.io/local-config: \"true\"
+data:
+  some-key: some-value
+";
+    let cfg = typed(
+        "SetAnnotations",
+        "annotations:\n  color: orange\n  fruit: apple\nadditionalAnnotationFields:\n- path: data/selector/annotations\n  kind: ConfigMap\n  create: true\n",
+    );
+    let o = call("set-annotations", input, Some(&cfg));
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(
+        o.items,
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: local-config-map
+  annotations:
+    config.kubernetes.io/local-config: \"true\"
+    color: orange
+    fruit: apple
+data:
+  some-key: some-value
+  selector:
+    annotations:
+      color: orange
+      fruit: apple
+"
+    );
+    let paths: Vec<&str> = o
+        .results
+        .iter()
+        .filter_map(|r| r.field.as_ref().map(|f| f.path.as_str()))
+        .collect();
+    assert_eq!(
+        paths,
+        vec!["data.selector.annotations", "metadata.annotations"]
+    );
+}

@@ -231,3 +231,60 @@ spec:
         }
     }
 }
+
+#[test]
+fn service_selector_keeps_its_order() {
+    // Like the catalog's tests/set-labels/setlabels-config.
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: the-map
+data:
+  some-key: some-value
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: the-service
+  namespace: the-namespace
+spec:
+  selector:
+    foo: bar
+";
+    let o = call(
+        "set-labels",
+        input,
+        Some(&typed("labels:\n  fruit: apple\n  color: orange\n")),
+    );
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(o.results(), vec!["info|set 6 labels in total"]);
+    assert_eq!(
+        o.items,
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: the-map
+  labels:
+    color: orange
+    fruit: apple
+data:
+  some-key: some-value
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: the-service
+  namespace: the-namespace
+  labels:
+    color: orange
+    fruit: apple
+spec:
+  selector:
+    foo: bar
+    color: orange
+    fruit: apple
+"
+    );
+}
