@@ -108,3 +108,25 @@ fn set_image_missing_name_fails_the_render() {
         ]
     );
 }
+
+#[test]
+fn apply_setters_without_matches_renders() {
+    // tests/apply-setters/no-matches-error: nothing tagged, the render
+    // passes and kpt re-encodes the Kptfile (configMap keys sorted).
+    let out = render_with(
+        "apply-setters",
+        "      configMap:\n        name: my-new-map\n        env: |\n          - prod\n          - stage\n",
+        &[("resources.yaml", RESOURCES)],
+    );
+    assert!(out.error.is_none(), "{:?}", out.log);
+    let kptfile = out.files.get_text("Kptfile").unwrap_or_default();
+    assert!(
+        kptfile.contains(
+            "      configMap:\n        env: |\n          - prod\n          - stage\n        name: my-new-map\n"
+        ),
+        "{kptfile}"
+    );
+    let step = &out.mutation_steps[0];
+    let messages: Vec<&str> = step.results.iter().map(|r| r.message.as_str()).collect();
+    assert_eq!(messages, vec!["no matches for input setter(s)"]);
+}
