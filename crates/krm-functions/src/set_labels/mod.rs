@@ -7,7 +7,10 @@
 //! resources are skipped; labels are applied in sorted key order; each label
 //! location either creates missing labels or only updates existing ones. The
 //! single result counts every (location, label) pair visited, whether or not
-//! it changed anything, exactly as the catalog's counter does.
+//! it changed anything, exactly as the catalog's counter does. A location the
+//! SDK cannot read (a non-mapping such as `labels:` left null on the way, or
+//! a label that is not a string) ends that object with the SDK's
+//! unmatched-field error result, and the function exits 1.
 
 mod paths;
 
@@ -64,13 +67,21 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         return Ok(());
     }
     let mut setter = paths::Setter::new(labels);
+    let mut failed = false;
     for i in objects {
-        setter.apply(&mut list.items[i]);
+        if let Err(message) = setter.apply(&mut list.items[i]) {
+            list.results.push(ResultItem::error(message));
+            failed = true;
+        }
     }
     list.results.push(ResultItem::info(format!(
         "set {} labels in total",
         setter.count
     )));
+    // `results.ExitCode() != 1`: any error result fails the function.
+    if failed {
+        return Err(FnError::Reported);
+    }
     Ok(())
 }
 

@@ -288,3 +288,105 @@ spec:
 "
     );
 }
+
+/// The SDK's `ErrUnmatchedField` text for a label location.
+fn unmatched(kind: &str, path: &str, ty: &str) -> String {
+    format!(
+        "error|Resource(apiVersion=, kind={kind}) has unmatched field type \"{ty}\" in fieldpath {path}"
+    )
+}
+
+#[test]
+fn unreadable_label_locations_fail_the_object() {
+    let cfg = config_map(&[("a", "x"), ("b", "z")]);
+    // `labels:` left empty is null, not a mapping: the first label fails.
+    let null_labels = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n";
+    let o = call("set-labels", null_labels, Some(&cfg));
+    assert_eq!(
+        o.results(),
+        vec![
+            unmatched("ConfigMap", ".metadata.labels.a", "string"),
+            "info|set 0 labels in total".to_string(),
+        ]
+    );
+    assert_eq!((o.exit_code, o.stderr.as_str()), (1, SDK_FAILURE));
+    // A label holding a number: the labels before it are set and counted.
+    let int_label = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    b: 1\n";
+    let o = call("set-labels", int_label, Some(&cfg));
+    assert_eq!(
+        o.results(),
+        vec![
+            unmatched("ConfigMap", ".metadata.labels.b", "string"),
+            "info|set 1 labels in total".to_string(),
+        ]
+    );
+    assert!(o.items.contains("    b: 1\n    a: x\n"), "{}", o.items);
+    assert_eq!(o.exit_code, 1);
+    // Other objects still get their labels.
+    let both = format!("{int_label}---\n{}", DEPLOY);
+    let o = call("set-labels", &both, Some(&cfg));
+    assert_eq!(o.results().len(), 2);
+    assert!(
+        o.items.contains("  labels:\n    a: x\n    b: z\n"),
+        "{}",
+        o.items
+    );
+}
+
+#[test]
+fn a_failing_pod_template_is_skipped_silently() {
+    let input = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels:
+";
+    let o = call("set-labels", input, Some(&config_map(&[("a", "x")])));
+    assert_eq!(o.results(), vec!["info|set 2 labels in total"]);
+    assert_eq!(o.exit_code, 0);
+    assert!(
+        o.items.contains("      labels:\n"),
+        "the template is left alone"
+    );
+}
+
+#[test]
+fn volume_claim_templates_and_peers() {
+    let sts = "\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  volumeClaimTemplates: none
+";
+    let o = call("set-labels", sts, Some(&config_map(&[("a", "x")])));
+    assert_eq!(
+        o.results()[0],
+        unmatched("StatefulSet", ".spec.volumeClaimTemplates", "struct {}")
+    );
+    assert_eq!(o.exit_code, 1);
+    let np = "\
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: np
+spec:
+  ingress:
+  - from:
+    - podSelector:
+        matchLabels:
+          a: 1
+";
+    let o = call("set-labels", np, Some(&config_map(&[("a", "x")])));
+    // List elements lose the object's kind and path in the SDK.
+    assert_eq!(
+        o.results()[0],
+        unmatched("", ".podSelector.matchLabels.a", "string")
+    );
+    assert_eq!(o.exit_code, 1);
+}
