@@ -27,6 +27,28 @@ pub fn data_map(config: &Node) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// kyaml `RNode.GetDataMap`, which the kyaml-framework functions read
+/// setters and annotations with: every `data` entry, a scalar's text, a
+/// null (`GetValue` of a missing-or-null node) and anything else as `""`.
+pub fn kyaml_data_map(config: &Node) -> Vec<(String, String)> {
+    config
+        .get("data")
+        .map(|d| {
+            d.entries()
+                .iter()
+                .filter_map(|(k, v)| {
+                    let value = if v.is_null() {
+                        ""
+                    } else {
+                        v.as_str().unwrap_or("")
+                    };
+                    Some((k.as_str()?.to_string(), value.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A string-to-string map field of a typed config (e.g. `labels:`), ordered.
 pub fn string_map(config: &Node, key: &str) -> Vec<(String, String)> {
     config
@@ -53,6 +75,19 @@ pub fn is_typed(config: &Node, kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kyaml_data_map_keeps_what_is_written() {
+        let cm =
+            kpt::yaml::parse_one("data:\n  a: ~\n  b:\n  c: {x: y}\n  d: 1\n").expect("parses");
+        let got = kyaml_data_map(&cm);
+        let want: Vec<(String, String)> = [("a", ""), ("b", ""), ("c", ""), ("d", "1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(data_map(&cm).len(), 3, "data_map drops non-scalars");
+    }
 
     #[test]
     fn data_map_keeps_order() {

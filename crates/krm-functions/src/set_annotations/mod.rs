@@ -53,7 +53,7 @@ struct Config {
 fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
     let fc = fc.cloned().unwrap_or_else(Node::mapping);
     let (annotations, mut field_specs) = if config::is_config_map(&fc) {
-        (config::data_map(&fc), Vec::new())
+        (config::kyaml_data_map(&fc), Vec::new())
     } else if config::is_typed(&fc, "SetAnnotations")
         || config::is_typed(&fc, "SetAnnotationConfig")
     {

@@ -207,3 +207,20 @@ data:
         vec!["data.selector.annotations", "metadata.annotations"]
     );
 }
+
+#[test]
+fn data_entries_that_are_not_text_read_as_empty() {
+    // kyaml's `GetDataMap`: a null or a nested value is "".
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  nested: {x: y}\n  none: ~\n";
+    let o = call("set-annotations", CM, Some(cfg));
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(
+        o.results(),
+        vec!["-|set annotations: {\"nested\":\"\",\"none\":\"\"}"]
+    );
+    assert!(
+        o.items.contains("    nested: \"\"\n    none: \"\"\n"),
+        "{}",
+        o.items
+    );
+}
