@@ -265,4 +265,32 @@ mod tests {
         assert!(field(&n, "labels").is_some());
         assert!(field(&n, "other").is_none());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any map of quoted strings decodes; swapping one value for a
+            /// number fails on exactly that field's type.
+            #[test]
+            fn string_maps(
+                map in prop::collection::btree_map("[a-z]{1,6}", "[ -~]{0,6}", 1..5),
+                n in 0i64..1000,
+            ) {
+                let body: String = map
+                    .iter()
+                    .map(|(k, v)| format!("  {k}: '{}'\n", v.replace('\'', "''")))
+                    .collect();
+                let ok = node(&format!("labels:\n{body}"));
+                prop_assert_eq!(check(&ok, &OUTER), None);
+                let bad = node(&format!("labels:\n{body}  zzzzzzz: {n}\n"));
+                let got = check(&bad, &OUTER);
+                prop_assert_eq!(
+                    got.as_deref(),
+                    Some("json: cannot unmarshal number into Go struct field Outer.labels of type string")
+                );
+            }
+        }
+    }
 }
