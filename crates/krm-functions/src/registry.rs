@@ -6,6 +6,7 @@ use kpt::runtime::{
 };
 
 use crate::FnError;
+use crate::error::SDK_FAILURE;
 
 /// A native function: edits the list in place and appends its results.
 pub type NativeFn = fn(&mut ResourceList) -> Result<(), FnError>;
@@ -31,8 +32,10 @@ const TABLE: &[(&str, NativeFn)] = &[
     ("upsert-resource", crate::upsert_resource::run),
 ];
 
-/// What the Go SDK prints on stderr when a function reports an error.
-const SDK_FAILURE: &str = "failed to evaluate function: error: function failure";
+/// Functions whose exit code is theirs alone: like their Go originals (whose
+/// SDK exits by what `Process` returns, not by the results' severities), an
+/// error result they return with `Ok` leaves the exit code 0.
+const EXIT_BY_RETURN: &[&str] = &["set-labels", "set-namespace", "set-image"];
 
 /// Look a native function up by image (any registry, any tag) or short name.
 pub fn lookup(image: &str) -> Option<NativeFn> {
@@ -82,17 +85,24 @@ impl FunctionRuntime for Builtins {
                 });
             }
         };
-        let (reported, stderr) = match ran {
-            Ok(()) => (false, SDK_FAILURE.to_string()),
-            Err(FnError::Reported) => (true, SDK_FAILURE.to_string()),
+        let mut stderr = SDK_FAILURE.to_string();
+        let reported = match ran {
+            Ok(()) => false,
+            Err(FnError::Reported) => true,
             // kyaml-framework functions print their error; the SDK's generic line is not theirs.
-            Err(FnError::Stderr(text)) => (true, text),
+            Err(FnError::Stderr(text)) => {
+                stderr = text;
+                true
+            }
             Err(e) => {
                 input.results.push(ResultItem::error(e.to_string()));
-                (true, SDK_FAILURE.to_string())
+                stderr = e.stderr();
+                true
             }
         };
-        let failed = reported || input.results.iter().any(ResultItem::is_error);
+        // Functions on the current Go SDK exit by what they return, not by their results.
+        let by_return = EXIT_BY_RETURN.contains(&image_short_name(image));
+        let failed = reported || (!by_return && input.results.iter().any(ResultItem::is_error));
         // What the function printed comes first; a failure's text follows it.
         let mut printed = crate::stderr::take();
         if failed {

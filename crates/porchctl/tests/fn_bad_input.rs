@@ -189,7 +189,10 @@ fn unknown_field_in_a_pipeline_step_writes_nothing() {
 }
 
 #[test]
-fn set_namespace_with_a_config_of_the_wrong_kind_fails_the_step() {
+fn set_namespace_with_a_config_of_the_wrong_kind_reports_it_and_passes() {
+    // The catalog's set-namespace reports configuration problems as an error
+    // result but returns success (its `Run` always does), so the render passes
+    // with the result recorded and nothing changed.
     let tmp = package(
         "    - image: set-namespace:v0.4.1\n      configPath: fn.yaml\n",
         &[(
@@ -197,13 +200,20 @@ fn set_namespace_with_a_config_of_the_wrong_kind_fails_the_step() {
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  namespace: eA==\n",
         )],
     );
-    let stderr = check(
-        &tmp,
-        &["fn", "render", "pkg"],
-        &["set-namespace", "unknown functionConfig Kind=Secret"],
-        Status::WithSteps,
+    let dir = tmp.path().join("pkg");
+    let before = snapshot(&dir);
+    let (code, stderr) = porchctl(&["fn", "render", "pkg"], tmp.path());
+    assert_eq!(code, 0, "{stderr}");
+    let mut after = snapshot(&dir);
+    let kptfile = String::from_utf8(after.remove("Kptfile").expect("Kptfile")).expect("utf8");
+    assert!(kptfile.contains("reason: RenderSuccess"), "{kptfile}");
+    assert!(
+        kptfile.contains("unknown functionConfig Kind=Secret"),
+        "the error result is recorded:\n{kptfile}"
     );
-    assert!(stderr.contains("[FAIL]"), "{stderr}");
+    let mut rest = before;
+    rest.remove("Kptfile");
+    assert_eq!(rest, after, "files other than the Kptfile must not change");
 }
 
 #[test]

@@ -18,7 +18,7 @@ use kpt::yaml::{self, Node, NodeKind, Style};
 use regex::Regex;
 
 use crate::FnError;
-use crate::common::config::data_map;
+use crate::common::config::kyaml_data_map;
 use walk::{Visitor, accept, file_path, go_quote};
 
 /// The comment prefix that marks a setter.
@@ -57,7 +57,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         .function_config
         .as_ref()
         .map(|fc| {
-            data_map(fc)
+            kyaml_data_map(fc)
                 .into_iter()
                 .map(|(name, value)| Setter { name, value })
                 .collect()

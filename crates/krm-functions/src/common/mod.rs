@@ -4,9 +4,11 @@
 
 pub mod config;
 pub mod fieldspec;
+pub mod gojson;
 pub mod gomsg;
 pub mod meta;
 pub mod scope;
+pub mod sdk;
 
 #[cfg(test)]
 pub mod testing;

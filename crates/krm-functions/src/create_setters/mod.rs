@@ -14,7 +14,7 @@ use kpt::yaml::{self, Node, NodeKind, Style};
 
 use crate::FnError;
 use crate::apply_setters::walk::{Visitor, accept, file_path, go_quote, line_comment};
-use crate::common::config::data_map;
+use crate::common::config::kyaml_data_map;
 
 /// A scalar setter: name and value.
 #[derive(Debug, Clone)]
@@ -80,7 +80,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
 
 /// Splits the ConfigMap data into array and scalar setters.
 fn decode(config: Option<&Node>) -> Result<CreateSetters, String> {
-    let data = config.map(data_map).unwrap_or_default();
+    let data = config.map(kyaml_data_map).unwrap_or_default();
     if data.is_empty() {
         return Err("config map cannot be empty".into());
     }

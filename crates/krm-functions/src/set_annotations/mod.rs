@@ -53,7 +53,7 @@ struct Config {
 fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
     let fc = fc.cloned().unwrap_or_else(Node::mapping);
     let (annotations, mut field_specs) = if config::is_config_map(&fc) {
-        (config::data_map(&fc), Vec::new())
+        (config::kyaml_data_map(&fc), Vec::new())
     } else if config::is_typed(&fc, "SetAnnotations")
         || config::is_typed(&fc, "SetAnnotationConfig")
     {
@@ -85,7 +85,7 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     let cfg = parse_config(list.function_config.as_ref())
-        .map_err(|e| FnError::Config(format!("failed to configure function: {e}")))?;
+        .map_err(|e| FnError::Framework(format!("failed to configure function: {e}")))?;
     let mut keys: Vec<(String, String)> = cfg.annotations.clone();
     keys.sort();
     keys.dedup_by(|a, b| a.0 == b.0);
@@ -96,7 +96,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             for fs in &cfg.field_specs {
                 fieldspec::apply(item, fs, Create::Mapping, &mut |node, path| {
                     if !node.is_mapping() {
-                        return Err(FnError::Failed(format!(
+                        return Err(FnError::Framework(format!(
                             "failed to run function: failed to run transformer: wrong node kind: \
                              expected MappingNode but got {} at {}",
                             kind_name(node),

@@ -21,10 +21,21 @@ use crate::common::{config, meta};
 pub use image::Image;
 
 /// Parses the functionConfig into the image and the additional field specs.
+/// `data` (a ConfigMap's, or a `SetImage`'s `data:` field) overrides the
+/// typed `image`, key by key, as the catalog's `configDefaultData` does.
 fn parse_config(fc: Option<&Node>) -> Result<(Image, Vec<FieldSpec>), String> {
     let mut img = Image::default();
     let mut specs = Vec::new();
     if let Some(fc) = fc {
+        if let Some(i) = fc.get("image").filter(|n| n.is_mapping()) {
+            let s = |k: &str| meta::str_at(i, &[k]).to_string();
+            img = Image {
+                name: s("name"),
+                new_name: s("newName"),
+                new_tag: s("newTag"),
+                digest: s("digest"),
+            };
+        }
         for (key, value) in config::data_map(fc) {
             match key.as_str() {
                 "name" => img.name = value,
@@ -33,22 +44,6 @@ fn parse_config(fc: Option<&Node>) -> Result<(Image, Vec<FieldSpec>), String> {
                 "digest" => img.digest = value,
                 _ => return Err(format!("ConfigMap has wrong field name {key}")),
             }
-        }
-        if let Some(i) = fc.get("image").filter(|n| n.is_mapping()) {
-            let s = |k: &str| meta::str_at(i, &[k]).to_string();
-            let typed = Image {
-                name: s("name"),
-                new_name: s("newName"),
-                new_tag: s("newTag"),
-                digest: s("digest"),
-            };
-            // The ConfigMap data is applied over the typed image.
-            img = Image {
-                name: non_empty_or(img.name, typed.name),
-                new_name: non_empty_or(img.new_name, typed.new_name),
-                new_tag: non_empty_or(img.new_tag, typed.new_tag),
-                digest: non_empty_or(img.digest, typed.digest),
-            };
         }
         specs = FieldSpec::list_from(fc.get("additionalImageFields").filter(|n| !n.is_null()))
             .map_err(|e| e.to_string())?;
@@ -62,13 +57,37 @@ fn parse_config(fc: Option<&Node>) -> Result<(Image, Vec<FieldSpec>), String> {
     Ok((img, specs))
 }
 
-fn non_empty_or(a: String, b: String) -> String {
-    if a.is_empty() { b } else { a }
-}
-
-/// Run the function.
+/// Run the function: the 2022 SDK's config step, then the catalog's `Run`.
+/// Configuration errors end the function the SDK's way (`ResultErrAndDie`):
+/// the error result, then "function is terminated: ..." as a second one.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let (img, specs) = parse_config(list.function_config.as_ref()).map_err(FnError::Config)?;
+    let fc = list
+        .function_config
+        .clone()
+        .filter(|n| !n.entries().is_empty());
+    match &fc {
+        None => list
+            .results
+            .push(ResultItem::info("`FunctionConfig` is not given")),
+        Some(c)
+            if meta::is_gvk(c, "", "v1", "ConfigMap")
+                || meta::is_gvk(c, "fn.kpt.dev", "v1alpha1", "SetImage") => {}
+        Some(c) => {
+            let message = format!(
+                "unknown FunctionConfig `{}`, expect SetImage",
+                meta::kind(c)
+            );
+            list.results.push(ResultItem::error(&message).about(c));
+            return Err(FnError::terminated(&message, Some(c)));
+        }
+    }
+    let (img, specs) = match parse_config(fc.as_ref()) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            list.results.push(ResultItem::error(&message));
+            return Err(FnError::terminated(&message, None));
+        }
+    };
     let mut count = 0usize;
     for o in &mut list.items {
         let pod_spec_path: &[&str] = match meta::kind(o) {

@@ -89,16 +89,22 @@ fn config_errors() {
     let input = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n";
     let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n  name: nginx\n  tag: x\n";
     let (_, _, err) = run(super::run, input, Some(bad));
-    assert_eq!(err.as_deref(), Some("ConfigMap has wrong field name tag"));
+    assert_eq!(
+        err.as_deref(),
+        Some("function is terminated: ConfigMap has wrong field name tag")
+    );
     let no_name =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n  newTag: x\n";
     let (_, _, err) = run(super::run, input, Some(no_name));
-    assert_eq!(err.as_deref(), Some("must specify `name`"));
+    assert_eq!(
+        err.as_deref(),
+        Some("function is terminated: must specify `name`")
+    );
     let nothing =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n  name: x\n";
     let (_, _, err) = run(super::run, input, Some(nothing));
     assert_eq!(
         err.as_deref(),
-        Some("must specify one of `newName`, `newTag`, or `digest`")
+        Some("function is terminated: must specify one of `newName`, `newTag`, or `digest`")
     );
 }

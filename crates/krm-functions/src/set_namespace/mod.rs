@@ -7,7 +7,8 @@
 //! few cluster-scoped kinds are rewritten, then `depends-on` annotations that
 //! point at resources of the list. Results: one summary line for namespaces and
 //! one for `depends-on` annotations. Configuration problems are reported as a
-//! single error result (exit code 1), as the catalog does.
+//! single error result about the config, and the function still exits 0: the
+//! catalog's `Run` returns success whatever it reported.
 
 mod config;
 mod walk;
@@ -33,18 +34,23 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     Ok(())
 }
 
-/// SDK `ErrorConfigObjectResult`: the error about the config object itself.
+/// SDK `ErrorConfigObjectResult`: the error about the config object itself,
+/// its file from the (non-legacy) path and index annotations; a missing index
+/// is -1, an unparsable one 0.
 fn config_error(message: String, list: &ResourceList) -> ResultItem {
-    let mut r = ResultItem::error(message);
     let fc = list
         .function_config
         .clone()
         .unwrap_or_else(kpt::yaml::Node::mapping);
-    r = r.about(&fc);
-    r.file = Some(meta::file_ref(&fc).unwrap_or(FileRef {
-        path: String::new(),
-        index: -1,
-    }));
+    let index = match meta::annotation(&fc, meta::INDEX) {
+        "" => -1,
+        i => i.parse().unwrap_or(0),
+    };
+    let mut r = ResultItem::error(message).about(&fc);
+    r.file = Some(FileRef {
+        path: meta::annotation(&fc, meta::PATH).to_string(),
+        index,
+    });
     r
 }
 
