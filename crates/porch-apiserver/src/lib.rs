@@ -16,6 +16,7 @@
 //! What it does not do: TLS, process lifecycle or which resources exist — the `porch-server`
 //! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
 
+mod apply;
 mod body;
 mod discovery;
 mod dryrun;

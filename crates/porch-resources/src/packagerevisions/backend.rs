@@ -26,6 +26,8 @@ pub struct RevisionBackend {
     pub engine: Engine,
     pub log: Arc<EventLog>,
     pub cache: super::cache::JsonCache,
+    /// Field ownership, computed by the REST layer (see `managed`).
+    pub managed: super::managed::ManagedFields,
 }
 
 fn err(name: &str) -> impl Fn(porch_engine::EngineError) -> ApiError + '_ {
@@ -219,10 +221,13 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         name: &str,
     ) -> Result<Value, ApiError> {
-        self.engine
+        let mut obj = self
+            .engine
             .get(namespace, name)
             .map(|pr| revision_json(&pr))
-            .map_err(err(name))
+            .map_err(err(name))?;
+        self.managed.attach(namespace, name, &mut obj);
+        Ok(obj)
     }
 
     async fn list(
@@ -269,7 +274,11 @@ impl ResourceBackend for RevisionBackend {
     ) -> Result<Value, ApiError> {
         let req = self.create_request(namespace, &obj)?;
         let pr = self.engine.create(req).await.map_err(err(NEW))?;
-        Ok(revision_json(&pr))
+        let name = pr.name();
+        self.managed.record(namespace, name.as_str(), &obj);
+        let mut created = revision_json(&pr);
+        self.managed.attach(namespace, name.as_str(), &mut created);
+        Ok(created)
     }
 
     async fn check_create(
@@ -306,7 +315,10 @@ impl ResourceBackend for RevisionBackend {
         let pr = self
             .apply_update(ctx, namespace, name, &obj, rv, Endpoint::Update)
             .await?;
-        Ok(revision_json(&pr))
+        self.managed.record(namespace, name, &obj);
+        let mut updated = revision_json(&pr);
+        self.managed.attach(namespace, name, &mut updated);
+        Ok(updated)
     }
 
     async fn delete(
@@ -338,6 +350,7 @@ impl ResourceBackend for RevisionBackend {
             .delete(namespace, name, Some(&rv))
             .await
             .map_err(err(name))?;
+        self.managed.forget(namespace, name);
         Ok(revision_json(&pr))
     }
 

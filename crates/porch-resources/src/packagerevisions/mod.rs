@@ -9,6 +9,7 @@ mod cache;
 mod convert;
 mod events;
 mod legacy;
+mod managed;
 mod packages;
 mod paging;
 mod prr;
@@ -33,6 +34,7 @@ pub fn register(reg: &mut Registry, engine: &Engine) {
             engine: engine.clone(),
             log: log.clone(),
             cache: cache::JsonCache::default(),
+            managed: managed::ManagedFields::default(),
         }),
     );
     reg.add(
