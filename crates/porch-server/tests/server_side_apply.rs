@@ -236,6 +236,43 @@ fn client_side_writes_own_fields_and_a_later_apply_conflicts() {
     assert!(owners(&o, "Update").is_empty(), "{o}");
 }
 
+#[test]
+fn kubectl_moves_from_client_side_to_server_side_apply_without_conflicts() {
+    let s = Server::start();
+    let file = s.write_file("c.yaml", &cm_yaml(&[("a", "1")], &[("x", "1")]));
+    s.kubectl_ok(&["apply", "-f", file.to_str().expect("utf8")]);
+    let o = get_json(&s);
+    assert_eq!(
+        owners(&o, "Update")
+            .iter()
+            .map(|o| o.0.as_str())
+            .collect::<Vec<_>>(),
+        vec!["kubectl-client-side-apply"]
+    );
+    // The fields the annotation holds are kubectl's to take over with a new value.
+    let moved = apply_file(&s, "c.yaml", &cm_yaml(&[("a", "1")], &[("x", "2")]), &[]);
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    let o = get_json(&s);
+    assert_eq!(o["data"]["x"], "2");
+    let last = o["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .unwrap_or("");
+    assert!(last.contains(r#""data":{"x":"2"}"#), "kept in step: {last}");
+    // Another manager gets no such pass.
+    let other = apply_file(
+        &s,
+        "o.yaml",
+        &cm_yaml(&[], &[("x", "3")]),
+        &["--field-manager=other"],
+    );
+    assert!(!other.status.success());
+    assert!(
+        stderr(&other).contains("conflict with \"kubectl\": .data.x"),
+        "{}",
+        stderr(&other)
+    );
+}
+
 fn config_maps(client: &kube::Client) -> Api<DynamicObject> {
     Api::namespaced_with(
         client.clone(),

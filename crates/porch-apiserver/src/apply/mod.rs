@@ -48,8 +48,19 @@ pub struct FieldManager<'a> {
     status_subresource: bool,
 }
 
-/// What the applier sent, ready for [`FieldManager::record_apply`].
-pub struct Applied(Set);
+/// What the applier sent (its fields and its configuration), ready for
+/// [`FieldManager::record_apply`].
+pub struct Applied {
+    set: Set,
+    config: Value,
+}
+
+/// kubectl's client-side apply annotation.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The manager `kubectl apply --server-side` uses: kube-apiserver keeps its client-side apply
+/// annotation in step and lets it take over what it applied client-side (below).
+const KUBECTL: &str = "kubectl";
 
 impl<'a> FieldManager<'a> {
     pub fn new(
@@ -163,7 +174,13 @@ impl<'a> FieldManager<'a> {
                 typed::remove(&mut merged, p, self.node, &|prefix| keep.has_prefix(prefix));
             }
         }
-        (merged, Applied(applied))
+        (
+            merged,
+            Applied {
+                set: applied,
+                config,
+            },
+        )
     }
 
     /// Records the apply whose result (prepared, defaulted) is `new`: the applier owns what
@@ -180,19 +197,31 @@ impl<'a> FieldManager<'a> {
         let id = self.identity(manager, Operation::Apply);
         let cmp = typed::compare(&without_managed(old), &without_managed(new), self.node);
         let changed = self.strip(&cmp.changed());
-        let mut conflicts: Vec<(String, String)> = Vec::new();
+        let mut conflicts: Vec<(String, path::Path)> = Vec::new();
         for e in managers.0.iter().filter(|e| !e.id.same(&id)) {
             for p in e.set.intersection(&changed).iter() {
-                conflicts.push((e.id.describe(), path::display(p)));
+                conflicts.push((e.id.describe(), p.clone()));
             }
         }
+        if !conflicts.is_empty() && manager == KUBECTL {
+            // An upgrade from client-side apply: the fields the last-applied annotation holds
+            // with their live values are kubectl's to take (kube's `lastAppliedManager`).
+            let allowed = self.last_applied_fields(old);
+            conflicts.retain(|(_, p)| !allowed.contains(p));
+        }
         if !conflicts.is_empty() && !force {
-            return Err(conflict_error(conflicts));
+            return Err(conflict_error(
+                conflicts
+                    .into_iter()
+                    .map(|(who, p)| (who, path::display(&p)))
+                    .collect(),
+            ));
         }
         for e in managers.0.iter_mut().filter(|e| !e.id.same(&id)) {
             e.set = e.set.difference(&changed).difference(&cmp.removed);
         }
-        let applied = self.strip(&applied.0);
+        let config = applied.config;
+        let applied = self.strip(&applied.set);
         let entry = managers.entry(&id);
         let unchanged = changed.is_empty() && cmp.removed.is_empty() && entry.set == applied;
         if !unchanged || entry.time.is_none() {
@@ -200,7 +229,30 @@ impl<'a> FieldManager<'a> {
         }
         entry.set = applied;
         write(new, &managers);
+        if manager == KUBECTL {
+            sync_last_applied(new, &config);
+        }
         Ok(())
+    }
+
+    /// The fields of `live`'s last-applied annotation that still have the applied values.
+    fn last_applied_fields(&self, live: &Value) -> Set {
+        let Some(last) = live
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(LAST_APPLIED))
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        else {
+            return Set::new();
+        };
+        let live_leaves = typed::leaves(&without_managed(live), self.node);
+        let mut out = Set::new();
+        for (p, v) in typed::leaves(&last, self.node) {
+            if live_leaves.get(&p) == Some(&v) {
+                out.insert(p);
+            }
+        }
+        out
     }
 }
 
@@ -213,6 +265,57 @@ fn write(obj: &mut Value, managers: &Managers) {
         None => {
             m.remove("managedFields");
         }
+    }
+}
+
+/// kubectl's server-side apply keeps an existing last-applied annotation equal to what it
+/// applies, so that a later client-side apply computes its patch from it (kube's
+/// `lastAppliedUpdater`). The change is nobody's field.
+fn sync_last_applied(obj: &mut Value, config: &Value) {
+    let has = obj
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .is_some();
+    if !has {
+        return;
+    }
+    let mut applied = config.clone();
+    if let Some(a) = applied
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.remove(LAST_APPLIED);
+        if a.is_empty()
+            && let Some(m) = applied
+                .pointer_mut("/metadata")
+                .and_then(Value::as_object_mut)
+        {
+            m.remove("annotations");
+        }
+    }
+    let text = format!("{}\n", sorted(&applied));
+    if let Some(a) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        a.insert(LAST_APPLIED.into(), text.into());
+    }
+}
+
+/// `v` with every object's keys sorted (how Go encodes a map).
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }
 

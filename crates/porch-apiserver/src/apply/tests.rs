@@ -286,3 +286,53 @@ fn user_agent_prefix_names_the_manager() {
     assert_eq!(manager_from_user_agent(""), "");
     assert_eq!(manager_from_user_agent(&"x".repeat(300)).len(), 128);
 }
+
+#[test]
+fn kubectl_takes_over_what_it_applied_client_side_and_keeps_the_annotation() {
+    let s = schema();
+    let fm = FieldManager::new(&s, "g/v1".into(), Part::Main, false);
+    // A client-side apply: the object with its annotation, owned by an Update entry.
+    let mut csa = obj(json!({"a": "1"}), json!({"x": "1", "y": "1"}));
+    csa["metadata"]["annotations"] = json!({
+        "kubectl.kubernetes.io/last-applied-configuration":
+            r#"{"apiVersion":"g/v1","kind":"K","metadata":{"labels":{"a":"1"},"name":"o"},"spec":{"x":"1"}}"#
+    });
+    let live = update(&fm, &json!({}), csa, "kubectl-client-side-apply");
+    // .spec.x is in the annotation with its live value: kubectl may take it; .spec.y is not.
+    let e = apply(
+        &fm,
+        &live,
+        &obj(json!({"a": "1"}), json!({"x": "2", "y": "2"})),
+        "kubectl",
+        false,
+    )
+    .expect_err("y conflicts");
+    assert_eq!(
+        e.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using g/v1: .spec.y"
+    );
+    let new = apply(
+        &fm,
+        &live,
+        &obj(json!({"a": "1"}), json!({"x": "2"})),
+        "kubectl",
+        false,
+    )
+    .expect("x is kubectl's");
+    assert_eq!(new["spec"]["x"], "2");
+    assert_eq!(
+        new["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+        "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"labels\":{\"a\":\"1\"},\"name\":\"o\"},\"spec\":{\"x\":\"2\"}}\n"
+    );
+    // Another manager gets no such pass.
+    assert!(
+        apply(
+            &fm,
+            &live,
+            &obj(json!({}), json!({"x": "3"})),
+            "other",
+            false
+        )
+        .is_err()
+    );
+}
