@@ -19,7 +19,7 @@ pub fn registry(
     reg.add_generic(repository::kind(), store, hub);
     reg.add_generic(variants::package_variant_kind(), store, hub);
     reg.add_generic(variants::package_variant_set_kind(), store, hub);
-    packagerevisions::register(&mut reg, engine);
+    packagerevisions::register(&mut reg, engine, store);
     reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");
     reg
 }

@@ -368,7 +368,7 @@ async fn apply_sequence(api: &Api<DynamicObject>, name: &str, body: impl Fn(Valu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kube_rs_patch_apply_on_config_maps_and_package_revisions() {
-    let env = Env::start().await;
+    let mut env = Env::start().await;
     let cms = config_maps(&env.client);
     apply_sequence(&cms, "kcm", |labels| {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -389,4 +389,26 @@ async fn kube_rs_patch_apply_on_config_maps_and_package_revisions() {
     .await;
     let got = prs.get(&pr_name).await.expect("get revision");
     assert_eq!(spec(&got)["lifecycle"], "Draft");
+
+    // A revision's managedFields survive a restart: `mgr` re-applying the old value still
+    // conflicts with `other`.
+    tokio::task::block_in_place(|| env.server.restart());
+    let client = env.server.wait_readyz().await;
+    let prs = revisions(&client, "default");
+    let e = api_error(
+        prs.patch(
+            &pr_name,
+            &PatchParams::apply("mgr"),
+            &Patch::Apply(
+                json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+                                 "metadata": {"name": pr_name, "labels": {"a": "1"}}}),
+            ),
+        )
+        .await
+        .expect_err("conflicts after a restart"),
+    );
+    assert_eq!(
+        e.message,
+        "Apply failed with 1 conflict: conflict with \"other\": .metadata.labels.a"
+    );
 }

@@ -226,7 +226,7 @@ impl ResourceBackend for RevisionBackend {
             .get(namespace, name)
             .map(|pr| revision_json(&pr))
             .map_err(err(name))?;
-        self.managed.attach(namespace, name, &mut obj);
+        self.managed.attach(namespace, name, &mut obj).await;
         Ok(obj)
     }
 
@@ -275,9 +275,11 @@ impl ResourceBackend for RevisionBackend {
         let req = self.create_request(namespace, &obj)?;
         let pr = self.engine.create(req).await.map_err(err(NEW))?;
         let name = pr.name();
-        self.managed.record(namespace, name.as_str(), &obj);
+        self.managed.record(namespace, name.as_str(), &obj).await;
         let mut created = revision_json(&pr);
-        self.managed.attach(namespace, name.as_str(), &mut created);
+        self.managed
+            .attach(namespace, name.as_str(), &mut created)
+            .await;
         Ok(created)
     }
 
@@ -315,9 +317,9 @@ impl ResourceBackend for RevisionBackend {
         let pr = self
             .apply_update(ctx, namespace, name, &obj, rv, Endpoint::Update)
             .await?;
-        self.managed.record(namespace, name, &obj);
+        self.managed.record(namespace, name, &obj).await;
         let mut updated = revision_json(&pr);
-        self.managed.attach(namespace, name, &mut updated);
+        self.managed.attach(namespace, name, &mut updated).await;
         Ok(updated)
     }
 
@@ -350,7 +352,7 @@ impl ResourceBackend for RevisionBackend {
             .delete(namespace, name, Some(&rv))
             .await
             .map_err(err(name))?;
-        self.managed.forget(namespace, name);
+        self.managed.forget(namespace, name).await;
         Ok(revision_json(&pr))
     }
 

@@ -18,6 +18,7 @@ mod select;
 use std::sync::Arc;
 
 use porch_apiserver::{Column, FieldError, Registry, ResourceHooks, ResourceKind};
+use porch_core::store::MetadataStore;
 use porch_engine::{Engine, LATEST_REVISION_LABEL};
 use serde_json::{Value, json};
 
@@ -25,8 +26,9 @@ use convert::{GROUP, str_at};
 
 const VERSION: &str = "v1alpha1";
 
-/// Registers the three resources, backed by `engine`.
-pub fn register(reg: &mut Registry, engine: &Engine) {
+/// Registers the three resources, backed by `engine` (`store` keeps the revisions'
+/// managedFields).
+pub fn register(reg: &mut Registry, engine: &Engine, store: &Arc<dyn MetadataStore>) {
     let log = events::EventLog::start(engine);
     reg.add(
         revisions_kind(),
@@ -34,7 +36,7 @@ pub fn register(reg: &mut Registry, engine: &Engine) {
             engine: engine.clone(),
             log: log.clone(),
             cache: cache::JsonCache::default(),
-            managed: managed::ManagedFields::default(),
+            managed: managed::ManagedFields::new(store.clone()),
         }),
     );
     reg.add(
