@@ -647,7 +647,7 @@ impl Rest<'_> {
                 }
                 Err(e) => return Err(e),
             };
-            let managers = fm.managers(&old, None);
+            let managers = fm.apply_managers(&old);
             let (mut new, applied) = fm.merge_apply(&old, &config, &managers, self.manager());
             let warnings = decode(kind, &mut new, fv)?;
             check_namespace_name(kind, &new, name)?;

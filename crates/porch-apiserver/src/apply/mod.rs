@@ -62,6 +62,9 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// annotation in step and lets it take over what it applied client-side (below).
 const KUBECTL: &str = "kubectl";
 
+/// The manager of the fields an object had before its first tracked apply.
+const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
 impl<'a> FieldManager<'a> {
     pub fn new(
         schema: &'a Value,
@@ -131,7 +134,9 @@ impl<'a> FieldManager<'a> {
         }
     }
 
-    /// A create, update or non-apply patch by `manager`: sets `new`'s `managedFields`.
+    /// A create, update or non-apply patch by `manager`: sets `new`'s `managedFields`. An
+    /// existing object that tracks no managers (stored before they were tracked, or reset
+    /// with `[{}]`) stays untracked, as kube-apiserver leaves it.
     pub fn record_update(
         &self,
         old: &Value,
@@ -139,6 +144,10 @@ impl<'a> FieldManager<'a> {
         mut managers: Managers,
         manager: &str,
     ) {
+        if managers.0.is_empty() && old.pointer("/metadata/uid").is_some() {
+            write(new, &managers);
+            return;
+        }
         let id = self.identity(manager, Operation::Update);
         let cmp = typed::compare(&without_managed(old), &without_managed(new), self.node);
         let changed = self.strip(&cmp.changed());
@@ -151,6 +160,25 @@ impl<'a> FieldManager<'a> {
             entry.time = Some(meta::now_rfc3339());
         }
         write(new, &managers);
+    }
+
+    /// The managers an apply onto `live` starts from: its own, or for an object that tracks
+    /// none, `before-first-apply` owning every field it has (kube's `skipNonAppliedManager`),
+    /// so that the first apply conflicts with values it did not set.
+    pub fn apply_managers(&self, live: &Value) -> Managers {
+        let managers = self.managers(live, None);
+        if !managers.0.is_empty() || live.pointer("/metadata/uid").is_none() {
+            return managers;
+        }
+        let mut out = Managers::default();
+        let id = self.identity(BEFORE_FIRST_APPLY, Operation::Update);
+        let entry = out.entry(&id);
+        entry.set = self.strip(&typed::set_of(&typed::leaves(
+            &without_managed(live),
+            self.node,
+        )));
+        entry.time = Some(meta::now_rfc3339());
+        out
     }
 
     /// An apply of `config` by `manager` onto `live` (`{}` when the object does not exist):

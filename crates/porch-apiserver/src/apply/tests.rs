@@ -30,7 +30,7 @@ fn apply(
     manager: &str,
     force: bool,
 ) -> Result<Value, ApiError> {
-    let managers = fm.managers(live, None);
+    let managers = fm.apply_managers(live);
     let (mut new, applied) = fm.merge_apply(live, config, &managers, manager);
     fm.record_apply(live, &mut new, managers, manager, applied, force)?;
     Ok(new)
@@ -211,11 +211,40 @@ fn updates_take_ownership_and_a_later_apply_conflicts_with_them() {
             .map(|o| o.2.clone()),
         Some(json!({"f:spec": {"f:x": {}}}))
     );
-    // A client may reset the managers with `[{}]`.
-    let mut reset = edited.clone();
+    // A client may reset the managers with `[{}]`; the object then stays untracked by
+    // updates, and its first apply meets `before-first-apply`.
+    let mut with_uid = edited.clone();
+    with_uid["metadata"]["uid"] = json!("u1");
+    let mut reset = with_uid.clone();
     reset["metadata"]["managedFields"] = json!([{}]);
-    let reset = update(&fm, &edited, reset, "kubectl-edit");
+    reset["spec"]["y"] = json!("new");
+    let reset = update(&fm, &with_uid, reset, "kubectl-edit");
     assert!(reset["metadata"].get("managedFields").is_none(), "{reset}");
+    let e = apply(
+        &fm,
+        &reset,
+        &obj(json!({"a": "1"}), json!({"y": "mine"})),
+        "mgr",
+        false,
+    )
+    .expect_err("conflicts");
+    assert_eq!(
+        e.message,
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using g/v1: .spec.y"
+    );
+    let taken = apply(
+        &fm,
+        &reset,
+        &obj(json!({"a": "1"}), json!({"y": "mine"})),
+        "mgr",
+        true,
+    )
+    .expect("forced");
+    let owners = managers_of(&taken);
+    assert!(
+        owners.iter().any(|o| o.0 == "before-first-apply"),
+        "{owners:?}"
+    );
 }
 
 #[test]
