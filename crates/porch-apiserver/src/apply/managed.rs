@@ -176,6 +176,66 @@ impl Managers {
     }
 }
 
+/// At most this many `Update` entries are kept (kube's `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// The entry the oldest updates are merged into beyond the cap.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+impl Managers {
+    /// Merges the oldest `Update` entries into `ancient-changes` (one per apiVersion) until
+    /// at most [`MAX_UPDATE_MANAGERS`] remain, as kube-apiserver's `capManagersManager` does.
+    pub fn cap_updates(&mut self) {
+        let mut updates: Vec<usize> = (0..self.0.len())
+            .filter(|&i| self.0[i].id.operation == Operation::Update && !self.0[i].set.is_empty())
+            .collect();
+        if updates.len() <= MAX_UPDATE_MANAGERS {
+            return;
+        }
+        updates.sort_by(|&a, &b| {
+            (&self.0[a].time, &self.0[a].id.manager).cmp(&(&self.0[b].time, &self.0[b].id.manager))
+        });
+        let excess = updates.len() - MAX_UPDATE_MANAGERS;
+        let mut merged: Vec<Entry> = Vec::new();
+        let mut drop = Vec::new();
+        // Merging n entries of one version into a bucket removes n - 1 of them.
+        let mut removed = 0;
+        for &i in &updates {
+            if removed >= excess {
+                break;
+            }
+            let e = &self.0[i];
+            match merged
+                .iter_mut()
+                .find(|b| b.id.api_version == e.id.api_version)
+            {
+                Some(bucket) => {
+                    bucket.set = bucket.set.union(&e.set);
+                    bucket.time = e.time.clone();
+                    removed += 1;
+                }
+                None => merged.push(Entry {
+                    id: Identity {
+                        manager: ANCIENT_CHANGES.into(),
+                        operation: Operation::Update,
+                        api_version: e.id.api_version.clone(),
+                        subresource: String::new(),
+                    },
+                    time: e.time.clone(),
+                    set: e.set.clone(),
+                }),
+            }
+            drop.push(i);
+        }
+        let mut i = 0;
+        self.0.retain(|_| {
+            i += 1;
+            !drop.contains(&(i - 1))
+        });
+        self.0.extend(merged);
+    }
+}
+
 /// A client's `managedFields: [{}]`: drop every entry (kube's `isResetManagedFields`).
 pub fn is_reset(v: Option<&Value>) -> bool {
     matches!(v, Some(Value::Array(items)) if items.len() == 1 && items[0] == json!({}))

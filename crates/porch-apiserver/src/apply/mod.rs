@@ -145,7 +145,7 @@ impl<'a> FieldManager<'a> {
         manager: &str,
     ) {
         if managers.0.is_empty() && old.pointer("/metadata/uid").is_some() {
-            write(new, &managers);
+            write(new, &mut managers);
             return;
         }
         let id = self.identity(manager, Operation::Update);
@@ -159,7 +159,7 @@ impl<'a> FieldManager<'a> {
         if !changed.is_empty() {
             entry.time = Some(meta::now_rfc3339());
         }
-        write(new, &managers);
+        write(new, &mut managers);
     }
 
     /// The managers an apply onto `live` starts from: its own, or for an object that tracks
@@ -256,7 +256,7 @@ impl<'a> FieldManager<'a> {
             entry.time = Some(meta::now_rfc3339());
         }
         entry.set = applied;
-        write(new, &managers);
+        write(new, &mut managers);
         if manager == KUBECTL {
             sync_last_applied(new, &config);
         }
@@ -284,7 +284,8 @@ impl<'a> FieldManager<'a> {
     }
 }
 
-fn write(obj: &mut Value, managers: &Managers) {
+fn write(obj: &mut Value, managers: &mut Managers) {
+    managers.cap_updates();
     let m = meta::metadata_mut(obj);
     match managers.encode() {
         Some(v) => {

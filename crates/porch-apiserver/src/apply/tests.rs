@@ -365,3 +365,36 @@ fn kubectl_takes_over_what_it_applied_client_side_and_keeps_the_annotation() {
         .is_err()
     );
 }
+
+#[test]
+fn more_than_ten_updaters_are_merged_into_ancient_changes() {
+    let s = schema();
+    let fm = FieldManager::new(&s, "g/v1".into(), Part::Main, false);
+    let mut o = update(&fm, &json!({}), obj(json!({}), json!({})), "creator");
+    for i in 0..12 {
+        let mut next = o.clone();
+        next["metadata"]["labels"][format!("l{i}")] = json!("v");
+        // Distinct times order the entries: the oldest are merged first.
+        let mut n = update(&fm, &o, next, &format!("writer-{i:02}"));
+        if let Some(entries) = n["metadata"]["managedFields"].as_array_mut() {
+            for e in entries.iter_mut() {
+                if e["manager"] == format!("writer-{i:02}") {
+                    e["time"] = json!(format!("2024-01-01T00:00:{i:02}Z"));
+                }
+            }
+        }
+        o = n;
+    }
+    let owners = managers_of(&o);
+    assert_eq!(owners.len(), 10, "{owners:?}");
+    let ancient = owners
+        .iter()
+        .find(|o| o.0 == "ancient-changes")
+        .expect("a bucket");
+    assert_eq!(
+        ancient.2,
+        json!({"f:metadata": {"f:labels": {"f:l0": {}, "f:l1": {}, "f:l2": {}}}})
+    );
+    assert!(owners.iter().any(|o| o.0 == "writer-11"));
+    assert!(!owners.iter().any(|o| o.0 == "writer-02"));
+}
