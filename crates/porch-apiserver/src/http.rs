@@ -465,10 +465,23 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
         Some(options) => crate::dryrun::from_query(options, req.uri().query())?,
         None => false,
     };
+    let field_manager = q
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .cloned()
+        .unwrap_or_else(|| {
+            let agent = req
+                .headers()
+                .get(axum::http::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            crate::apply::manager_from_user_agent(agent)
+        });
     let ctx = RequestContext {
         user: "admin".into(),
-        field_manager: q.get("fieldManager").cloned(),
+        field_manager: Some(field_manager),
         dry_run,
+        force: flag(&q, "force"),
     };
     let namespaces = if s.config.enforce_namespaces {
         s.registry.find("", "v1", "namespaces")
@@ -594,6 +607,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let pt = PatchType::from_content_type(&content_type(&headers))?;
+            patch_options(pt, &q)?;
             if pt == PatchType::Strategic && kind.custom_resource {
                 // kube-apiserver has no strategic merge information for custom resources.
                 return Err(ApiError::unsupported_media_type(
@@ -631,6 +645,38 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
         _ => Err(ApiError::method_not_allowed(format!(
             "{method} is not supported on {path}"
         ))),
+    }
+}
+
+/// kube-apiserver's `PatchOptions` rules: apply needs a `fieldManager`; only apply takes
+/// `force`; a manager name is at most 128 characters.
+fn patch_options(pt: PatchType, q: &HashMap<String, String>) -> Result<(), ApiError> {
+    let manager = q.get("fieldManager").map(String::as_str).unwrap_or("");
+    let mut errs = Vec::new();
+    if pt == PatchType::Apply && manager.is_empty() {
+        errs.push(crate::error::FieldError {
+            reason: "FieldValueRequired",
+            field: "fieldManager".into(),
+            message: "Required value: is required for apply patch".into(),
+        });
+    }
+    if pt != PatchType::Apply && q.contains_key("force") {
+        errs.push(crate::error::FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        ));
+    }
+    if manager.chars().count() > 128 {
+        errs.push(crate::error::FieldError {
+            reason: "FieldValueTooLong",
+            field: "fieldManager".into(),
+            message: "Too long: may not be more than 128 bytes".into(),
+        });
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", errs))
     }
 }
 

@@ -3,10 +3,10 @@
 //! What it does, in one place for every resource: discovery (legacy and aggregated v2),
 //! OpenAPI v3, get/list/watch/create/update/patch/delete with Kubernetes semantics (label and
 //! field selectors in list and watch, `limit`/`continue`, watch resumption with bookmarks,
-//! `sendInitialEvents` and 410 Gone, merge/JSON/strategic patches and server-side apply as
-//! kubectl sends them), the status subresource, server-side Table output, strict field
-//! validation, and `Status` errors with the right codes (mapped from error kinds in one place,
-//! `error.rs`).
+//! `sendInitialEvents` and 410 Gone, merge/JSON/strategic patches, server-side apply with
+//! kube-apiserver's field ownership in `managedFields` (`apply`)), the status subresource,
+//! server-side Table output, strict field validation, and `Status` errors with the right codes
+//! (mapped from error kinds in one place, `error.rs`).
 //!
 //! A resource plugs in with a [`ResourceKind`] descriptor (names, scope, columns, schema, hooks)
 //! and a [`ResourceBackend`]: the [`GenericBackend`] stores objects in a
@@ -16,6 +16,7 @@
 //! What it does not do: TLS, process lifecycle or which resources exist — the `porch-server`
 //! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
 
+mod apply;
 mod body;
 mod discovery;
 mod dryrun;

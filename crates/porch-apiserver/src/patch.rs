@@ -1,5 +1,6 @@
 //! PATCH bodies: JSON merge patch (RFC 7396), JSON patch (RFC 6902), strategic merge patch (as
-//! a merge patch after removing its `$` directives) and server-side apply (create-or-merge).
+//! a merge patch after removing its `$` directives). Server-side apply bodies are parsed here and
+//! applied by `crate::apply` (field ownership, pruning, conflicts).
 
 use serde_json::{Map, Value};
 

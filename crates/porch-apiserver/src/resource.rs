@@ -148,8 +148,11 @@ impl ResourceHooks for NoHooks {}
 #[derive(Debug, Clone, Default)]
 pub struct RequestContext {
     pub user: String,
+    /// The manager of a write: `fieldManager`, else derived from the user agent.
     pub field_manager: Option<String>,
     pub dry_run: bool,
+    /// `force` of a server-side apply: take the ownership of conflicting fields.
+    pub force: bool,
 }
 
 /// What a write must find in the store.

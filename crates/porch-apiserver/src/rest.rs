@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::apply::{self, Applied, FieldManager};
 use crate::error::ApiError;
 use crate::meta;
 use crate::patch::{self, PatchType};
@@ -346,6 +347,17 @@ fn check_namespace_name(kind: &ResourceKind, obj: &Value, name: &str) -> Result<
     Ok(())
 }
 
+/// How a write records field ownership (`metadata.managedFields`).
+pub enum Ownership {
+    /// Create, update or a non-apply patch: an `Update` entry of the request's manager.
+    Update,
+    /// Server-side apply: the fields `applied`, over the managers the merge started from.
+    Apply {
+        applied: Applied,
+        managers: apply::Managers,
+    },
+}
+
 /// The REST operations over one resource.
 pub struct Rest<'a> {
     pub resource: &'a Resource,
@@ -359,6 +371,43 @@ const MAX_RETRIES: usize = 8;
 impl Rest<'_> {
     fn kind(&self) -> &ResourceKind {
         &self.resource.kind
+    }
+
+    fn field_manager(&self, part: Part) -> FieldManager<'_> {
+        let kind = self.kind();
+        FieldManager::new(
+            &kind.schema,
+            kind.api_version(),
+            part,
+            kind.status_subresource,
+        )
+    }
+
+    /// The manager named by the request (`fieldManager`, else from the user agent).
+    fn manager(&self) -> &str {
+        self.ctx.field_manager.as_deref().unwrap_or("")
+    }
+
+    /// Sets `new`'s `managedFields` for this write (`client`: the ones the request sent).
+    fn own(
+        &self,
+        old: &Value,
+        new: &mut Value,
+        client: Option<&Value>,
+        ownership: Ownership,
+        part: Part,
+    ) -> Result<(), ApiError> {
+        let fm = self.field_manager(part);
+        match ownership {
+            Ownership::Update => {
+                let managers = fm.managers(old, client);
+                fm.record_update(old, new, managers, self.manager());
+                Ok(())
+            }
+            Ownership::Apply { applied, managers } => {
+                fm.record_apply(old, new, managers, self.manager(), applied, self.ctx.force)
+            }
+        }
     }
 
     async fn ensure_namespace(&self, namespace: &str) -> Result<(), ApiError> {
@@ -381,13 +430,27 @@ impl Rest<'_> {
     pub async fn create(
         &self,
         namespace: &str,
+        obj: Value,
+        fv: FieldValidation,
+    ) -> Result<Written, ApiError> {
+        self.create_owned(namespace, obj, fv, Ownership::Update)
+            .await
+    }
+
+    async fn create_owned(
+        &self,
+        namespace: &str,
         mut obj: Value,
         fv: FieldValidation,
+        ownership: Ownership,
     ) -> Result<Written, ApiError> {
         let kind = self.kind();
         let warnings = decode(kind, &mut obj, fv)?;
+        let client = obj.pointer("/metadata/managedFields").cloned();
         prepare_create(kind, &mut obj, namespace)?;
         kind.hooks.default(&mut obj);
+        let empty = Value::Object(serde_json::Map::new());
+        self.own(&empty, &mut obj, client.as_ref(), ownership, Part::Main)?;
         run_validation(kind, &obj, None)?;
         self.ensure_namespace(namespace).await?;
         let object = if self.ctx.dry_run {
@@ -425,7 +488,15 @@ impl Rest<'_> {
             let old = self.resource.backend.get(self.ctx, namespace, name).await?;
             let (expect, pinned) = expect_for(&obj, &old, kind, name)?;
             match self
-                .commit_update(namespace, name, obj.clone(), &old, expect, part)
+                .commit_update(
+                    namespace,
+                    name,
+                    obj.clone(),
+                    &old,
+                    expect,
+                    part,
+                    Ownership::Update,
+                )
                 .await
             {
                 Err(e) if !pinned && is_conflict(&e) => continue,
@@ -442,6 +513,7 @@ impl Rest<'_> {
         Err(kind.conflict(name))
     }
 
+    #[allow(clippy::too_many_arguments, reason = "one write, spelled out")]
     async fn commit_update(
         &self,
         namespace: &str,
@@ -450,10 +522,13 @@ impl Rest<'_> {
         old: &Value,
         expect: Expect,
         part: Part,
+        ownership: Ownership,
     ) -> Result<Value, ApiError> {
         let kind = self.kind();
+        let client = new.pointer("/metadata/managedFields").cloned();
         let mut new = prepare_update(kind, new, old, part);
         kind.hooks.default(&mut new);
+        self.own(old, &mut new, client.as_ref(), ownership, part)?;
         run_validation(kind, &new, Some(old))?;
         if self.ctx.dry_run {
             self.resource
@@ -492,6 +567,9 @@ impl Rest<'_> {
     ) -> Result<Written, ApiError> {
         let kind = self.kind();
         let patch_body = patch::parse_body(kind_of_patch, body)?;
+        if kind_of_patch == PatchType::Apply {
+            return self.apply(namespace, name, patch_body, fv, part).await;
+        }
         let patch_names_version = match kind_of_patch {
             PatchType::Json => patch_body.as_array().is_some_and(|ops| {
                 ops.iter().any(|op| {
@@ -503,25 +581,7 @@ impl Rest<'_> {
                 .is_some_and(|v| !v.is_null()),
         };
         for _ in 0..MAX_RETRIES {
-            let old = match self.resource.backend.get(self.ctx, namespace, name).await {
-                Ok(o) => o,
-                Err(e)
-                    if kind_of_patch == PatchType::Apply
-                        && part == Part::Main
-                        && e.kind == porch_core::ErrorKind::NotFound =>
-                {
-                    let mut obj = patch_body.clone();
-                    if !obj.is_object() {
-                        return Err(ApiError::bad_request("an apply patch must be an object"));
-                    }
-                    if meta::name(&obj).is_empty() {
-                        meta::metadata_mut(&mut obj).insert("name".into(), name.into());
-                    }
-                    check_namespace_name(kind, &obj, name)?;
-                    return self.create(namespace, obj, fv).await;
-                }
-                Err(e) => return Err(e),
-            };
+            let old = self.resource.backend.get(self.ctx, namespace, name).await?;
             let mut new = old.clone();
             patch::apply(kind_of_patch, &mut new, &patch_body)?;
             let warnings = decode(kind, &mut new, fv)?;
@@ -530,7 +590,71 @@ impl Rest<'_> {
             // A patch pins a version only when it names one itself.
             pinned &= patch_names_version;
             match self
-                .commit_update(namespace, name, new, &old, expect, part)
+                .commit_update(namespace, name, new, &old, expect, part, Ownership::Update)
+                .await
+            {
+                Err(e) if !pinned && is_conflict(&e) => continue,
+                Err(e) => return Err(e),
+                Ok(object) => {
+                    return Ok(Written {
+                        object,
+                        created: false,
+                        warnings,
+                    });
+                }
+            }
+        }
+        Err(kind.conflict(name))
+    }
+
+    /// Server-side apply of `config`; creates a missing object.
+    async fn apply(
+        &self,
+        namespace: &str,
+        name: &str,
+        config: Value,
+        fv: FieldValidation,
+        part: Part,
+    ) -> Result<Written, ApiError> {
+        let kind = self.kind();
+        if !config.is_object() {
+            return Err(ApiError::bad_request("an apply patch must be an object"));
+        }
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        let pinned = config
+            .pointer("/metadata/resourceVersion")
+            .is_some_and(|v| !v.is_null());
+        let fm = self.field_manager(part);
+        for _ in 0..MAX_RETRIES {
+            let old = match self.resource.backend.get(self.ctx, namespace, name).await {
+                Ok(o) => o,
+                Err(e) if part == Part::Main && e.kind == porch_core::ErrorKind::NotFound => {
+                    let empty = Value::Object(serde_json::Map::new());
+                    let managers = apply::Managers::default();
+                    let (mut obj, applied) =
+                        fm.merge_apply(&empty, &config, &managers, self.manager());
+                    if meta::name(&obj).is_empty() {
+                        meta::metadata_mut(&mut obj).insert("name".into(), name.into());
+                    }
+                    check_namespace_name(kind, &obj, name)?;
+                    let ownership = Ownership::Apply { applied, managers };
+                    return self.create_owned(namespace, obj, fv, ownership).await;
+                }
+                Err(e) => return Err(e),
+            };
+            let managers = fm.apply_managers(&old);
+            let (mut new, applied) = fm.merge_apply(&old, &config, &managers, self.manager());
+            let warnings = decode(kind, &mut new, fv)?;
+            check_namespace_name(kind, &new, name)?;
+            let (expect, _) = expect_for(&new, &old, kind, name)?;
+            let ownership = Ownership::Apply { applied, managers };
+            match self
+                .commit_update(namespace, name, new, &old, expect, part, ownership)
                 .await
             {
                 Err(e) if !pinned && is_conflict(&e) => continue,
@@ -651,5 +775,5 @@ fn mark_deleted(mut obj: Value) -> Value {
 }
 
 fn is_conflict(e: &ApiError) -> bool {
-    e.kind == porch_core::ErrorKind::Conflict && e.special.is_none()
+    e.kind == porch_core::ErrorKind::Conflict && e.special.is_none() && !apply::is_apply_conflict(e)
 }

@@ -1,6 +1,6 @@
 //! The router called in process (as axum's own tests do): dry runs from the query and from a
-//! DeleteOptions body change nothing, bodies in unsupported media types get 415, and every 422
-//! names its cause.
+//! DeleteOptions body change nothing, bodies in unsupported media types get 415, every 422
+//! names its cause, and server-side apply checks its options as kube-apiserver does.
 
 use std::sync::Arc;
 
@@ -255,4 +255,81 @@ async fn every_422_names_its_cause() {
             .is_some_and(|m| m.contains("JSON patch failed")),
         "{status}"
     );
+}
+
+#[tokio::test]
+async fn apply_options_are_checked_and_writers_are_named_from_the_user_agent() {
+    let a = api();
+    let apply = "application/apply-patch+yaml";
+    let body = "apiVersion: example.dev/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 1\n";
+    let (code, st) = a.call("PATCH", &format!("{WIDGETS}/w"), apply, body).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        st["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+    );
+    let (code, st) = a
+        .call(
+            "PATCH",
+            &format!("{WIDGETS}/w?fieldManager=m&force=true"),
+            "application/merge-patch+json",
+            "{}",
+        )
+        .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{st}");
+    assert_eq!(st["details"]["causes"][0]["field"], "force");
+    let (code, st) = a
+        .call(
+            "PATCH",
+            &format!("{WIDGETS}/w?fieldManager=m"),
+            apply,
+            "metadata:\n  name: w\n  managedFields: [{}]\n",
+        )
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{st}");
+    assert_eq!(st["message"], "metadata.managedFields must be nil");
+
+    // Apply creates; a write without fieldManager is named after the user agent.
+    let (code, obj) = a
+        .call("PATCH", &format!("{WIDGETS}/w?fieldManager=m"), apply, body)
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{obj}");
+    assert_eq!(obj["metadata"]["managedFields"][0]["manager"], "m");
+    assert_eq!(obj["metadata"]["managedFields"][0]["operation"], "Apply");
+    let req = Request::builder()
+        .method("PATCH")
+        .uri(format!("{WIDGETS}/w"))
+        .header("Content-Type", "application/merge-patch+json")
+        .header("User-Agent", "kubectl/v1.32.0 (linux/amd64) kubernetes/abc")
+        .body(Body::from(r#"{"spec":{"size":2}}"#))
+        .expect("request");
+    let resp = a.router.clone().oneshot(req).await.expect("response");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let got = a.get("w").await;
+    let managers: Vec<(&str, &str)> = got["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap_or(""),
+                e["operation"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        managers,
+        vec![("kubectl", "Update")],
+        "the patch took m's only field"
+    );
+    // Now m's apply of the old value conflicts with the patcher.
+    let (code, st) = a
+        .call("PATCH", &format!("{WIDGETS}/w?fieldManager=m"), apply, body)
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    assert_eq!(
+        st["message"],
+        "Apply failed with 1 conflict: conflict with \"kubectl\" using example.dev/v1: .spec.size"
+    );
+    assert_eq!(st["details"]["causes"][0]["reason"], "FieldManagerConflict");
 }

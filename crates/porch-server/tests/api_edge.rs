@@ -365,11 +365,23 @@ fn immutable_identity_and_repository_checks_name_their_field() {
         "apply.yaml",
         &format!("apiVersion: porch.kpt.dev/v1alpha1\nkind: PackageRevision\nmetadata:\n  name: {DRAFT_A}\n  namespace: default\nspec:\n  workspaceName: other\n"),
     );
+    // Without force the field manager answers first: the creator owns the field (409).
     let err = kubectl_fails(
         &s,
         &[
             "apply",
             "--server-side",
+            "-f",
+            applied.to_str().expect("utf8"),
+        ],
+    );
+    assert!(err.contains("conflict with \"kubectl-create\""), "{err}");
+    let err = kubectl_fails(
+        &s,
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
             "-f",
             applied.to_str().expect("utf8"),
         ],

@@ -29,6 +29,8 @@ pub struct RevisionBackend {
     pub cache: super::cache::JsonCache,
     /// Where lifecycle changes and render failures are reported.
     pub events: Arc<dyn EventSink>,
+    /// Field ownership, computed by the REST layer (see `managed`).
+    pub managed: super::managed::ManagedFields,
 }
 
 fn err(name: &str) -> impl Fn(porch_engine::EngineError) -> ApiError + '_ {
@@ -228,10 +230,13 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         name: &str,
     ) -> Result<Value, ApiError> {
-        self.engine
+        let mut obj = self
+            .engine
             .get(namespace, name)
             .map(|pr| revision_json(&pr))
-            .map_err(err(name))
+            .map_err(err(name))?;
+        self.managed.attach(namespace, name, &mut obj).await;
+        Ok(obj)
     }
 
     async fn list(
@@ -286,7 +291,13 @@ impl ResourceBackend for RevisionBackend {
             }
         };
         record::created(self.events.as_ref(), &pr, &ctx.user);
-        Ok(revision_json(&pr))
+        let name = pr.name();
+        self.managed.record(namespace, name.as_str(), &obj).await;
+        let mut created = revision_json(&pr);
+        self.managed
+            .attach(namespace, name.as_str(), &mut created)
+            .await;
+        Ok(created)
     }
 
     async fn check_create(
@@ -323,7 +334,10 @@ impl ResourceBackend for RevisionBackend {
         let pr = self
             .apply_update(ctx, namespace, name, &obj, rv, Endpoint::Update)
             .await?;
-        Ok(revision_json(&pr))
+        self.managed.record(namespace, name, &obj).await;
+        let mut updated = revision_json(&pr);
+        self.managed.attach(namespace, name, &mut updated).await;
+        Ok(updated)
     }
 
     async fn delete(
@@ -358,6 +372,7 @@ impl ResourceBackend for RevisionBackend {
         if pr.deletion_timestamp.is_none() || pr.finalizers.is_empty() {
             record::deleted(self.events.as_ref(), &pr, &ctx.user);
         }
+        self.managed.forget(namespace, name).await;
         Ok(revision_json(&pr))
     }
 

@@ -9,6 +9,7 @@ mod cache;
 mod convert;
 mod events;
 mod legacy;
+mod managed;
 mod packages;
 mod paging;
 mod prr;
@@ -18,6 +19,7 @@ mod select;
 use std::sync::Arc;
 
 use porch_apiserver::{Column, FieldError, Registry, ResourceHooks, ResourceKind};
+use porch_core::store::MetadataStore;
 use porch_engine::{Engine, LATEST_REVISION_LABEL};
 use serde_json::{Value, json};
 
@@ -25,9 +27,14 @@ use convert::{GROUP, str_at};
 
 const VERSION: &str = "v1alpha1";
 
-/// Registers the three resources, backed by `engine`; lifecycle changes and render failures
-/// are reported to `sink`.
-pub fn register(reg: &mut Registry, engine: &Engine, sink: Arc<dyn crate::events::EventSink>) {
+/// Registers the three resources, backed by `engine` (`store` keeps the revisions'
+/// managedFields); lifecycle changes and render failures are reported to `sink`.
+pub fn register(
+    reg: &mut Registry,
+    engine: &Engine,
+    store: &Arc<dyn MetadataStore>,
+    sink: Arc<dyn crate::events::EventSink>,
+) {
     let log = events::EventLog::start(engine);
     reg.add(
         revisions_kind(),
@@ -36,6 +43,7 @@ pub fn register(reg: &mut Registry, engine: &Engine, sink: Arc<dyn crate::events
             log: log.clone(),
             cache: cache::JsonCache::default(),
             events: sink.clone(),
+            managed: managed::ManagedFields::new(store.clone()),
         }),
     );
     reg.add(
