@@ -9,10 +9,14 @@
 //!
 //! Where the edge grows: controllers of the `config.porch.kpt.dev` kinds (PackageVariant,
 //! PackageVariantSet) live in their own crate beside this one and drive the engine in
-//! process; access control plugs into `porch-apiserver`'s request context.
+//! process; `objects` adapts this registry to their `Objects` port and `packagevariants`
+//! runs the PackageVariant controller; access control plugs into `porch-apiserver`'s
+//! request context.
 
 pub mod controller;
+pub mod objects;
 pub mod opener;
+pub mod packagevariants;
 
 mod core;
 mod git_spec;

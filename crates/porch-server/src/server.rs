@@ -178,7 +178,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let api = ApiServer::with_gauges(registry.clone(), config, gauges);
     let app = api.router();
 
-    // Controllers.
+    // Controllers. `ready` turns true once every start-up Repository is loaded; `stop` on
+    // shutdown.
+    let (ready_tx, ready_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(repos) = registry
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
         .cloned()
@@ -196,9 +199,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ready_api
                 .ready
                 .store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = ready_tx.send(true);
         });
         tokio::spawn(controller::run(repos, secrets, opener, gate));
+    } else {
+        let _ = ready_tx.send(true);
     }
+    let variants = tokio::spawn(resources::packagevariants::run(
+        registry.clone(),
+        engine.clone(),
+        Arc::new(porch_controllers::events::TracingEvents),
+        ready_rx,
+        stop_rx,
+    ));
 
     let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
         format!(
@@ -221,6 +234,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("shutting down");
+            // Controllers take no new work; a reconcile in flight is cut short with the
+            // process (the next start finds its drafts by ownerReference).
+            let _ = stop_tx.send(true);
             // Renders stop at their next budget check; their requests answer with the error.
             engine.cancel_renders();
             handle.graceful_shutdown(Some(grace));
@@ -266,6 +282,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .serve(service)
             .await?;
     }
+    let _ = tokio::time::timeout(Duration::from_secs(2), variants).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -131,6 +131,12 @@ impl WorkQueue {
     }
 }
 
+/// Resolves once `stop` is true (or its sender is gone). Holds no borrow of the value
+/// across the caller's other awaits.
+pub async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await.map(|_| ());
+}
+
 /// Runs `workers` workers until `stop` turns true.
 pub async fn run_workers(
     reconciler: Reconciler,
@@ -145,7 +151,7 @@ pub async fn run_workers(
             loop {
                 let key = tokio::select! {
                     key = queue.next() => key,
-                    _ = stop.wait_for(|s| *s) => return,
+                    _ = stopped(&mut stop) => return,
                 };
                 let result = reconciler.reconcile(&key.0, &key.1).await;
                 if let Err(e) = &result {
@@ -229,7 +235,7 @@ pub async fn feed_from_engine(
                 resync(&*objects, &queue, None).await;
                 continue;
             }
-            _ = stop.wait_for(|s| *s) => return,
+            _ = stopped(&mut stop) => return,
         };
         let mut burst: Vec<EngineEvent> = Vec::new();
         match first {
