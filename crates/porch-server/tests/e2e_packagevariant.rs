@@ -268,3 +268,48 @@ async fn an_invalid_variant_is_accepted_and_stalled() {
     );
     assert!(is_gone(&prs, "deployments.bar.packagevariant-1").await);
 }
+
+/// Killed (-9) as soon as the drafts appear, possibly mid-reconcile: after the restart the
+/// controller finds its drafts by ownerReference and clones nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_after_kill_9_does_not_duplicate_drafts() {
+    let mut env = Env::start().await;
+    setup(&env).await;
+    let deployments2 = env.empty_repo("deployments2");
+    env.register(NS, "deployments2", &deployments2, json!({}))
+        .await;
+    apply(&env, "first", SPEC);
+    apply(
+        &env,
+        "second",
+        "  upstream: {repo: blueprints, package: foo, revision: 1}\n  downstream: {repo: deployments2, package: bar}\n",
+    );
+    let prs = env.prs(NS);
+    eventually("a draft", || async {
+        prs.get("deployments.bar.packagevariant-1").await.is_ok()
+    })
+    .await;
+    tokio::task::block_in_place(|| env.server.kill9_and_restart());
+    let (prs, pvs) = (env.prs(NS), variants(&env));
+    for pv in ["first", "second"] {
+        eventually("Ready after the restart", || async {
+            pvs.get(pv)
+                .await
+                .is_ok_and(|p| condition(&p, "Ready").0 == "True")
+        })
+        .await;
+    }
+    let names = list_names(&prs, &Default::default()).await;
+    let downstream: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("deployments"))
+        .collect();
+    assert_eq!(
+        downstream,
+        [
+            "deployments.bar.packagevariant-1",
+            "deployments2.bar.packagevariant-1"
+        ],
+        "{names:?}"
+    );
+}
