@@ -554,3 +554,159 @@ async fn a_deleted_variant_without_our_finalizer_is_left_alone() {
     let w = World::new().await;
     w.reconcile("nothing").await.expect("no such variant: done");
 }
+
+/// Upstream's `*WS` tests: the upstream named by workspaceName.
+#[tokio::test]
+async fn an_upstream_named_by_workspace_is_cloned() {
+    let w = World::new().await;
+    let v1 = w.publish_init("blueprints", "foo", "v1").await;
+    w.publish_edit(&v1, "v2").await;
+    w.add_pv(
+        "my-pv",
+        "upstream: {repo: blueprints, package: foo, workspaceName: v2}\ndownstream: {repo: deployments, package: bar}\n",
+    )
+    .await;
+    w.reconcile("my-pv").await.expect("reconcile");
+    let d = get(&w, "deployments.bar.packagevariant-1");
+    let lock = d
+        .upstream_lock
+        .as_ref()
+        .and_then(|l| l.git.as_ref())
+        .expect("lock");
+    assert_eq!(lock.git_ref, "foo/v2");
+}
+
+/// Upstream `TestDeleteOrOrphan`, every lifecycle and policy, on real revisions.
+#[tokio::test]
+async fn delete_or_orphan_by_lifecycle_and_policy() {
+    let w = World::new().await;
+    w.publish_init("blueprints", "foo", "v1").await;
+    let pv = w.add_pv("my-pv", BASE).await;
+    let uid = pv["metadata"]["uid"].as_str().unwrap_or("").to_owned();
+    let v = super::reconcile::Variant::from_object(pv).expect("variant");
+    // One package each: init refuses a second package of the same name.
+    let owned = |package: &str| CreateRequest {
+        namespace: NS.into(),
+        repository: "deployments".into(),
+        package: package.into(),
+        workspace: "ws".into(),
+        owner_references: vec![
+            super::downstream::owner_reference(&v),
+            porch_engine::OwnerReference {
+                api_version: "config.porch.kpt.dev/v1alpha1".into(),
+                kind: "PackageVariant".into(),
+                name: "other".into(),
+                uid: "some-other-uid".into(),
+                ..Default::default()
+            },
+        ],
+        ..CreateRequest::default()
+    };
+    let draft = w.engine.create(owned("bar-d")).await.expect("draft");
+    let proposed = w.engine.create(owned("bar-p")).await.expect("proposed");
+    let proposed = w
+        .engine
+        .update_lifecycle(
+            NS,
+            proposed.name().as_str(),
+            Some(&proposed.resource_version),
+            Lifecycle::Proposed,
+            porch_engine::Endpoint::Update,
+            super::testing::author(),
+        )
+        .await
+        .expect("propose");
+    let d2 = w.engine.create(owned("bar-pub")).await.expect("to publish");
+    let published = w.publish(&d2).await;
+
+    // delete: drafts and proposed go, published is proposed for deletion, once.
+    assert!(
+        w.reconciler
+            .delete_or_orphan(&v, &draft)
+            .await
+            .expect("d")
+            .is_none()
+    );
+    assert!(
+        w.reconciler
+            .delete_or_orphan(&v, &proposed)
+            .await
+            .expect("p")
+            .is_none()
+    );
+    let dp = w
+        .reconciler
+        .delete_or_orphan(&v, &published)
+        .await
+        .expect("pub")
+        .expect("kept");
+    assert_eq!(dp.lifecycle, Lifecycle::DeletionProposed);
+    assert_eq!(
+        owners(&dp),
+        [uid.clone(), "some-other-uid".into()],
+        "still ours"
+    );
+    let again = w
+        .reconciler
+        .delete_or_orphan(&v, &dp)
+        .await
+        .expect("dp")
+        .expect("kept");
+    assert_eq!(again.resource_version, dp.resource_version, "nothing to do");
+    assert!(w.summary("deployments", "bar-d").is_empty());
+    assert!(w.summary("deployments", "bar-p").is_empty());
+    assert_eq!(w.summary("deployments", "bar-pub"), ["ws DeletionProposed"]);
+
+    // orphan: only our ownerReference goes.
+    let mut orphaner = super::reconcile::Variant::from_object(w.pv("my-pv")).expect("variant");
+    orphaner.pv.spec.deletion_policy = Some("orphan".into());
+    let left = w
+        .reconciler
+        .delete_or_orphan(&orphaner, &dp)
+        .await
+        .expect("orphan")
+        .expect("kept");
+    assert_eq!(owners(&left), ["some-other-uid"]);
+    assert_eq!(left.lifecycle, Lifecycle::DeletionProposed);
+}
+
+/// A render failure of the cloned package is the variant's Ready=False message (upstream
+/// only logged some failures).
+#[tokio::test]
+async fn a_render_failure_is_in_the_status() {
+    let w = World::new().await;
+    let dir = w.tmp.path().join("remotes").join("blueprints");
+    publish_with_failing_pipeline(&dir);
+    w.engine
+        .sync(
+            NS,
+            &porch_core::names::RepositoryName::new("blueprints").expect("name"),
+        )
+        .await
+        .expect("sync");
+    assert_eq!(w.summary("blueprints", "foo"), ["v1 Published"]);
+    w.add_pv("my-pv", BASE).await;
+    let e = w.reconcile("my-pv").await.expect_err("render fails");
+    let (status, reason, message) = cond(&w.pv("my-pv"), "Ready");
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "Error"));
+    assert_eq!(message, e.to_string());
+    assert!(message.contains("error rendering package"), "{message}");
+    assert!(
+        w.summary("deployments", "bar").is_empty(),
+        "a failed clone writes nothing"
+    );
+}
+
+/// Publishes `foo/v1` straight to git with a pipeline no runtime can run.
+fn publish_with_failing_pipeline(dir: &std::path::Path) {
+    let kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: foo\ninfo:\n  description: foo\npipeline:\n  mutators:\n  - image: example.com/no-such-function:v1\n";
+    porch_testkit::repos::run(
+        std::process::Command::new("sh").arg("-c").arg(format!(
+            "set -e; t=$(mktemp -d); git clone -q {d} $t/w; cd $t/w; mkdir -p foo; printf '%s' \"$KF\" > foo/Kptfile; \
+             printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: c\\n' > foo/cm.yaml; \
+             git add -A; git -c user.name=t -c user.email=t@e commit -qm foo; git tag foo/v1; git push -q origin main foo/v1",
+            d = dir.display()
+        )).env("KF", kptfile),
+    )
+    .expect("publish foo/v1 in git");
+}
