@@ -5,6 +5,7 @@
 //! - `validate`: the spec checks that make a variant Stalled;
 //! - `upstream`: which upstream revision, whether a downstream is based on it, workspaces;
 //! - `downstream`: targets, adoption, delete/orphan by policy;
+//! - `drafts`: clone, upgrade and edit drafts, the mutations written into them;
 //! - `reconcile`: one reconcile, over the [`crate::objects::Objects`] and
 //!   [`crate::revisions::Revisions`] ports;
 //! - `status`: conditions and downstream targets, written only when they change;
@@ -12,6 +13,7 @@
 //!   feeds it (variant changes, package revision events, a periodic resync).
 
 mod downstream;
+mod drafts;
 pub mod mutate;
 mod reconcile;
 pub mod runner;

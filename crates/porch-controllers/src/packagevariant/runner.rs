@@ -247,8 +247,17 @@ pub async fn feed_from_engine(
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }
-        while let Ok(e) = rx.try_recv() {
-            burst.push(e);
+        let mut lagged = false;
+        loop {
+            match rx.try_recv() {
+                Ok(e) => burst.push(e),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+                Err(_) => break,
+            }
+        }
+        if lagged {
+            resync(&*objects, &queue, None).await;
+            continue;
         }
         let mut by_ns: HashMap<String, Vec<EngineEvent>> = HashMap::new();
         for e in burst {

@@ -321,7 +321,7 @@ async fn an_edit_draft_copies_a_published_target() {
             &existing,
             "deployments",
             "bar",
-            super::reconcile::edit_task(&published),
+            super::drafts::edit_task(&published),
         )
         .await
         .expect("edit draft");
