@@ -1,6 +1,6 @@
 //! One reconcile of one PackageVariant (spec §16.2; upstream `Reconcile`,
-//! `ensurePackageVariant`, `findAndUpdateExistingRevisions`, `createUpgradeDraft`,
-//! `createEditDraft`, `calculateDraftResources`), with upstream's bugs fixed:
+//! `ensurePackageVariant`, `findAndUpdateExistingRevisions`; the drafts are `drafts.rs`),
+//! with upstream's bugs fixed:
 //! every failure lands in the status, one draft at a time per target, nothing written when
 //! nothing changed, and only revisions of a package the spec no longer names are released.
 
