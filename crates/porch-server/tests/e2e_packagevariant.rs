@@ -313,3 +313,47 @@ async fn a_restart_after_kill_9_does_not_duplicate_drafts() {
         "{names:?}"
     );
 }
+
+/// A variant without `upstream.revision` follows the latest published upstream: publishing a
+/// new upstream revision (no change to the variant) yields an upgrade draft.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publishing_a_new_upstream_revision_yields_an_upgrade_draft() {
+    let env = Env::start().await;
+    setup(&env).await;
+    let prs = env.prs(NS);
+    apply(
+        &env,
+        "follower",
+        "  upstream: {repo: blueprints, package: foo}\n  downstream: {repo: deployments, package: bar}\n",
+    );
+    let first = "deployments.bar.packagevariant-1";
+    eventually("the downstream draft", || async {
+        prs.get(first).await.is_ok()
+    })
+    .await;
+    publish(&prs, first).await;
+    create(
+        &prs,
+        "blueprints",
+        "foo",
+        "v2",
+        edit_task("blueprints.foo.v1"),
+    )
+    .await;
+    publish(&prs, "blueprints.foo.v2").await;
+    let upgrade = "deployments.bar.packagevariant-2";
+    eventually("the upgrade draft", || async {
+        prs.get(upgrade).await.is_ok()
+    })
+    .await;
+    let u = prs.get(upgrade).await.expect("upgrade");
+    assert_eq!(spec(&u)["tasks"][0]["type"], "upgrade");
+    assert_eq!(
+        spec(&u)["tasks"][0]["upgrade"]["oldUpstreamRef"]["name"],
+        "blueprints.foo.v1"
+    );
+    assert_eq!(
+        spec(&u)["tasks"][0]["upgrade"]["localPackageRevisionRef"]["name"],
+        first
+    );
+}

@@ -310,6 +310,36 @@ mod tests {
         assert_eq!(q.next().await, k("a"));
     }
 
+    #[test]
+    fn a_revision_change_concerns_the_variants_naming_or_owning_it() {
+        use crate::packagevariant::testing::{owned_by, pr};
+        use porch_core::lifecycle::Lifecycle::Published;
+        let pv = serde_json::json!({
+            "metadata": {"uid": "pv-uid"},
+            "spec": {"upstream": {"repo": "blueprints", "package": "foo"},
+                     "downstream": {"repo": "deployments", "package": "bar"}},
+            "status": {"downstreamTargets": [{"name": "old.baz.packagevariant-1"}]},
+        });
+        assert!(concerns(&pv, &pr("blueprints", "foo", "v2", 2, Published)));
+        assert!(concerns(&pv, &pr("deployments", "bar", "ws", 1, Published)));
+        assert!(concerns(
+            &pv,
+            &pr("old", "baz", "packagevariant-1", 1, Published)
+        ));
+        assert!(concerns(
+            &pv,
+            &owned_by(pr("x", "y", "ws", 1, Published), "pv-uid")
+        ));
+        assert!(!concerns(
+            &pv,
+            &pr("blueprints", "other", "v1", 1, Published)
+        ));
+        assert!(!concerns(
+            &pv,
+            &pr("deployments", "foo", "v1", 1, Published)
+        ));
+    }
+
     #[tokio::test]
     async fn failures_back_off_and_success_resets() {
         let q = Arc::new(WorkQueue::default());
