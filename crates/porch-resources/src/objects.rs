@@ -157,3 +157,97 @@ impl Objects for RegistryObjects {
             .map_err(err)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use porch_apiserver::WatchHub;
+    use porch_core::store::MetadataStore;
+    use porch_store::{RedbStore, StoreOptions};
+    use serde_json::json;
+
+    use super::*;
+
+    fn pv_gvr() -> Gvr {
+        Gvr::new(porch_api::CONFIG_GROUP, "v1alpha1", "packagevariants")
+    }
+
+    fn objects(dir: &std::path::Path) -> RegistryObjects {
+        let store: Arc<dyn MetadataStore> = Arc::new(
+            RedbStore::open(&dir.join("store.redb"), StoreOptions::default()).expect("store"),
+        );
+        let hub = WatchHub::attach(&store, 64);
+        let engine = porch_engine::Engine::new(store.clone(), Arc::new(krm_functions::Builtins));
+        RegistryObjects::new(crate::registry(&store, &hub, &engine), "test")
+    }
+
+    #[tokio::test]
+    async fn writes_follow_the_rest_rules_status_and_finalizers() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let o = objects(tmp.path());
+        let r = pv_gvr();
+        let created = o
+            .create(
+                &r,
+                "default",
+                json!({"metadata": {"name": "pv", "labels": {"a": "b"}},
+                       "spec": {"adoptionPolicy": "whatever"}}),
+            )
+            .await
+            .expect("any policy is accepted");
+        assert!(created.pointer("/metadata/uid").is_some());
+
+        // The main resource ignores status; the status subresource keeps only status.
+        let mut obj = created.clone();
+        obj["metadata"]["finalizers"] = json!(["x/y"]);
+        obj["status"] = json!({"conditions": []});
+        let updated = o.update(&r, "default", obj).await.expect("update");
+        assert_eq!(updated["metadata"]["finalizers"], json!(["x/y"]));
+        assert!(
+            updated
+                .get("status")
+                .is_none_or(|s| s.get("conditions").is_none())
+        );
+        let mut obj = updated.clone();
+        obj["status"] = json!({"downstreamTargets": [{"name": "t"}]});
+        obj["spec"] = json!({});
+        let with_status = o.update_status(&r, "default", obj).await.expect("status");
+        assert_eq!(with_status["status"]["downstreamTargets"][0]["name"], "t");
+        assert_eq!(with_status["spec"]["adoptionPolicy"], "whatever");
+
+        // A stale write is a conflict.
+        let e = o
+            .update(&r, "default", updated.clone())
+            .await
+            .expect_err("stale");
+        assert_eq!(e.kind, porch_core::ErrorKind::Conflict);
+
+        // Listed by label; resolved by kind.
+        assert_eq!(
+            o.list(&r, Some("default"), "a=b")
+                .await
+                .expect("list")
+                .len(),
+            1
+        );
+        assert!(o.list(&r, None, "a=c").await.expect("list").is_empty());
+        assert_eq!(
+            o.resolve("v1", "ConfigMap"),
+            Some(Gvr::new("", "v1", "configmaps"))
+        );
+
+        // Delete waits for the finalizer; removing it deletes.
+        o.delete(&r, "default", "pv").await.expect("delete");
+        let marked = o
+            .get(&r, "default", "pv")
+            .await
+            .expect("get")
+            .expect("kept");
+        assert!(marked.pointer("/metadata/deletionTimestamp").is_some());
+        let mut obj = marked;
+        obj["metadata"]["finalizers"] = json!([]);
+        o.update(&r, "default", obj).await.expect("drop finalizer");
+        assert_eq!(o.get(&r, "default", "pv").await.expect("get"), None);
+    }
+}
