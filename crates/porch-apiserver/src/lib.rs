@@ -46,6 +46,7 @@ pub use resource::{
     Expect, ListOptions, ListResult, NoHooks, ProtobufDecoder, RequestContext, Resource,
     ResourceBackend, ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
 };
+pub use rest::{FieldValidation, Part, Rest};
 pub use selector::Selectors;
 pub use table::{Column, eval_path, human_duration};
 pub use validation::{is_dns1123_label, is_dns1123_subdomain};

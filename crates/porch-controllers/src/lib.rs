@@ -10,6 +10,8 @@
 //!
 //! What it does not do: serve HTTP, open repositories, or know about git.
 
+pub mod events;
 pub mod objects;
 pub mod packagevariant;
 pub mod packagevariantset;
+pub mod revisions;

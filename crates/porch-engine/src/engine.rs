@@ -323,8 +323,14 @@ impl Engine {
         v
     }
 
-    /// Lists from the index (never touches git); Porch's order.
+    /// Lists from the index (never touches git); Porch's order. With a package, only that
+    /// package's views are built (a controller lists one package of a large repository).
     pub fn list(&self, opts: &ListOptions) -> Vec<PackageRevision> {
+        let package: Option<BTreeSet<PackagePath>> = opts
+            .package
+            .as_deref()
+            .and_then(|p| PackagePath::new(p).ok())
+            .map(|p| BTreeSet::from([p]));
         let mut out: Vec<PackageRevision> = {
             let repos = self.read_repos();
             repos
@@ -333,7 +339,7 @@ impl Engine {
                     opts.namespace.as_ref().is_none_or(|n| n == ns)
                         && opts.repository.as_ref().is_none_or(|r| r == name)
                 })
-                .flat_map(|((ns, _), s)| s.index.views(ns).into_values())
+                .flat_map(|((ns, _), s)| s.index.views_of(ns, package.as_ref()).into_values())
                 .filter(|pr| opts.matches(pr))
                 .collect()
         };

@@ -9,11 +9,16 @@
 //!
 //! Where the edge grows: controllers of the `config.porch.kpt.dev` kinds (PackageVariant,
 //! PackageVariantSet) live in their own crate beside this one and drive the engine in
-//! process; access control plugs into `porch-apiserver`'s request context.
+//! process; `objects` adapts this registry to their `Objects` port and `packagevariants`
+//! runs the PackageVariant controller; access control plugs into `porch-apiserver`'s
+//! request context.
 
 pub mod controller;
 pub mod events;
+pub mod objects;
 pub mod opener;
+pub mod packagevariants;
+pub mod packagevariantsets;
 
 mod core;
 mod git_spec;

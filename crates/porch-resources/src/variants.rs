@@ -1,5 +1,5 @@
-//! `packagevariants` (v1alpha1) and `packagevariantsets` (v1alpha2): stored and validated here;
-//! their controllers come later.
+//! `packagevariants` (v1alpha1) and `packagevariantsets` (v1alpha2): stored here; their
+//! controllers live in `porch-controllers`.
 
 use std::sync::Arc;
 
@@ -47,36 +47,11 @@ fn policy(errs: &mut Vec<FieldError>, spec: &Value, field: &str, allowed: &[&str
     }
 }
 
+/// Accepts what upstream's CRD accepts (any policy string, any package-context key): the
+/// controller reports an invalid variant as Stalled with upstream's messages instead.
 struct PackageVariantHooks;
 
-impl ResourceHooks for PackageVariantHooks {
-    fn validate_create(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
-        policy(
-            &mut errs,
-            &spec,
-            "adoptionPolicy",
-            &["adoptExisting", "adoptNone"],
-        );
-        policy(&mut errs, &spec, "deletionPolicy", &["delete", "orphan"]);
-        if let Some(data) = spec
-            .pointer("/packageContext/data")
-            .and_then(Value::as_object)
-        {
-            for forbidden in ["name", "package-path"] {
-                if data.contains_key(forbidden) {
-                    errs.push(FieldError::invalid(
-                        format!("spec.packageContext.data[{forbidden}]"),
-                        &json!(forbidden),
-                        "must not be set",
-                    ));
-                }
-            }
-        }
-        errs
-    }
-}
+impl ResourceHooks for PackageVariantHooks {}
 
 struct PackageVariantSetHooks;
 

@@ -200,7 +200,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let api = ApiServer::with_gauges(registry.clone(), config, gauges);
     let app = api.router();
 
-    // Controllers.
+    // Controllers. `ready` turns true once every start-up Repository is loaded; `stop` on
+    // shutdown.
+    let (ready_tx, ready_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(repos) = registry
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
         .cloned()
@@ -218,6 +221,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ready_api
                 .ready
                 .store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = ready_tx.send(true);
         });
         tokio::spawn(controller::run(
             repos,
@@ -226,7 +230,24 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             gate,
             recorder.clone(),
         ));
+    } else {
+        let _ = ready_tx.send(true);
     }
+    let variants = tokio::spawn(resources::packagevariants::run(
+        registry.clone(),
+        engine.clone(),
+        Arc::new(resources::packagevariants::ControllerEvents(
+            recorder.clone(),
+        )),
+        ready_rx.clone(),
+        stop_rx.clone(),
+    ));
+    let variant_sets = tokio::spawn(resources::packagevariantsets::run(
+        registry.clone(),
+        engine.clone(),
+        ready_rx,
+        stop_rx,
+    ));
 
     let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
         format!(
@@ -249,6 +270,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(async move {
             shutdown_signal().await;
             tracing::info!("shutting down");
+            // Controllers take no new work; a reconcile in flight is cut short with the
+            // process (the next start finds its drafts by ownerReference).
+            let _ = stop_tx.send(true);
             // Renders stop at their next budget check; their requests answer with the error.
             engine.cancel_renders();
             handle.graceful_shutdown(Some(grace));
@@ -294,6 +318,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .serve(service)
             .await?;
     }
+    let _ = tokio::time::timeout(Duration::from_secs(2), variants).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), variant_sets).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -1,0 +1,253 @@
+//! The controllers' [`Objects`] port over this server's own registry, in process: every
+//! write goes through the same REST rules as a client's (validation hooks, resourceVersion
+//! checks, the status subresource, finalizers), without HTTP.
+
+use async_trait::async_trait;
+use porch_apiserver::{
+    ApiError, FieldValidation, ListOptions, Part, Registry, RequestContext, Resource, Rest,
+    Selectors,
+};
+use porch_controllers::objects::{Gvr, ObjectError, Objects};
+use serde_json::Value;
+
+/// [`Objects`] over a [`Registry`], acting as `user`.
+#[derive(Clone)]
+pub struct RegistryObjects {
+    registry: Registry,
+    ctx: RequestContext,
+}
+
+impl RegistryObjects {
+    pub fn new(registry: Registry, user: &str) -> Self {
+        RegistryObjects {
+            registry,
+            ctx: RequestContext {
+                user: user.into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn resource(&self, r: &Gvr) -> Result<&Resource, ObjectError> {
+        self.registry
+            .find(&r.group, &r.version, &r.plural)
+            .ok_or_else(|| ObjectError {
+                kind: porch_core::ErrorKind::NotFound,
+                message: format!(
+                    "the server does not serve {}/{} {}",
+                    r.group, r.version, r.plural
+                ),
+            })
+    }
+
+    fn rest<'a>(&'a self, resource: &'a Resource) -> Rest<'a> {
+        Rest {
+            resource,
+            ctx: &self.ctx,
+            namespaces: None,
+        }
+    }
+}
+
+fn err(e: ApiError) -> ObjectError {
+    ObjectError {
+        kind: e.kind,
+        message: e.message,
+    }
+}
+
+fn name_of(obj: &Value) -> String {
+    obj.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[async_trait]
+impl Objects for RegistryObjects {
+    async fn get(
+        &self,
+        r: &Gvr,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ObjectError> {
+        let resource = self.resource(r)?;
+        match resource.backend.get(&self.ctx, namespace, name).await {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.kind == porch_core::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    async fn list(
+        &self,
+        r: &Gvr,
+        namespace: Option<&str>,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, ObjectError> {
+        let resource = self.resource(r)?;
+        let selectors = Selectors::parse(Some(label_selector), None, &[]).map_err(err)?;
+        let listed = resource
+            .backend
+            .list(
+                &self.ctx,
+                namespace,
+                &ListOptions {
+                    selectors,
+                    ..ListOptions::default()
+                },
+            )
+            .await
+            .map_err(err)?;
+        Ok(listed
+            .items
+            .iter()
+            .filter_map(|b| serde_json::from_slice(b).ok())
+            .collect())
+    }
+
+    fn resolve(&self, api_version: &str, kind: &str) -> Option<Gvr> {
+        self.registry
+            .resources()
+            .iter()
+            .find(|r| r.kind.api_version() == api_version && r.kind.kind == kind)
+            .map(|r| Gvr::new(&r.kind.group, &r.kind.version, &r.kind.plural))
+    }
+
+    async fn create(&self, r: &Gvr, namespace: &str, obj: Value) -> Result<Value, ObjectError> {
+        let resource = self.resource(r)?;
+        self.rest(resource)
+            .create(namespace, obj, FieldValidation::Ignore)
+            .await
+            .map(|w| w.object)
+            .map_err(err)
+    }
+
+    async fn update(&self, r: &Gvr, namespace: &str, obj: Value) -> Result<Value, ObjectError> {
+        let resource = self.resource(r)?;
+        let name = name_of(&obj);
+        self.rest(resource)
+            .update(namespace, &name, obj, FieldValidation::Ignore, Part::Main)
+            .await
+            .map(|w| w.object)
+            .map_err(err)
+    }
+
+    async fn update_status(
+        &self,
+        r: &Gvr,
+        namespace: &str,
+        obj: Value,
+    ) -> Result<Value, ObjectError> {
+        let resource = self.resource(r)?;
+        let name = name_of(&obj);
+        self.rest(resource)
+            .update(namespace, &name, obj, FieldValidation::Ignore, Part::Status)
+            .await
+            .map(|w| w.object)
+            .map_err(err)
+    }
+
+    async fn delete(&self, r: &Gvr, namespace: &str, name: &str) -> Result<(), ObjectError> {
+        let resource = self.resource(r)?;
+        self.rest(resource)
+            .delete(namespace, name, None)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use porch_apiserver::WatchHub;
+    use porch_core::store::MetadataStore;
+    use porch_store::{RedbStore, StoreOptions};
+    use serde_json::json;
+
+    use super::*;
+
+    fn pv_gvr() -> Gvr {
+        Gvr::new(porch_api::CONFIG_GROUP, "v1alpha1", "packagevariants")
+    }
+
+    fn objects(dir: &std::path::Path) -> RegistryObjects {
+        let store: Arc<dyn MetadataStore> = Arc::new(
+            RedbStore::open(&dir.join("store.redb"), StoreOptions::default()).expect("store"),
+        );
+        let hub = WatchHub::attach(&store, 64);
+        let engine = porch_engine::Engine::new(store.clone(), Arc::new(krm_functions::Builtins));
+        RegistryObjects::new(crate::registry(&store, &hub, &engine), "test")
+    }
+
+    #[tokio::test]
+    async fn writes_follow_the_rest_rules_status_and_finalizers() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let o = objects(tmp.path());
+        let r = pv_gvr();
+        let created = o
+            .create(
+                &r,
+                "default",
+                json!({"metadata": {"name": "pv", "labels": {"a": "b"}},
+                       "spec": {"adoptionPolicy": "whatever"}}),
+            )
+            .await
+            .expect("any policy is accepted");
+        assert!(created.pointer("/metadata/uid").is_some());
+
+        // The main resource ignores status; the status subresource keeps only status.
+        let mut obj = created.clone();
+        obj["metadata"]["finalizers"] = json!(["x/y"]);
+        obj["status"] = json!({"conditions": []});
+        let updated = o.update(&r, "default", obj).await.expect("update");
+        assert_eq!(updated["metadata"]["finalizers"], json!(["x/y"]));
+        assert!(
+            updated
+                .get("status")
+                .is_none_or(|s| s.get("conditions").is_none())
+        );
+        let mut obj = updated.clone();
+        obj["status"] = json!({"downstreamTargets": [{"name": "t"}]});
+        obj["spec"] = json!({});
+        let with_status = o.update_status(&r, "default", obj).await.expect("status");
+        assert_eq!(with_status["status"]["downstreamTargets"][0]["name"], "t");
+        assert_eq!(with_status["spec"]["adoptionPolicy"], "whatever");
+
+        // A stale write is a conflict.
+        let e = o
+            .update(&r, "default", updated.clone())
+            .await
+            .expect_err("stale");
+        assert_eq!(e.kind, porch_core::ErrorKind::Conflict);
+
+        // Listed by label; resolved by kind.
+        assert_eq!(
+            o.list(&r, Some("default"), "a=b")
+                .await
+                .expect("list")
+                .len(),
+            1
+        );
+        assert!(o.list(&r, None, "a=c").await.expect("list").is_empty());
+        assert_eq!(
+            o.resolve("v1", "ConfigMap"),
+            Some(Gvr::new("", "v1", "configmaps"))
+        );
+
+        // Delete waits for the finalizer; removing it deletes.
+        o.delete(&r, "default", "pv").await.expect("delete");
+        let marked = o
+            .get(&r, "default", "pv")
+            .await
+            .expect("get")
+            .expect("kept");
+        assert!(marked.pointer("/metadata/deletionTimestamp").is_some());
+        let mut obj = marked;
+        obj["metadata"]["finalizers"] = json!([]);
+        o.update(&r, "default", obj).await.expect("drop finalizer");
+        assert_eq!(o.get(&r, "default", "pv").await.expect("get"), None);
+    }
+}

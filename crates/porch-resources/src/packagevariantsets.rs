@@ -1,0 +1,170 @@
+//! Runs the PackageVariantSet controller of `porch-controllers` in this server: objects
+//! through the registry ([`RegistryObjects`]), woken by the watches of PackageVariantSets,
+//! PackageVariants and Repositories (the streams clients get) and by the engine's events (an
+//! upstream revision appearing), with a periodic sweep behind them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use porch_apiserver::{ListOptions, Registry, RequestContext, WatchItem, WatchStart};
+use porch_controllers::objects::Objects;
+use porch_controllers::packagevariant::runner::stopped;
+use porch_controllers::packagevariantset::runner::{self, Wake};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::objects::RegistryObjects;
+
+/// Every set is looked at this often even without a wake.
+const RESYNC: Duration = Duration::from_secs(300);
+
+/// What a watched object's change wakes.
+#[derive(Clone, Copy)]
+enum Wakes {
+    /// The set itself.
+    Set,
+    /// Every set of the object's namespace.
+    Namespace,
+}
+
+/// Runs until `stop` turns true; waits for `ready` first (start-up repositories loaded).
+pub async fn run(
+    registry: Registry,
+    engine: porch_engine::Engine,
+    mut ready: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    tokio::select! {
+        _ = stopped(&mut ready) => {}
+        _ = stopped(&mut stop) => return,
+    }
+    let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(
+        registry.clone(),
+        "system:packagevariantset-controller",
+    ));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut feeds = Vec::new();
+    for (group, version, plural, wakes) in [
+        (
+            porch_api::CONFIG_GROUP,
+            "v1alpha2",
+            "packagevariantsets",
+            Wakes::Set,
+        ),
+        (
+            porch_api::CONFIG_GROUP,
+            "v1alpha1",
+            "packagevariants",
+            Wakes::Namespace,
+        ),
+        (
+            porch_api::CONFIG_GROUP,
+            "v1alpha1",
+            "repositories",
+            Wakes::Namespace,
+        ),
+    ] {
+        feeds.push(tokio::spawn(feed_from_watch(
+            registry.clone(),
+            (group, version, plural),
+            wakes,
+            tx.clone(),
+            stop.clone(),
+        )));
+    }
+    feeds.push(tokio::spawn(feed_from_engine(
+        engine,
+        tx.clone(),
+        stop.clone(),
+    )));
+    drop(tx);
+    tracing::info!("PackageVariantSet controller started");
+    // The runner returns when every feed (sender) has stopped.
+    runner::run(objects, rx, RESYNC).await;
+    for f in feeds {
+        let _ = f.await;
+    }
+    tracing::info!("PackageVariantSet controller stopped");
+}
+
+/// Sends a wake for every change of one kind until `stop`.
+async fn feed_from_watch(
+    registry: Registry,
+    (group, version, plural): (&'static str, &'static str, &'static str),
+    wakes: Wakes,
+    tx: mpsc::UnboundedSender<Wake>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let Some(resource) = registry.find(group, version, plural).cloned() else {
+        return;
+    };
+    let ctx = RequestContext {
+        user: "system:packagevariantset-controller".into(),
+        ..Default::default()
+    };
+    loop {
+        let start = WatchStart::Now {
+            initial_events: matches!(wakes, Wakes::Set),
+        };
+        let stream = resource
+            .backend
+            .watch(&ctx, None, start, &ListOptions::default())
+            .await;
+        let mut stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(resource = plural, error = %e, "PackageVariantSet controller cannot watch; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                    _ = stopped(&mut stop) => return,
+                }
+            }
+        };
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                _ = stopped(&mut stop) => return,
+            };
+            // The stream ended (e.g. 410 below the retained window): watch again; the
+            // runner's sweeps cover what was missed.
+            let Some(item) = item else { break };
+            if let WatchItem::Event { object, .. } = item
+                && let Ok(obj) = serde_json::from_slice::<Value>(&object)
+            {
+                let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
+                let wake = match (wakes, s("/metadata/namespace"), s("/metadata/name")) {
+                    (Wakes::Set, Some(namespace), Some(name)) => Wake::Set { namespace, name },
+                    (Wakes::Namespace, Some(ns), _) => Wake::Namespace(ns),
+                    _ => continue,
+                };
+                if tx.send(wake).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A package revision change may be the upstream a set waits for: wake its namespace.
+async fn feed_from_engine(
+    engine: porch_engine::Engine,
+    tx: mpsc::UnboundedSender<Wake>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut rx = engine.subscribe();
+    loop {
+        let event = tokio::select! {
+            e = rx.recv() => e,
+            _ = stopped(&mut stop) => return,
+        };
+        let wake = match event {
+            Ok(e) => Wake::Namespace(e.revision.namespace.clone()),
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Wake::All,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        if tx.send(wake).is_err() {
+            return;
+        }
+    }
+}

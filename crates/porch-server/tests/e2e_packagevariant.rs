@@ -1,0 +1,359 @@
+//! The PackageVariant controller through the real server (spec §16.2): kubectl applies
+//! variants, a kube-rs client watches what the controller does with package revisions over
+//! the smart-HTTP git fixture.
+
+mod common;
+
+use common::porch::*;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::{Value, json};
+
+const NS: &str = "default";
+
+fn variants(env: &Env) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        NS,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("config.porch.kpt.dev", "v1alpha1", "PackageVariant"),
+            "packagevariants",
+        ),
+    )
+}
+
+/// `kubectl apply -f -` of a PackageVariant with `spec` (YAML, indented two spaces).
+fn apply(env: &Env, name: &str, spec: &str) {
+    let yaml = format!(
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: {name}\n  namespace: {NS}\nspec:\n{spec}"
+    );
+    let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(&yaml));
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn condition(pv: &DynamicObject, kind: &str) -> (String, String, String) {
+    let c = pv.data["status"]["conditions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["type"] == kind))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let s = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+    (s("status"), s("reason"), s("message"))
+}
+
+fn rv(o: &DynamicObject) -> String {
+    o.metadata.resource_version.clone().unwrap_or_default()
+}
+
+async fn lifecycle(prs: &Api<DynamicObject>, name: &str) -> Option<String> {
+    prs.get(name)
+        .await
+        .ok()
+        .map(|p| spec(&p)["lifecycle"].as_str().unwrap_or("").to_owned())
+}
+
+async fn setup(env: &Env) {
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS, "deployments", &deployments, json!({}))
+        .await;
+    init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
+}
+
+const SPEC: &str = "  upstream: {repo: blueprints, package: foo, revision: 1}\n  downstream: {repo: deployments, package: bar}\n  labels: {team: a}\n  annotations: {note: x}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_variant_clones_upgrades_and_deletes_its_downstream() {
+    let env = Env::start().await;
+    setup(&env).await;
+    let (prs, pvs) = (env.prs(NS), variants(&env));
+    apply(&env, "my-pv", SPEC);
+
+    // A draft cloned from the upstream, owned by the variant, with its labels.
+    let draft = "deployments.bar.packagevariant-1";
+    eventually("the downstream draft", || async {
+        prs.get(draft).await.is_ok()
+    })
+    .await;
+    let pv = pvs.get("my-pv").await.expect("pv");
+    let d = prs.get(draft).await.expect("draft");
+    let owner = &d.metadata.owner_references.clone().unwrap_or_default()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+        ("PackageVariant", "my-pv", Some(true))
+    );
+    assert_eq!(Some(&owner.uid), pv.metadata.uid.as_ref());
+    assert_eq!(label(&d, "team").as_deref(), Some("a"));
+    assert_eq!(spec(&d)["tasks"][0]["type"], "clone");
+    assert_eq!(
+        spec(&d)["tasks"][0]["clone"]["upstreamRef"]["upstreamRef"]["name"],
+        "blueprints.foo.v1"
+    );
+    eventually("Ready", || async {
+        let pv = pvs.get("my-pv").await.expect("pv");
+        condition(&pv, "Ready").0 == "True"
+    })
+    .await;
+    let pv = pvs.get("my-pv").await.expect("pv");
+    assert_eq!(
+        condition(&pv, "Ready"),
+        (
+            "True".into(),
+            "NoErrors".into(),
+            "successfully ensured downstream package variant".into()
+        )
+    );
+    assert_eq!(condition(&pv, "Stalled").1, "Valid");
+    assert_eq!(pv.data["status"]["downstreamTargets"][0]["name"], draft);
+    assert_eq!(
+        pv.metadata.finalizers.clone().unwrap_or_default(),
+        ["config.porch.kpt.dev/packagevariants"]
+    );
+
+    // Converged: a change that asks for a reconcile writes nothing.
+    let touched = pvs
+        .patch(
+            "my-pv",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"touch": "1"}}})),
+        )
+        .await
+        .expect("touch");
+    let draft_rv = rv(&prs.get(draft).await.expect("draft"));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(rv(&pvs.get("my-pv").await.expect("pv")), rv(&touched));
+    assert_eq!(rv(&prs.get(draft).await.expect("draft")), draft_rv);
+
+    // A new upstream revision the variant moves to: one upgrade draft.
+    publish(&prs, draft).await;
+    create(
+        &prs,
+        "blueprints",
+        "foo",
+        "v2",
+        edit_task("blueprints.foo.v1"),
+    )
+    .await;
+    publish(&prs, "blueprints.foo.v2").await;
+    pvs.patch(
+        "my-pv",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"upstream": {"revision": 2}}})),
+    )
+    .await
+    .expect("move to v2");
+    let upgrade = "deployments.bar.packagevariant-2";
+    eventually("the upgrade draft", || async {
+        prs.get(upgrade).await.is_ok()
+    })
+    .await;
+    let u = prs.get(upgrade).await.expect("upgrade");
+    assert_eq!(spec(&u)["tasks"][0]["type"], "upgrade");
+    assert_eq!(
+        spec(&u)["tasks"][0]["upgrade"]["newUpstreamRef"]["name"],
+        "blueprints.foo.v2"
+    );
+    eventually("the upgrade draft is the target", || async {
+        let pv = pvs.get("my-pv").await.expect("pv");
+        pv.data["status"]["downstreamTargets"][0]["name"] == upgrade
+    })
+    .await;
+
+    // Deletion with deletionPolicy delete: drafts deleted, published proposed for deletion
+    // and orphaned.
+    let out = env.server.kubectl(&[
+        "delete",
+        "packagevariant",
+        "my-pv",
+        "-n",
+        NS,
+        "--wait=false",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eventually("the variant is gone", || async {
+        pvs.get("my-pv").await.is_err()
+    })
+    .await;
+    assert!(is_gone(&prs, upgrade).await, "the upgrade draft is deleted");
+    let published = "deployments.bar.packagevariant-1";
+    assert_eq!(
+        lifecycle(&prs, published).await.as_deref(),
+        Some("DeletionProposed")
+    );
+    let p = prs.get(published).await.expect("published");
+    assert!(
+        p.metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_orphaning_variant_leaves_its_draft_without_the_owner() {
+    let env = Env::start().await;
+    setup(&env).await;
+    let (prs, pvs) = (env.prs(NS), variants(&env));
+    apply(
+        &env,
+        "orphaner",
+        &format!("{SPEC}  deletionPolicy: orphan\n"),
+    );
+    let draft = "deployments.bar.packagevariant-1";
+    eventually("the downstream draft", || async {
+        prs.get(draft).await.is_ok()
+    })
+    .await;
+    eventually("Ready", || async {
+        condition(&pvs.get("orphaner").await.expect("pv"), "Ready").0 == "True"
+    })
+    .await;
+    pvs.delete("orphaner", &Default::default())
+        .await
+        .expect("delete");
+    eventually("the variant is gone", || async {
+        pvs.get("orphaner").await.is_err()
+    })
+    .await;
+    let d = prs.get(draft).await.expect("the draft stays");
+    assert_eq!(spec(&d)["lifecycle"], "Draft");
+    assert!(
+        d.metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_invalid_variant_is_accepted_and_stalled() {
+    let env = Env::start().await;
+    setup(&env).await;
+    let (prs, pvs) = (env.prs(NS), variants(&env));
+    apply(
+        &env,
+        "bad",
+        "  upstream: {repo: blueprints, package: foo, revision: 1}\n  downstream: {repo: deployments, package: bar}\n  adoptionPolicy: sometimes\n",
+    );
+    eventually("Stalled", || async {
+        condition(&pvs.get("bad").await.expect("pv"), "Stalled").0 == "True"
+    })
+    .await;
+    let pv = pvs.get("bad").await.expect("pv");
+    assert_eq!(
+        condition(&pv, "Stalled"),
+        (
+            "True".into(),
+            "ValidationError".into(),
+            "spec.adoptionPolicy field can only be \"adoptNone\" or \"adoptExisting\"".into()
+        )
+    );
+    assert_eq!(
+        condition(&pv, "Ready"),
+        (
+            "False".into(),
+            "Error".into(),
+            "invalid packagevariant object".into()
+        )
+    );
+    assert!(is_gone(&prs, "deployments.bar.packagevariant-1").await);
+}
+
+/// Killed (-9) as soon as the drafts appear, possibly mid-reconcile: after the restart the
+/// controller finds its drafts by ownerReference and clones nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_after_kill_9_does_not_duplicate_drafts() {
+    let mut env = Env::start().await;
+    setup(&env).await;
+    let deployments2 = env.empty_repo("deployments2");
+    env.register(NS, "deployments2", &deployments2, json!({}))
+        .await;
+    apply(&env, "first", SPEC);
+    apply(
+        &env,
+        "second",
+        "  upstream: {repo: blueprints, package: foo, revision: 1}\n  downstream: {repo: deployments2, package: bar}\n",
+    );
+    let prs = env.prs(NS);
+    eventually("a draft", || async {
+        prs.get("deployments.bar.packagevariant-1").await.is_ok()
+    })
+    .await;
+    tokio::task::block_in_place(|| env.server.kill9_and_restart());
+    let (prs, pvs) = (env.prs(NS), variants(&env));
+    for pv in ["first", "second"] {
+        eventually("Ready after the restart", || async {
+            pvs.get(pv)
+                .await
+                .is_ok_and(|p| condition(&p, "Ready").0 == "True")
+        })
+        .await;
+    }
+    let names = list_names(&prs, &Default::default()).await;
+    let downstream: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("deployments"))
+        .collect();
+    assert_eq!(
+        downstream,
+        [
+            "deployments.bar.packagevariant-1",
+            "deployments2.bar.packagevariant-1"
+        ],
+        "{names:?}"
+    );
+}
+
+/// A variant without `upstream.revision` follows the latest published upstream: publishing a
+/// new upstream revision (no change to the variant) yields an upgrade draft.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publishing_a_new_upstream_revision_yields_an_upgrade_draft() {
+    let env = Env::start().await;
+    setup(&env).await;
+    let prs = env.prs(NS);
+    apply(
+        &env,
+        "follower",
+        "  upstream: {repo: blueprints, package: foo}\n  downstream: {repo: deployments, package: bar}\n",
+    );
+    let first = "deployments.bar.packagevariant-1";
+    eventually("the downstream draft", || async {
+        prs.get(first).await.is_ok()
+    })
+    .await;
+    publish(&prs, first).await;
+    create(
+        &prs,
+        "blueprints",
+        "foo",
+        "v2",
+        edit_task("blueprints.foo.v1"),
+    )
+    .await;
+    publish(&prs, "blueprints.foo.v2").await;
+    let upgrade = "deployments.bar.packagevariant-2";
+    eventually("the upgrade draft", || async {
+        prs.get(upgrade).await.is_ok()
+    })
+    .await;
+    let u = prs.get(upgrade).await.expect("upgrade");
+    assert_eq!(spec(&u)["tasks"][0]["type"], "upgrade");
+    assert_eq!(
+        spec(&u)["tasks"][0]["upgrade"]["oldUpstreamRef"]["name"],
+        "blueprints.foo.v1"
+    );
+    assert_eq!(
+        spec(&u)["tasks"][0]["upgrade"]["localPackageRevisionRef"]["name"],
+        first
+    );
+}
