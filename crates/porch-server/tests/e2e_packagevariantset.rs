@@ -1,0 +1,148 @@
+//! The PackageVariantSet controller through the real server (spec §16.3): a set applied with
+//! kubectl fans one upstream out to a PackageVariant per target, whose controller clones the
+//! downstream drafts; targets no longer wanted lose their PackageVariant; deleting the set
+//! collects its PackageVariants.
+
+mod common;
+
+use common::porch::*;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::json;
+
+const NS: &str = "default";
+
+fn api(env: &Env, version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        NS,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("config.porch.kpt.dev", version, kind),
+            plural,
+        ),
+    )
+}
+
+fn apply_set(env: &Env, targets: &str) {
+    let yaml = format!(
+        "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: fan\n  namespace: {NS}\nspec:\n  upstream: {{repo: blueprints, package: foo, revision: 1}}\n  targets:\n{targets}"
+    );
+    let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(&yaml));
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn names(api: &Api<DynamicObject>) -> Vec<String> {
+    let mut v: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_set_fans_out_follows_its_targets_and_is_collected() {
+    let env = Env::start().await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    for repo in ["east", "west"] {
+        let url = env.empty_repo(repo);
+        env.register(NS, repo, &url, json!({})).await;
+        env.server
+            .kubectl_ok(&["label", "repository", repo, "tier=edge"]);
+    }
+    init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
+    let (sets, pvs, prs) = (
+        api(&env, "v1alpha2", "PackageVariantSet", "packagevariantsets"),
+        api(&env, "v1alpha1", "PackageVariant", "packagevariants"),
+        env.prs(NS),
+    );
+
+    apply_set(
+        &env,
+        "  - repositories:\n    - name: east\n    - name: west\n      packageNames: [foo, bar]\n",
+    );
+    eventually("a PackageVariant per target", || async {
+        names(&pvs).await.len() == 3
+    })
+    .await;
+    assert_eq!(
+        names(&pvs).await,
+        ["fan-east-foo", "fan-west-bar", "fan-west-foo"]
+    );
+    let set = sets.get("fan").await.expect("set");
+    let pv = pvs.get("fan-east-foo").await.expect("pv");
+    assert_eq!(
+        label(&pv, "config.porch.kpt.dev/packagevariantset"),
+        set.metadata.uid.clone()
+    );
+    let owner = &pv.metadata.owner_references.clone().unwrap_or_default()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+        ("PackageVariantSet", "fan", Some(true))
+    );
+    // The PackageVariant controller takes it from there: one draft per target.
+    for draft in [
+        "east.foo.packagevariant-1",
+        "west.foo.packagevariant-1",
+        "west.bar.packagevariant-1",
+    ] {
+        eventually(draft, || async { prs.get(draft).await.is_ok() }).await;
+    }
+    eventually("the set is Ready", || async {
+        let set = sets.get("fan").await.expect("set");
+        set.data["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+    })
+    .await;
+
+    // A target dropped from the set loses its PackageVariant; the others are not rewritten.
+    let kept = pvs.get("fan-east-foo").await.expect("pv");
+    apply_set(
+        &env,
+        "  - repositories:\n    - name: east\n    - name: west\n      packageNames: [foo]\n",
+    );
+    eventually("fan-west-bar deleted", || async {
+        names(&pvs).await == ["fan-east-foo", "fan-west-foo"]
+    })
+    .await;
+    assert_eq!(
+        pvs.get("fan-east-foo")
+            .await
+            .expect("pv")
+            .metadata
+            .resource_version,
+        kept.metadata.resource_version
+    );
+
+    // Selecting repositories by label: the same two repositories, so nothing changes but the
+    // package names.
+    apply_set(
+        &env,
+        "  - repositorySelector: {matchLabels: {tier: edge}}\n    template:\n      downstream: {packageExpr: \"'app-' + repoDefault\"}\n",
+    );
+    eventually("PackageVariants from the selector", || async {
+        names(&pvs).await == ["fan-east-app-east", "fan-west-app-west"]
+    })
+    .await;
+
+    // Deleting the set collects its PackageVariants.
+    sets.delete("fan", &DeleteParams::default())
+        .await
+        .expect("delete set");
+    eventually("PackageVariants collected", || async {
+        names(&pvs).await.is_empty()
+    })
+    .await;
+}
