@@ -40,11 +40,12 @@ pub use generic::{GenericBackend, blocking};
 pub use http::{ApiServer, GaugeFn, ServerConfig};
 pub use hub::WatchHub;
 pub use meta::now_rfc3339;
-pub use registry::Registry;
+pub use registry::{LiveRegistry, Registry};
 pub use resource::{
     Expect, ListOptions, ListResult, NoHooks, ProtobufDecoder, RequestContext, Resource,
     ResourceBackend, ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
 };
+pub use rest::{ORPHAN_FINALIZER, delete_object};
 pub use selector::Selectors;
 pub use table::{Column, eval_path};
 pub use validation::{is_dns1123_label, is_dns1123_subdomain};
