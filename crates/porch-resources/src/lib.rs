@@ -12,6 +12,8 @@
 //! process; access control plugs into `porch-apiserver`'s request context.
 
 pub mod controller;
+pub mod crd;
+pub mod gc;
 pub mod opener;
 
 mod core;

@@ -135,7 +135,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.push_drafts_to_git {
         tracing::info!("drafts and proposed revisions are mirrored to git branches");
     }
-    let registry = resources::registry(&store, &hub, &engine);
+    // What is served: the built-in kinds plus those of CustomResourceDefinitions.
+    let live = porch_apiserver::LiveRegistry::default();
+    let (registry, crds) = resources::registry(&store, &hub, &engine, &live);
+    let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if served > 0 {
+        tracing::info!(crds = served, "serving the custom resources of stored CRDs");
+    }
     engine.set_upstream_fetcher(Arc::new(
         porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))
             .with_timeout(args.git_timeout)
@@ -175,10 +181,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ),
         ]
     });
-    let api = ApiServer::with_gauges(registry.clone(), config, gauges);
+    let api = ApiServer::with_gauges(live.clone(), config, gauges);
     let app = api.router();
 
     // Controllers.
+    tokio::spawn(resources::gc::run(live.clone(), store.clone(), hub.clone()));
     if let Some(repos) = registry
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
         .cloned()
