@@ -168,9 +168,21 @@ impl Collector {
         };
         match ev.event_type {
             EventType::Added | EventType::Modified => {
-                self.index.set(key, owner_uids(&obj));
+                let uids = owner_uids(&obj);
+                // New owners are checked as kube's graph builder does: a reference to an
+                // owner that does not exist (any more) is collected right away.
+                let new_owners = uids.iter().any(|u| {
+                    !self
+                        .index
+                        .owners
+                        .get(key)
+                        .is_some_and(|old| old.contains(u))
+                });
+                self.index.set(key, uids);
                 if awaits_orphaning(&obj) {
                     self.orphan(key, &obj).await;
+                } else if new_owners {
+                    self.collect(key).await;
                 }
             }
             EventType::Deleted => {
