@@ -107,9 +107,11 @@ fn awaits_orphaning(obj: &Value) -> bool {
 
 /// The store-backed kind stored under `resource`, if any.
 fn store_backed<'a>(reg: &'a Registry, resource: &str) -> Option<&'a Resource> {
+    // Called for every store event: compares without allocating (`<group>/<plural>`).
+    let (group, plural) = resource.split_once('/')?;
     reg.resources()
         .iter()
-        .find(|r| r.kind.garbage_collected && r.kind.store_resource() == resource)
+        .find(|r| r.kind.garbage_collected && r.kind.group == group && r.kind.plural == plural)
 }
 
 /// Runs the collector until the store's event stream closes.

@@ -439,3 +439,44 @@ fn dependents_are_collected_across_a_crash() {
         "an object without owners stays"
     );
 }
+
+#[test]
+fn every_served_version_reads_the_same_objects() {
+    let s = Server::start();
+    let two_versions = CRD.replace(
+        "  versions:\n  - name: v1alpha1\n",
+        "  versions:\n  - name: v1beta1\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n  - name: v1alpha1\n",
+    );
+    let out = apply(&s, "crd.yaml", &two_versions);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = apply(&s, "a.yaml", &cluster("edge", ""));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // kubectl prefers v1beta1 (beta before alpha); the object was written through v1alpha1.
+    let preferred = s.kubectl_ok(&["get", "wc", "edge", "-o", "jsonpath={.apiVersion}"]);
+    assert_eq!(preferred, "infra.nephio.org/v1beta1");
+    let raw = s.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/apis/infra.nephio.org/v1alpha1/namespaces/default/workloadclusters",
+    ]);
+    let list: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    assert_eq!(list["items"][0]["apiVersion"], "infra.nephio.org/v1alpha1");
+    assert_eq!(list["items"][0]["spec"]["clusterName"], "edge-cluster");
+    // A write through the other version lands on the same object.
+    s.kubectl_ok(&[
+        "patch",
+        "workloadclusters.v1beta1.infra.nephio.org",
+        "edge",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":2}}"#,
+    ]);
+    let raw = s.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/apis/infra.nephio.org/v1alpha1/namespaces/default/workloadclusters/edge",
+    ]);
+    let obj: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    assert_eq!(obj["spec"]["replicas"], 2, "{obj}");
+    assert_eq!(obj["apiVersion"], "infra.nephio.org/v1alpha1");
+}
