@@ -444,10 +444,10 @@ fn validate(crd: &Value) -> Vec<FieldError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    pub(crate) fn widget_crd() -> Value {
+    pub(in crate::crd) fn widget_crd() -> Value {
         json!({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "widgets.example.com"},

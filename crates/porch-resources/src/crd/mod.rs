@@ -253,3 +253,122 @@ impl ResourceBackend for CrdBackend {
         self.inner.watch(ctx, ns, s, o).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use porch_apiserver::ResourceKind;
+    use serde_json::json;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        live: LiveRegistry,
+        crds: Arc<Crds>,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn MetadataStore> = Arc::new(
+            porch_store::RedbStore::open(&dir.path().join("s.redb"), Default::default())
+                .expect("store"),
+        );
+        let hub = WatchHub::attach(&store, 64);
+        let live = LiveRegistry::default();
+        let mut reg = Registry::new();
+        let crds = register(&mut reg, &store, &hub, &live);
+        reg.add_generic(
+            ResourceKind::new("example.com", "v1", "Gadget", "gadgets"),
+            &store,
+            &hub,
+        );
+        live.update(|r| *r = reg);
+        Fixture {
+            _dir: dir,
+            live,
+            crds,
+        }
+    }
+
+    fn ctx() -> RequestContext {
+        RequestContext::default()
+    }
+
+    #[tokio::test]
+    async fn deleting_a_crd_removes_its_kind_and_objects() {
+        let f = fixture();
+        let reg = f.live.load();
+        let crd_res = reg.find(GROUP, "v1", PLURAL).expect("crd kind").clone();
+        let mut crd = kind::tests::widget_crd();
+        crd_res.kind.hooks.default(&mut crd);
+        crd_res
+            .backend
+            .create(&ctx(), "", crd)
+            .await
+            .expect("create crd");
+        let widgets = f
+            .live
+            .load()
+            .find("example.com", "v1alpha1", "widgets")
+            .expect("served")
+            .clone();
+        let w = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget",
+                       "metadata": {"name": "w", "namespace": "default"}});
+        let created = widgets
+            .backend
+            .create(&ctx(), "default", w)
+            .await
+            .expect("w");
+        assert_eq!(created["apiVersion"], "example.com/v1alpha1");
+        let via_v1 = f
+            .live
+            .load()
+            .find("example.com", "v1", "widgets")
+            .expect("v1")
+            .backend
+            .get(&ctx(), "default", "w")
+            .await
+            .expect("same object through v1");
+        assert_eq!(via_v1["apiVersion"], "example.com/v1");
+
+        crd_res
+            .backend
+            .delete(&ctx(), "", "widgets.example.com", Expect::Any)
+            .await
+            .expect("delete crd");
+        assert!(f.live.load().find("example.com", "v1", "widgets").is_none());
+        let store = f.crds.store.clone();
+        let left = store
+            .list(&ListQuery {
+                resource: "example.com/widgets".into(),
+                ..ListQuery::default()
+            })
+            .expect("list");
+        assert!(left.items.is_empty(), "objects outlived their CRD");
+    }
+
+    #[tokio::test]
+    async fn a_crd_for_a_built_in_kind_leaves_it_alone() {
+        let f = fixture();
+        let before = f
+            .live
+            .load()
+            .find("example.com", "v1", "gadgets")
+            .expect("built in")
+            .backend
+            .clone();
+        let mut crd = kind::tests::widget_crd();
+        crd["metadata"]["name"] = json!("gadgets.example.com");
+        crd["spec"]["names"] = json!({"plural": "gadgets", "kind": "Gadget"});
+        f.crds.serve(&crd);
+        let reg = f.live.load();
+        let after = reg
+            .find("example.com", "v1", "gadgets")
+            .expect("still served");
+        assert!(
+            Arc::ptr_eq(&before, &after.backend),
+            "built-in backend replaced"
+        );
+        assert!(reg.find("example.com", "v1alpha1", "gadgets").is_none());
+        assert!(!f.crds.unserve("example.com", "gadgets"));
+    }
+}
