@@ -372,6 +372,21 @@ fn owners_take_their_dependents_along_unless_orphaned() {
     assert_eq!(refs.len(), 1, "{shared}");
     assert_eq!(refs[0]["kind"], "PackageVariant");
 
+    // A PackageVariant owned by a PackageVariantSet.
+    let pvs = "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: set\n  namespace: default\nspec:\n  upstream: {repo: up, package: p}\n";
+    let out = apply(&s, "pvs.yaml", pvs);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let set_uid = uid(&s, &["packagevariantset", "set"]);
+    let child = format!(
+        "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: child\n  namespace: default\n  ownerReferences:\n  - apiVersion: config.porch.kpt.dev/v1alpha2\n    kind: PackageVariantSet\n    name: set\n    uid: {set_uid}\nspec:\n  upstream: {{repo: up, package: p}}\n  downstream: {{repo: down, package: c}}\n"
+    );
+    let out = apply(&s, "child.yaml", &child);
+    assert!(out.status.success(), "{}", stderr(&out));
+    s.kubectl_ok(&["delete", "packagevariantset", "set"]);
+    wait_until("the PackageVariant of the set to go", || {
+        !exists(&s, &["packagevariant", "child"])
+    });
+
     // Orphan: the dependents stay, without the reference.
     let out = s.kubectl(&["delete", "packagevariant", "pv", "--cascade=orphan"]);
     assert!(out.status.success(), "{}\n{}", stderr(&out), s.log());
@@ -479,4 +494,26 @@ fn every_served_version_reads_the_same_objects() {
     let obj: serde_json::Value = serde_json::from_str(&raw).expect("json");
     assert_eq!(obj["spec"]["replicas"], 2, "{obj}");
     assert_eq!(obj["apiVersion"], "infra.nephio.org/v1alpha1");
+}
+
+#[test]
+fn deleting_a_namespace_deletes_its_custom_resources_and_config_maps() {
+    let s = Server::start();
+    install_crd(&s);
+    s.kubectl_ok(&["create", "namespace", "team"]);
+    let wc = cluster("edge", "").replace("namespace: default", "namespace: team");
+    let out = apply(&s, "wc.yaml", &wc);
+    assert!(out.status.success(), "{}", stderr(&out));
+    s.kubectl_ok(&[
+        "create",
+        "configmap",
+        "cfg",
+        "-n",
+        "team",
+        "--from-literal=k=v",
+    ]);
+    s.kubectl_ok(&["delete", "namespace", "team"]);
+    s.kubectl_ok(&["create", "namespace", "team"]);
+    let left = s.kubectl_ok(&["get", "wc,cm", "-n", "team", "-o", "name"]);
+    assert!(left.trim().is_empty(), "survived their namespace: {left}");
 }

@@ -11,7 +11,7 @@ mod kind;
 mod schema;
 mod versioned;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use porch_apiserver::{
@@ -28,8 +28,10 @@ pub struct Crds {
     live: LiveRegistry,
     store: Arc<dyn MetadataStore>,
     hub: Arc<WatchHub>,
-    /// `(group, plural)` of the kinds served from CRDs (as opposed to built in).
-    served: Mutex<HashSet<(String, String)>>,
+    /// `(group, plural)` of the kinds served from CRDs (as opposed to built in), with the
+    /// resourceVersion of the CRD served: concurrent writes of one CRD may finish out of
+    /// order, and an older definition must not replace a newer one.
+    served: Mutex<HashMap<(String, String), u64>>,
 }
 
 /// Adds the `customresourcedefinitions` kind to `reg`. The kinds of CRDs go to `live`, which
@@ -59,7 +61,7 @@ pub fn register(
 }
 
 impl Crds {
-    fn served(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+    fn served(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), u64>> {
         self.served.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -71,14 +73,22 @@ impl Crds {
         };
         let storage = format!("{group}/{storage}");
         let kinds = kind::served_kinds(crd);
+        let rv = crd
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
         let mut served = self.served();
         let key = (group.clone(), plural.clone());
+        if served.get(&key).is_some_and(|last| *last > rv) {
+            return;
+        }
         self.live.update(|reg| {
             let known = reg
                 .resources()
                 .iter()
                 .any(|r| r.kind.group == group && r.kind.plural == plural);
-            if known && !served.contains(&key) {
+            if known && !served.contains_key(&key) {
                 tracing::info!(%group, %plural, "CRD names a built-in kind: the built-in kind stays served");
                 return;
             }
@@ -98,7 +108,7 @@ impl Crds {
                 );
                 reg.add(k, Arc::new(backend));
             }
-            served.insert(key.clone());
+            served.insert(key.clone(), rv);
             tracing::info!(%group, %plural, "serving custom resource");
         });
     }
@@ -106,7 +116,10 @@ impl Crds {
     /// Stops serving a CRD's kind; false when the kind is built in (nothing to do).
     fn unserve(&self, group: &str, plural: &str) -> bool {
         let mut served = self.served();
-        if !served.remove(&(group.to_string(), plural.to_string())) {
+        if served
+            .remove(&(group.to_string(), plural.to_string()))
+            .is_none()
+        {
             return false;
         }
         self.live.update(|reg| reg.remove(group, plural));
