@@ -517,3 +517,56 @@ fn deleting_a_namespace_deletes_its_custom_resources_and_config_maps() {
     let left = s.kubectl_ok(&["get", "wc,cm", "-n", "team", "-o", "name"]);
     assert!(left.trim().is_empty(), "survived their namespace: {left}");
 }
+
+const FLEET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: fleets.example.org
+spec:
+  group: example.org
+  scope: Cluster
+  names: {plural: fleets, kind: Fleet}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+#[test]
+fn cluster_scoped_kinds_own_namespaced_objects() {
+    let s = Server::start();
+    let out = apply(&s, "fleet-crd.yaml", FLEET_CRD);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resources = s.kubectl_ok(&[
+        "api-resources",
+        "--api-group=example.org",
+        "--namespaced=false",
+    ]);
+    assert!(resources.contains("fleets"), "{resources}");
+    let out = apply(
+        &s,
+        "fleet.yaml",
+        "apiVersion: example.org/v1\nkind: Fleet\nmetadata:\n  name: prod\nspec:\n  anything: [1, 2]\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spec = s.kubectl_ok(&["get", "fleet", "prod", "-o", "jsonpath={.spec.anything}"]);
+    assert_eq!(spec, "[1,2]", "preserved unknown fields");
+    let fleet_uid = uid(&s, &["fleet", "prod"]);
+    let out = apply(
+        &s,
+        "cm.yaml",
+        &config_map_owned_by(
+            "fleet-config",
+            &[("example.org/v1", "Fleet", "prod", &fleet_uid)],
+        ),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    s.kubectl_ok(&["delete", "fleet", "prod"]);
+    wait_until("the ConfigMap of the Fleet to go", || {
+        !exists(&s, &["cm", "fleet-config"])
+    });
+}
