@@ -121,6 +121,7 @@ pub async fn run(live: LiveRegistry, store: Arc<dyn MetadataStore>, hub: Arc<Wat
         store,
         index: Index::default(),
         resources: HashSet::new(),
+        listed_at: HashMap::new(),
         ctx: RequestContext {
             user: "system:serviceaccount:kube-system:generic-garbage-collector".into(),
             ..Default::default()
@@ -153,6 +154,9 @@ struct Collector {
     /// Store resources of store-backed kinds seen so far: a CRD's objects are deleted after
     /// its kind stopped being served, and their owners' dependents must still be collected.
     resources: HashSet<String>,
+    /// The resourceVersion each resource was last listed at: older events still queued
+    /// must not overwrite what the list showed.
+    listed_at: HashMap<String, u64>,
     ctx: RequestContext,
 }
 
@@ -168,7 +172,12 @@ impl Collector {
         let Ok(obj) = serde_json::from_slice::<Value>(&ev.object.data) else {
             return;
         };
+        let stale = self
+            .listed_at
+            .get(&key.resource)
+            .is_some_and(|rv| ev.object.resource_version <= *rv);
         match ev.event_type {
+            EventType::Added | EventType::Modified if stale => {}
             EventType::Added | EventType::Modified => {
                 let uids = owner_uids(&obj);
                 // New owners are checked as kube's graph builder does: a reference to an
@@ -210,24 +219,29 @@ impl Collector {
         let store = self.store.clone();
         let listed = blocking(move || {
             let mut out = Vec::new();
-            for resource in &resources {
+            let mut at = Vec::new();
+            for resource in resources {
                 let page = store.list(&ListQuery {
                     resource: resource.clone(),
                     ..ListQuery::default()
                 })?;
                 out.extend(page.items);
+                at.push((resource, page.resource_version));
             }
-            Ok((resources, out))
+            Ok((at, out))
         })
         .await;
-        let (resources, objects) = match listed {
+        let (at, objects) = match listed {
             Ok(l) => l,
             Err(e) => {
                 tracing::warn!("garbage collector: cannot list the store: {e}");
                 return;
             }
         };
-        self.resources.extend(resources);
+        for (resource, rv) in at {
+            self.resources.insert(resource.clone());
+            self.listed_at.insert(resource, rv);
+        }
         self.index = Index::default();
         let mut orphaning = Vec::new();
         for o in objects {
