@@ -13,6 +13,10 @@
 //! `porch_core::store::MetadataStore`; other backends (package revisions from the engine) bring
 //! their own storage and reuse everything else.
 //!
+//! The served set can change at runtime: [`LiveRegistry`] holds an immutable [`Registry`]
+//! snapshot that is swapped whole (CustomResourceDefinitions add and remove kinds); each
+//! request reads one snapshot.
+//!
 //! What it does not do: TLS, process lifecycle or which resources exist — the `porch-server`
 //! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
 
