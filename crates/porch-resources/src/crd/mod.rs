@@ -9,6 +9,7 @@
 
 mod kind;
 mod schema;
+mod validate;
 mod versioned;
 
 use std::collections::HashMap;
