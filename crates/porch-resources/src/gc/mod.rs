@@ -31,49 +31,12 @@ use porch_core::store::{EventType, ListQuery, MetadataStore, ObjectKey, StoreEve
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+mod index;
+
+use index::Index;
+
 const RESYNC: Duration = Duration::from_secs(300);
 const RETRIES: usize = 5;
-
-/// Owner uid → dependents, and back.
-#[derive(Default)]
-struct Index {
-    dependents: HashMap<String, HashSet<ObjectKey>>,
-    owners: HashMap<ObjectKey, Vec<String>>,
-}
-
-impl Index {
-    fn set(&mut self, key: &ObjectKey, uids: Vec<String>) {
-        self.remove(key);
-        if uids.is_empty() {
-            return;
-        }
-        for uid in &uids {
-            self.dependents
-                .entry(uid.clone())
-                .or_default()
-                .insert(key.clone());
-        }
-        self.owners.insert(key.clone(), uids);
-    }
-
-    fn remove(&mut self, key: &ObjectKey) {
-        for uid in self.owners.remove(key).unwrap_or_default() {
-            if let Some(set) = self.dependents.get_mut(&uid) {
-                set.remove(key);
-                if set.is_empty() {
-                    self.dependents.remove(&uid);
-                }
-            }
-        }
-    }
-
-    fn dependents_of(&self, uid: &str) -> Vec<ObjectKey> {
-        self.dependents
-            .get(uid)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-}
 
 fn owner_refs(obj: &Value) -> &[Value] {
     obj.pointer("/metadata/ownerReferences")
@@ -486,28 +449,6 @@ fn porch_apiserver_rv(obj: &Value) -> Result<u64, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn key(name: &str) -> ObjectKey {
-        ObjectKey::new("/configmaps", "default", name)
-    }
-
-    #[test]
-    fn index_follows_owner_changes() {
-        let mut idx = Index::default();
-        idx.set(&key("a"), vec!["u1".into(), "u2".into()]);
-        idx.set(&key("b"), vec!["u1".into()]);
-        assert_eq!(idx.dependents_of("u1").len(), 2);
-        idx.set(&key("a"), vec!["u2".into()]);
-        assert_eq!(idx.dependents_of("u1"), vec![key("b")]);
-        idx.remove(&key("b"));
-        assert!(idx.dependents_of("u1").is_empty());
-        assert!(
-            !idx.dependents.contains_key("u1"),
-            "empty entries are dropped"
-        );
-        idx.set(&key("a"), Vec::new());
-        assert!(idx.owners.is_empty() && idx.dependents.is_empty());
-    }
 
     #[test]
     fn orphaning_is_read_from_the_finalizer() {
