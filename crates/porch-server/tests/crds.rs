@@ -565,7 +565,8 @@ fn cluster_scoped_kinds_own_namespaced_objects() {
         ),
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    s.kubectl_ok(&["delete", "fleet", "prod"]);
+    // Foreground is served as background: the owner goes first, the dependent right after.
+    s.kubectl_ok(&["delete", "fleet", "prod", "--cascade=foreground"]);
     wait_until("the ConfigMap of the Fleet to go", || {
         !exists(&s, &["cm", "fleet-config"])
     });
