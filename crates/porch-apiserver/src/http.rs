@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::openapi;
 use crate::patch::PatchType;
-use crate::registry::Registry;
+use crate::registry::{LiveRegistry, Registry};
 use crate::resource::{ListOptions, RequestContext, Resource, WatchItem, WatchStart};
 use crate::rest::{FieldValidation, Part, Rest, Written};
 use crate::selector::Selectors;
@@ -62,7 +62,8 @@ pub type GaugeFn = Arc<dyn Fn() -> Vec<(&'static str, &'static str, f64)> + Send
 
 /// Shared state of the HTTP layer.
 pub struct ApiServer {
-    pub registry: Registry,
+    /// What is served; kinds come and go at runtime (CustomResourceDefinitions).
+    pub registry: LiveRegistry,
     pub config: ServerConfig,
     pub metrics: Metrics,
     pub ready: AtomicBool,
@@ -70,9 +71,9 @@ pub struct ApiServer {
 }
 
 impl ApiServer {
-    pub fn new(registry: Registry, config: ServerConfig) -> Arc<Self> {
+    pub fn new(registry: impl Into<LiveRegistry>, config: ServerConfig) -> Arc<Self> {
         Arc::new(Self {
-            registry,
+            registry: registry.into(),
             config,
             metrics: Metrics::default(),
             ready: AtomicBool::new(true),
@@ -80,9 +81,13 @@ impl ApiServer {
         })
     }
 
-    pub fn with_gauges(registry: Registry, config: ServerConfig, gauges: GaugeFn) -> Arc<Self> {
+    pub fn with_gauges(
+        registry: impl Into<LiveRegistry>,
+        config: ServerConfig,
+        gauges: GaugeFn,
+    ) -> Arc<Self> {
         Arc::new(Self {
-            registry,
+            registry: registry.into(),
             config,
             metrics: Metrics::default(),
             ready: AtomicBool::new(true),
@@ -223,7 +228,7 @@ async fn api(State(s): St, headers: HeaderMap) -> Response {
         json_response(
             StatusCode::OK,
             discovery::AGGREGATED_CONTENT_TYPE,
-            &discovery::aggregated_core(&s.registry),
+            &discovery::aggregated_core(&s.registry.load()),
         )
     } else {
         ok_json(&discovery::api_versions())
@@ -235,24 +240,25 @@ async fn apis(State(s): St, headers: HeaderMap) -> Response {
         json_response(
             StatusCode::OK,
             discovery::AGGREGATED_CONTENT_TYPE,
-            &discovery::aggregated_apis(&s.registry),
+            &discovery::aggregated_apis(&s.registry.load()),
         )
     } else {
-        ok_json(&discovery::api_group_list(&s.registry))
+        ok_json(&discovery::api_group_list(&s.registry.load()))
     }
 }
 
 async fn openapi_index(State(s): St) -> Response {
-    ok_json(&openapi::index(&s.registry))
+    ok_json(&openapi::index(&s.registry.load()))
 }
 
 async fn openapi_doc(
     State(s): St,
     axum::extract::Path(path): axum::extract::Path<String>,
 ) -> Response {
-    for (g, v) in openapi::group_versions(&s.registry) {
+    let reg = s.registry.load();
+    for (g, v) in openapi::group_versions(&reg) {
         if openapi::gv_path(&g, &v) == path.trim_end_matches('/') {
-            return ok_json(&openapi::document(&s.registry, &g, &v));
+            return ok_json(&openapi::document(&reg, &g, &v));
         }
     }
     not_found_response()
@@ -441,24 +447,26 @@ async fn resources(State(s): St, req: Request) -> Response {
     }
 }
 
-fn discovery_doc(s: &ApiServer, path: &str) -> Option<Value> {
+fn discovery_doc(reg: &Registry, path: &str) -> Option<Value> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
-        ["api", v] => discovery::resource_list(&s.registry, "", v),
-        ["apis", g] => discovery::api_group_doc(&s.registry, g),
-        ["apis", g, v] => discovery::resource_list(&s.registry, g, v),
+        ["api", v] => discovery::resource_list(reg, "", v),
+        ["apis", g] => discovery::api_group_doc(reg, g),
+        ["apis", g, v] => discovery::resource_list(reg, g, v),
         _ => None,
     }
 }
 
 async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
     let path = req.uri().path().to_string();
+    // One snapshot for the whole request, even when CRDs change meanwhile.
+    let reg = s.registry.load();
     if req.method() == Method::GET
-        && let Some(doc) = discovery_doc(s, &path)
+        && let Some(doc) = discovery_doc(&reg, &path)
     {
         return Ok(ok_json(&doc));
     }
-    let target = parse_target(&s.registry, &path)?;
+    let target = parse_target(&reg, &path)?;
     let q = query_map(&req);
     let kind = target.resource.kind.clone();
     let dry_run = match crate::dryrun::options_kind(req.method()) {
@@ -484,7 +492,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
         force: flag(&q, "force"),
     };
     let namespaces = if s.config.enforce_namespaces {
-        s.registry.find("", "v1", "namespaces")
+        reg.find("", "v1", "namespaces")
     } else {
         None
     };
@@ -631,7 +639,18 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
         }
         (&Method::DELETE, Some(name)) if target.sub.is_none() => {
             let (headers, body) = read_body(s, req).await?;
-            let options = crate::dryrun::delete_options(&body, &content_type(&headers))?;
+            let mut options = crate::dryrun::delete_options(&body, &content_type(&headers))?;
+            // `?propagationPolicy=` counts as the DeleteOptions field when the body has none.
+            if let Some(policy) = q.get("propagationPolicy").filter(|p| !p.is_empty())
+                && options
+                    .as_ref()
+                    .is_none_or(|o| o.get("propagationPolicy").is_none_or(Value::is_null))
+            {
+                let o = options.get_or_insert_with(|| serde_json::json!({}));
+                if let Some(m) = o.as_object_mut() {
+                    m.insert("propagationPolicy".into(), policy.clone().into());
+                }
+            }
             // kubectl puts dryRun in the DeleteOptions body, other clients in the query: either
             // makes this a dry run.
             let ctx = RequestContext {

@@ -13,6 +13,10 @@
 //! `porch_core::store::MetadataStore`; other backends (package revisions from the engine) bring
 //! their own storage and reuse everything else.
 //!
+//! The served set can change at runtime: [`LiveRegistry`] holds an immutable [`Registry`]
+//! snapshot that is swapped whole (CustomResourceDefinitions add and remove kinds); each
+//! request reads one snapshot.
+//!
 //! What it does not do: TLS, process lifecycle or which resources exist — the `porch-server`
 //! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
 
@@ -41,12 +45,13 @@ pub use generic::{GenericBackend, blocking};
 pub use http::{ApiServer, GaugeFn, ServerConfig};
 pub use hub::WatchHub;
 pub use meta::now_rfc3339;
-pub use registry::Registry;
+pub use registry::{LiveRegistry, Registry};
 pub use resource::{
     Expect, ListOptions, ListResult, NoHooks, ProtobufDecoder, RequestContext, Resource,
     ResourceBackend, ResourceHooks, ResourceKind, WatchItem, WatchStart, WatchStream,
 };
 pub use rest::{FieldValidation, Part, Rest};
+pub use rest::{ORPHAN_FINALIZER, delete_object};
 pub use selector::Selectors;
 pub use table::{Column, eval_path, human_duration};
 pub use validation::{is_dns1123_label, is_dns1123_subdomain};

@@ -50,6 +50,11 @@ pub struct ResourceKind {
     /// Served as kube-apiserver serves a CustomResourceDefinition's kind (in Porch:
     /// Repository, PackageVariant, PackageVariantSet): strategic merge patch answers 415.
     pub custom_resource: bool,
+    /// Objects live in the metadata store, where the garbage collector (porch-resources) sees
+    /// them: a delete with `propagationPolicy: Orphan` then parks the object behind the
+    /// `orphan` finalizer until the collector has orphaned its dependents, as
+    /// kube-controller-manager does. Set by `Registry::add_generic`.
+    pub garbage_collected: bool,
 }
 
 /// Turns a protobuf request body into the object's JSON form.
@@ -82,6 +87,7 @@ impl ResourceKind {
             protobuf: None,
             conflict_prefix: "",
             custom_resource: false,
+            garbage_collected: false,
         }
     }
 

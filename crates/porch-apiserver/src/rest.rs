@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::apply::{self, Applied, FieldManager};
-use crate::error::ApiError;
+use crate::error::{ApiError, FieldError};
 use crate::meta;
 use crate::patch::{self, PatchType};
 use crate::resource::{Expect, RequestContext, Resource, ResourceKind};
@@ -689,8 +689,12 @@ impl Rest<'_> {
         let pre_uid = options
             .and_then(|o| o.pointer("/preconditions/uid"))
             .and_then(Value::as_str);
+        let orphan = orphans_dependents(options)? && self.kind().garbage_collected;
         for _ in 0..MAX_RETRIES {
-            match self.delete_once(namespace, name, pre_rv, pre_uid).await {
+            match self
+                .delete_once(namespace, name, pre_rv, pre_uid, orphan)
+                .await
+            {
                 // Without a resourceVersion precondition a concurrent change is no reason to fail.
                 Err(e) if pre_rv.is_none() && is_conflict(&e) => continue,
                 other => return other,
@@ -705,9 +709,10 @@ impl Rest<'_> {
         name: &str,
         pre_rv: Option<u64>,
         pre_uid: Option<&str>,
+        orphan: bool,
     ) -> Result<Value, ApiError> {
         let kind = self.kind();
-        let old = self.resource.backend.get(self.ctx, namespace, name).await?;
+        let mut old = self.resource.backend.get(self.ctx, namespace, name).await?;
         let uid = old
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
@@ -732,11 +737,20 @@ impl Rest<'_> {
             return Err(kind.conflict(name));
         }
         let expect = Expect::ResourceVersion(old_rv);
+        // Orphaning waits behind the `orphan` finalizer for the garbage collector.
+        let added_orphan = orphan && add_finalizer(&mut old, ORPHAN_FINALIZER);
         let has_finalizers = old
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty());
         if has_finalizers && old.pointer("/metadata/deletionTimestamp").is_some() {
+            if added_orphan && !self.ctx.dry_run {
+                return self
+                    .resource
+                    .backend
+                    .update(self.ctx, namespace, name, old, expect)
+                    .await;
+            }
             return Ok(old);
         }
         if self.ctx.dry_run {
@@ -766,6 +780,70 @@ impl Rest<'_> {
     }
 }
 
+/// The finalizer kube-apiserver sets for `propagationPolicy: Orphan`.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+
+/// Whether a delete asks to orphan the dependents (`propagationPolicy: Orphan`, or the
+/// deprecated `orphanDependents: true`). `Foreground` is served as `Background`: dependents
+/// are collected after the owner is gone rather than before.
+fn orphans_dependents(options: Option<&Value>) -> Result<bool, ApiError> {
+    const POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
+    match options.and_then(|o| o.get("propagationPolicy")) {
+        None | Some(Value::Null) => Ok(options
+            .and_then(|o| o.get("orphanDependents"))
+            .and_then(Value::as_bool)
+            == Some(true)),
+        Some(Value::String(p)) if POLICIES.contains(&p.as_str()) => Ok(p == "Orphan"),
+        Some(other) => Err(ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![FieldError::not_supported(
+                "propagationPolicy",
+                other,
+                &POLICIES,
+            )],
+        )),
+    }
+}
+
+/// Adds `finalizer` to the object's finalizers; false when it was there already.
+fn add_finalizer(obj: &mut Value, finalizer: &str) -> bool {
+    let m = meta::metadata_mut(obj);
+    let list = m
+        .entry("finalizers")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    match list.as_array_mut() {
+        Some(items) if !items.iter().any(|f| f.as_str() == Some(finalizer)) => {
+            items.push(finalizer.into());
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Deletes an object with the semantics of a DELETE request (preconditions and
+/// `propagationPolicy` from `options`, finalizers honoured): what a controller deleting on a
+/// user's behalf (the garbage collector) needs.
+pub async fn delete_object(
+    resource: &Resource,
+    ctx: &RequestContext,
+    namespace: &str,
+    name: &str,
+    options: Option<&Value>,
+) -> Result<Value, ApiError> {
+    Rest {
+        resource,
+        ctx,
+        namespaces: None,
+    }
+    .delete(namespace, name, options)
+    .await
+}
+
 /// `obj` with the deletion marks a delete sets while finalizers remain.
 fn mark_deleted(mut obj: Value) -> Value {
     let m = meta::metadata_mut(&mut obj);
@@ -776,4 +854,32 @@ fn mark_deleted(mut obj: Value) -> Value {
 
 fn is_conflict(e: &ApiError) -> bool {
     e.kind == porch_core::ErrorKind::Conflict && e.special.is_none() && !apply::is_apply_conflict(e)
+}
+
+#[cfg(test)]
+mod gc_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn propagation_policy_is_read_and_checked() {
+        assert!(!orphans_dependents(None).expect("none"));
+        let o = json!({"propagationPolicy": "Orphan"});
+        assert!(orphans_dependents(Some(&o)).expect("orphan"));
+        let f = json!({"propagationPolicy": "Foreground"});
+        assert!(!orphans_dependents(Some(&f)).expect("foreground"));
+        let legacy = json!({"orphanDependents": true});
+        assert!(orphans_dependents(Some(&legacy)).expect("legacy"));
+        let bad = json!({"propagationPolicy": "Sometimes"});
+        let e = orphans_dependents(Some(&bad)).expect_err("bad policy");
+        assert_eq!(e.kind, porch_core::ErrorKind::Invalid, "{}", e.message);
+    }
+
+    #[test]
+    fn orphan_finalizer_is_added_once() {
+        let mut o = json!({"metadata": {"finalizers": ["x"]}});
+        assert!(add_finalizer(&mut o, ORPHAN_FINALIZER));
+        assert!(!add_finalizer(&mut o, ORPHAN_FINALIZER));
+        assert_eq!(o["metadata"]["finalizers"], json!(["x", "orphan"]));
+    }
 }

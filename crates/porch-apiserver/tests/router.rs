@@ -333,3 +333,46 @@ async fn apply_options_are_checked_and_writers_are_named_from_the_user_agent() {
     );
     assert_eq!(st["details"]["causes"][0]["reason"], "FieldManagerConflict");
 }
+
+#[tokio::test]
+async fn an_orphaning_delete_waits_behind_the_orphan_finalizer() {
+    let api = api();
+    let (code, _) = api.json("POST", WIDGETS, &widget("owner", 1)).await;
+    assert_eq!(code, StatusCode::CREATED);
+    // From the query, as client-go's `propagationPolicy` parameter.
+    let (code, obj) = api
+        .call(
+            "DELETE",
+            &format!("{WIDGETS}/owner?propagationPolicy=Orphan"),
+            "",
+            "",
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{obj}");
+    assert_eq!(obj["metadata"]["finalizers"], json!(["orphan"]));
+    assert!(obj["metadata"]["deletionTimestamp"].is_string(), "{obj}");
+    // Kept until a garbage collector removes the finalizer.
+    assert_eq!(api.names().await, ["owner"]);
+
+    let (code, _) = api.json("POST", WIDGETS, &widget("other", 1)).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let (code, status) = api
+        .json(
+            "DELETE",
+            &format!("{WIDGETS}/other"),
+            &json!({"kind": "DeleteOptions", "propagationPolicy": "Sometimes"}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{status}");
+    assert_eq!(status["details"]["causes"][0]["field"], "propagationPolicy");
+    // Background and Foreground delete at once.
+    let (code, _) = api
+        .json(
+            "DELETE",
+            &format!("{WIDGETS}/other"),
+            &json!({"kind": "DeleteOptions", "propagationPolicy": "Foreground"}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(api.names().await, ["owner"]);
+}

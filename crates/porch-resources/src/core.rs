@@ -7,14 +7,19 @@ use std::sync::Arc;
 
 use base64::Engine;
 use porch_apiserver::{
-    ApiError, Column, Expect, FieldError, GenericBackend, ListOptions, ListResult, Registry,
-    RequestContext, ResourceBackend, ResourceHooks, ResourceKind, WatchHub, WatchStart,
+    ApiError, Column, Expect, FieldError, GenericBackend, ListOptions, ListResult, LiveRegistry,
+    Registry, RequestContext, ResourceBackend, ResourceHooks, ResourceKind, WatchHub, WatchStart,
     WatchStream, blocking,
 };
 use porch_core::store::{ListQuery, MetadataStore, ObjectKey, Precondition, Write, WriteOp};
 use serde_json::{Value, json};
 
-pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) {
+pub(super) fn register(
+    reg: &mut Registry,
+    store: &Arc<dyn MetadataStore>,
+    hub: &Arc<WatchHub>,
+    live: &LiveRegistry,
+) {
     let mut ns = ResourceKind::new("", "v1", "Namespace", "namespaces");
     ns.namespaced = false;
     ns.short_names = vec!["ns".into()];
@@ -26,6 +31,7 @@ pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
     ns.field_selectors = vec!["status.phase".into()];
     ns.hooks = Arc::new(NamespaceHooks);
     ns.protobuf = Some(decode_protobuf);
+    ns.garbage_collected = true;
     let ns = Arc::new(ns);
     let inner = GenericBackend::new(ns.clone(), store.clone(), hub.clone());
     reg.add(
@@ -33,6 +39,7 @@ pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: 
         Arc::new(NamespaceBackend {
             inner,
             store: store.clone(),
+            live: live.clone(),
         }),
     );
 
@@ -114,6 +121,8 @@ impl ResourceHooks for NamespaceHooks {
 struct NamespaceBackend {
     inner: GenericBackend,
     store: Arc<dyn MetadataStore>,
+    /// What is served now (custom resources included), for the kinds a namespace holds.
+    live: LiveRegistry,
 }
 
 #[async_trait::async_trait]
@@ -152,10 +161,11 @@ impl ResourceBackend for NamespaceBackend {
         refuse_delete(name)?;
         let store = self.store.clone();
         let target = name.to_string();
+        let resources = namespaced_resources(&self.live);
         // Everything in the namespace goes in one atomic write, then the namespace itself.
         blocking(move || {
             let mut writes = Vec::new();
-            for resource in namespaced_resources(store.as_ref())? {
+            for resource in resources {
                 let page = store.list(&ListQuery {
                     resource,
                     namespace: Some(target.clone()),
@@ -208,22 +218,22 @@ fn refuse_delete(name: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The store resources that live in namespaces (every served one except namespaces).
-fn namespaced_resources(
-    _store: &dyn MetadataStore,
-) -> Result<Vec<String>, porch_core::store::StoreError> {
-    Ok([
-        "/secrets",
-        "/events",
-        "config.porch.kpt.dev/repositories",
-        "config.porch.kpt.dev/packagevariants",
-        "config.porch.kpt.dev/packagevariantsets",
-    ]
-    .map(String::from)
-    .to_vec())
+/// The store resources that live in namespaces: every namespaced store-backed kind served
+/// (ConfigMaps, Secrets, Porch's config kinds, custom resources).
+fn namespaced_resources(live: &LiveRegistry) -> Vec<String> {
+    let mut out: Vec<String> = live
+        .load()
+        .resources()
+        .iter()
+        .filter(|r| r.kind.namespaced && r.kind.garbage_collected)
+        .map(|r| r.kind.store_resource())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
-fn restamp(old: &[u8], rv: u64) -> Vec<u8> {
+pub(crate) fn restamp(old: &[u8], rv: u64) -> Vec<u8> {
     match serde_json::from_slice::<Value>(old) {
         Ok(mut v) => {
             if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -1,7 +1,9 @@
 //! The Porch resources between the generic REST machinery (`porch-apiserver`) and the
 //! engine (`porch-engine`): what each kind is (schema, columns, validation hooks), the
 //! backends of the `porch.kpt.dev` kinds served by the engine, the core `v1` kinds served
-//! standalone, and the repository controller that opens registered Repositories.
+//! standalone, the repository controller that opens registered Repositories,
+//! CustomResourceDefinitions served at runtime (`crd`) and the ownerReference garbage
+//! collector (`gc`).
 //!
 //! What it does not do: start a server, parse flags, hold TLS or wire concrete adapters.
 //! The binary (`porch-server`) does that, handing in a `MetadataStore`, the engine and a
@@ -14,7 +16,9 @@
 //! request context.
 
 pub mod controller;
+pub mod crd;
 pub mod events;
+pub mod gc;
 pub mod objects;
 pub mod opener;
 pub mod packagevariants;

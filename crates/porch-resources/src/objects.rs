@@ -4,21 +4,22 @@
 
 use async_trait::async_trait;
 use porch_apiserver::{
-    ApiError, FieldValidation, ListOptions, Part, Registry, RequestContext, Resource, Rest,
+    ApiError, FieldValidation, ListOptions, LiveRegistry, Part, RequestContext, Resource, Rest,
     Selectors,
 };
 use porch_controllers::objects::{Gvr, ObjectError, Objects};
 use serde_json::Value;
 
-/// [`Objects`] over a [`Registry`], acting as `user`.
+/// [`Objects`] over the served registry (read afresh on every call, so the kinds of CRDs
+/// created since are found), acting as `user`.
 #[derive(Clone)]
 pub struct RegistryObjects {
-    registry: Registry,
+    registry: LiveRegistry,
     ctx: RequestContext,
 }
 
 impl RegistryObjects {
-    pub fn new(registry: Registry, user: &str) -> Self {
+    pub fn new(registry: LiveRegistry, user: &str) -> Self {
         RegistryObjects {
             registry,
             ctx: RequestContext {
@@ -28,9 +29,11 @@ impl RegistryObjects {
         }
     }
 
-    fn resource(&self, r: &Gvr) -> Result<&Resource, ObjectError> {
+    fn resource(&self, r: &Gvr) -> Result<Resource, ObjectError> {
         self.registry
+            .load()
             .find(&r.group, &r.version, &r.plural)
+            .cloned()
             .ok_or_else(|| ObjectError {
                 kind: porch_core::ErrorKind::NotFound,
                 message: format!(
@@ -108,6 +111,7 @@ impl Objects for RegistryObjects {
 
     fn resolve(&self, api_version: &str, kind: &str) -> Option<Gvr> {
         self.registry
+            .load()
             .resources()
             .iter()
             .find(|r| r.kind.api_version() == api_version && r.kind.kind == kind)
@@ -116,7 +120,7 @@ impl Objects for RegistryObjects {
 
     async fn create(&self, r: &Gvr, namespace: &str, obj: Value) -> Result<Value, ObjectError> {
         let resource = self.resource(r)?;
-        self.rest(resource)
+        self.rest(&resource)
             .create(namespace, obj, FieldValidation::Ignore)
             .await
             .map(|w| w.object)
@@ -126,7 +130,7 @@ impl Objects for RegistryObjects {
     async fn update(&self, r: &Gvr, namespace: &str, obj: Value) -> Result<Value, ObjectError> {
         let resource = self.resource(r)?;
         let name = name_of(&obj);
-        self.rest(resource)
+        self.rest(&resource)
             .update(namespace, &name, obj, FieldValidation::Ignore, Part::Main)
             .await
             .map(|w| w.object)
@@ -141,7 +145,7 @@ impl Objects for RegistryObjects {
     ) -> Result<Value, ObjectError> {
         let resource = self.resource(r)?;
         let name = name_of(&obj);
-        self.rest(resource)
+        self.rest(&resource)
             .update(namespace, &name, obj, FieldValidation::Ignore, Part::Status)
             .await
             .map(|w| w.object)
@@ -150,7 +154,7 @@ impl Objects for RegistryObjects {
 
     async fn delete(&self, r: &Gvr, namespace: &str, name: &str) -> Result<(), ObjectError> {
         let resource = self.resource(r)?;
-        self.rest(resource)
+        self.rest(&resource)
             .delete(namespace, name, None)
             .await
             .map(|_| ())
@@ -179,7 +183,9 @@ mod tests {
         );
         let hub = WatchHub::attach(&store, 64);
         let engine = porch_engine::Engine::new(store.clone(), Arc::new(krm_functions::Builtins));
-        RegistryObjects::new(crate::registry(&store, &hub, &engine), "test")
+        let live = LiveRegistry::default();
+        crate::registry(&store, &hub, &engine, &live);
+        RegistryObjects::new(live, "test")
     }
 
     #[tokio::test]

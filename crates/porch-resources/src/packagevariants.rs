@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use porch_apiserver::{ListOptions, Registry, RequestContext, WatchItem, WatchStart};
+use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchItem, WatchStart};
 use porch_controllers::events::EventSink;
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::{Reconciler, WorkQueue, runner};
@@ -22,7 +22,7 @@ const WORKERS: usize = 2;
 /// Runs until `stop` turns true. Waits for `ready` first (every Repository of the start-up
 /// listing loaded), so that no variant is found Stalled for an upstream still loading.
 pub async fn run(
-    registry: Registry,
+    registry: LiveRegistry,
     engine: porch_engine::Engine,
     events: Arc<dyn EventSink>,
     mut ready: watch::Receiver<bool>,
@@ -33,6 +33,7 @@ pub async fn run(
         _ = runner::stopped(&mut stop) => return,
     }
     let Some(variants) = registry
+        .load()
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "packagevariants")
         .cloned()
     else {

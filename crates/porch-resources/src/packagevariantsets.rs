@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use porch_apiserver::{ListOptions, Registry, RequestContext, WatchItem, WatchStart};
+use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchItem, WatchStart};
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::runner::stopped;
 use porch_controllers::packagevariantset::runner::{self, Wake};
@@ -30,7 +30,7 @@ enum Wakes {
 
 /// Runs until `stop` turns true; waits for `ready` first (start-up repositories loaded).
 pub async fn run(
-    registry: Registry,
+    registry: LiveRegistry,
     engine: porch_engine::Engine,
     mut ready: watch::Receiver<bool>,
     mut stop: watch::Receiver<bool>,
@@ -90,13 +90,13 @@ pub async fn run(
 
 /// Sends a wake for every change of one kind until `stop`.
 async fn feed_from_watch(
-    registry: Registry,
+    registry: LiveRegistry,
     (group, version, plural): (&'static str, &'static str, &'static str),
     wakes: Wakes,
     tx: mpsc::UnboundedSender<Wake>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let Some(resource) = registry.find(group, version, plural).cloned() else {
+    let Some(resource) = registry.load().find(group, version, plural).cloned() else {
         return;
     };
     let ctx = RequestContext {

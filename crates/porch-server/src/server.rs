@@ -144,7 +144,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| resources::events::COMPONENT.to_owned());
     let (recorder, event_writer) =
         resources::events::EventRecorder::new(resources::events::COMPONENT, &instance, 1024);
-    let registry = resources::registry_with_events(&store, &hub, &engine, recorder.clone());
+    // What is served: the built-in kinds plus those of CustomResourceDefinitions.
+    let live = porch_apiserver::LiveRegistry::default();
+    let (registry, crds) =
+        resources::registry_with_events(&store, &hub, &engine, &live, recorder.clone());
+    let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if served > 0 {
+        tracing::info!(crds = served, "serving the custom resources of stored CRDs");
+    }
     if let Some(events) = registry.find("", "v1", "events") {
         tokio::spawn(event_writer.run(events.backend.clone()));
         tokio::spawn(resources::events::prune_loop(
@@ -197,13 +204,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ),
         ]
     });
-    let api = ApiServer::with_gauges(registry.clone(), config, gauges);
+    let api = ApiServer::with_gauges(live.clone(), config, gauges);
     let app = api.router();
 
     // Controllers. `ready` turns true once every start-up Repository is loaded; `stop` on
     // shutdown.
     let (ready_tx, ready_rx) = tokio::sync::watch::channel(false);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(resources::gc::run(live.clone(), store.clone(), hub.clone()));
     if let Some(repos) = registry
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
         .cloned()
@@ -234,7 +242,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let _ = ready_tx.send(true);
     }
     let variants = tokio::spawn(resources::packagevariants::run(
-        registry.clone(),
+        live.clone(),
         engine.clone(),
         Arc::new(resources::packagevariants::ControllerEvents(
             recorder.clone(),
@@ -243,7 +251,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         stop_rx.clone(),
     ));
     let variant_sets = tokio::spawn(resources::packagevariantsets::run(
-        registry.clone(),
+        live.clone(),
         engine.clone(),
         ready_rx,
         stop_rx,
