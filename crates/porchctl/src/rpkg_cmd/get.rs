@@ -25,7 +25,7 @@ pub struct GetArgs {
     #[arg(long, default_value = "", hide_default_value = true)]
     pub name: String,
     /// Revision of the packages to get (-1: the placeholder on the registered branch).
-    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true)]
+    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true, value_parser = crate::cli::GoInt::<i64>::new())]
     pub revision: i64,
     /// WorkspaceName of the packages to get.
     #[arg(long, default_value = "", hide_default_value = true)]
