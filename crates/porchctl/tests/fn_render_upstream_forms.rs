@@ -162,7 +162,8 @@ fn a_missing_config_path_stops_render_before_any_package_renders() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
-        "Error: Kptfile is invalid:\nField: `pipeline.mutators[1].configPath`\nValue: \"labelconfig1.yaml\"\nReason: functionConfig must exist in the current package\n\n"
+        // kpt prints a validation block as it is, then " \n".
+        "Kptfile is invalid:\nField: `pipeline.mutators[1].configPath`\nValue: \"labelconfig1.yaml\"\nReason: functionConfig must exist in the current package\n \n"
     );
     assert!(!marker.exists(), "no function may run");
     assert_eq!(snapshot(&dir), before, "nothing is written");
@@ -179,7 +180,7 @@ fn a_missing_config_path_in_a_sub_package_is_reported_when_it_is_reached() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
-        "Error: Kptfile is invalid:\nField: `pipeline.validators[0].configPath`\nValue: \"nope.yaml\"\nReason: functionConfig must exist in the current package\n\n"
+        "Kptfile is invalid:\nField: `pipeline.validators[0].configPath`\nValue: \"nope.yaml\"\nReason: functionConfig must exist in the current package\n \n"
     );
 }
 
@@ -228,7 +229,10 @@ fn a_sub_package_kptfile_that_does_not_decode_is_recorded_against_the_root() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
-        "Error: can't be read.\n\nDetails:\nyaml: line 10: mapping values are not allowed in this context\n"
+        format!(
+            "Error: Kptfile at {:?} can't be read.\n\nDetails:\nyaml: line 10: mapping values are not allowed in this context \n",
+            dir.join("db").display().to_string()
+        )
     );
     assert!(
         !marker.exists(),
@@ -254,6 +258,66 @@ fn a_kptfile_value_of_the_wrong_type_is_reported_in_go_yamls_words() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(
         stderr,
-        "Error: yaml: unmarshal errors:\n  line 7: cannot unmarshal !!seq into string\n"
+        format!(
+            "Error: Kptfile at {:?} can't be read.\n\nDetails:\nyaml: unmarshal errors:\n  line 7: cannot unmarshal !!seq into string \n",
+            dir.display().to_string()
+        )
+    );
+}
+
+#[test]
+fn kptfiles_that_are_not_v1_or_missing_are_named_by_their_directory() {
+    let at = |dir: &Path| format!("{:?}", dir.display().to_string());
+    let (_tmp, dir) = package(&[(
+        "Kptfile",
+        "apiVersion: kpt.dev/v1alpha2\nkind: Kptfile\nmetadata:\n  name: pkg\n",
+    )]);
+    assert_eq!(
+        render(&dir, &[]),
+        (
+            1,
+            format!(
+                "Error: Kptfile at {} has an old version (\"v1alpha2\") of the Kptfile schema.\nPlease run \"kpt fn eval <PKG_PATH> -i gcr.io/kpt-fn/fix:v0.2 --include-meta-resources\" to upgrade the package and retry. \n",
+                at(&dir)
+            )
+        )
+    );
+    let (_tmp, dir) = package(&[(
+        "Kptfile",
+        "apiVersion: foo/v1\nkind: Bar\nmetadata:\n  name: pkg\n",
+    )]);
+    assert_eq!(
+        render(&dir, &[]),
+        (
+            1,
+            format!(
+                "Error: Kptfile at {} has an unknown resource type (\"foo/v1, Kind=Bar\"). \n",
+                at(&dir)
+            )
+        )
+    );
+    let (_tmp, dir) = package(&[("cm.yaml", &cm("a"))]);
+    assert_eq!(
+        render(&dir, &[]),
+        (1, format!("Error: No Kptfile found at {}. \n", at(&dir)))
+    );
+}
+
+#[test]
+fn other_errors_are_printed_with_kpts_trailing_space() {
+    let (_tmp, dir) = package(&[
+        (
+            "Kptfile",
+            &kptfile("pkg", "pipeline:\n  mutators:\n    - exec: cat\n"),
+        ),
+        ("cm.yaml", &cm("a")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.ends_with(
+            "Error: must run with `--allow-exec` option to allow running function binaries \n"
+        ),
+        "{stderr:?}"
     );
 }

@@ -115,6 +115,23 @@ impl RenderError {
         }
     }
 
+    /// The Kptfile this error is about, if it is one that does not decode or
+    /// validate: its package directory (root-relative, `""` for the root) and why.
+    /// kpt's console names such a Kptfile by its absolute directory.
+    pub fn kptfile_problem(&self) -> Option<(String, &KptfileError)> {
+        match self {
+            RenderError::Kptfile { path, source } => {
+                let dir = path.strip_suffix(KPTFILE).unwrap_or(path);
+                Some((dir.trim_end_matches('/').to_string(), source))
+            }
+            RenderError::SubpackageKptfile { pkg, source } => {
+                Some((pkg.trim_start_matches("./").to_string(), source))
+            }
+            RenderError::TopDown { source, .. } => source.kptfile_problem(),
+            _ => None,
+        }
+    }
+
     /// The text kpt shows on the console for this error.
     pub fn console_message(&self) -> String {
         match self {

@@ -92,7 +92,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
             dir.join("results.yaml").display()
         );
     }
-    Ok(super::exit_code(out.error.as_ref()))
+    Ok(super::exit_code(out.error.as_ref(), &a.dir))
 }
 
 /// kpt prints a symlink target cleaned (`./` is `.`).
