@@ -175,6 +175,7 @@ fn adapt_arg(arg: Arg) -> Arg {
             .require_equals(true)
             .default_missing_value("true")
             .default_value("false")
+            .hide_default_value(true)
             .value_parser(GoBool);
     }
     if matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) && !is_optional_value(&arg) {

@@ -127,6 +127,21 @@ fn integer_flags_are_parsed_as_strconv_does() {
     assert_eq!(repo(&["repo", "-v", "4", "get"]).conn.verbosity, Some(4));
     assert_eq!(repo(&["repo", "-v4", "get"]).conn.verbosity, Some(4));
     assert_eq!(repo(&["repo", "get", "--v=2"]).conn.verbosity, Some(2));
+    // Upstream's root command has klog's flags too.
+    assert_eq!(
+        parse(&["-v", "3", "version"]).expect("parses").verbosity,
+        Some(3)
+    );
+    assert_eq!(
+        parse(&["-v5", "repo", "get"]).expect("parses").verbosity,
+        Some(5)
+    );
+    assert_eq!(
+        parse(&["--v=3", "fn", "render", "."])
+            .expect("parses")
+            .verbosity,
+        Some(3)
+    );
 }
 
 #[test]

@@ -59,6 +59,18 @@ struct Cli {
         value_parser = cli::GoBool
     )]
     stack_trace: Option<bool>,
+    /// klog's `-v` level, a flag of upstream's root command (accepted and ignored; set
+    /// RUST_LOG for logs). `repo` and `rpkg` define the same flag, so it is taken before
+    /// or after the command word.
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        hide = true,
+        value_parser = cli::GoInt::<i32>::new()
+    )]
+    verbosity: Option<i32>,
 }
 
 #[derive(Debug, Subcommand)]
