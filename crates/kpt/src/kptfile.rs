@@ -421,7 +421,7 @@ impl Kptfile {
                     return Err(KptfileError::Invalid {
                         field: whole,
                         value: String::new(),
-                        reason: "functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`".into(),
+                        reason: "functionConfig must not specify both `configMap` and `configPath` at the same time".into(),
                     });
                 }
                 if !f.config_path.is_empty() {
@@ -653,6 +653,17 @@ mod tests {
     }
 
     #[test]
+    fn a_list_in_a_config_map_is_go_yamls_error() {
+        // kpt's `invalid-configmap-fnconfig` case, in kpt.dev/v1.
+        let text = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-namespace:unstable\n      configMap:\n        namespace: staging\n    - image: gcr.io/kpt-fn/set-label:unstable\n      configMap: # invalid config\n        tier: backend\n        envs: # lists are not allowed in configmap\n         - dev\n         - staging\n";
+        let err = Kptfile::parse(text).expect_err("a list");
+        assert_eq!(
+            err.to_string(),
+            "yaml: unmarshal errors:\n  line 14: cannot unmarshal !!seq into string"
+        );
+    }
+
+    #[test]
     fn invalid_blocks_are_kpts() {
         let both = head("pipeline:\n  mutators:\n    - image: a\n      exec: b\n");
         let err = Kptfile::parse(&both)
@@ -681,7 +692,7 @@ mod tests {
             .expect_err("two sources");
         assert_eq!(
             err.to_string(),
-            "Kptfile is invalid:\nField: `pipeline.mutators[0]`\nReason: functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`\n"
+            "Kptfile is invalid:\nField: `pipeline.mutators[0]`\nReason: functionConfig must not specify both `configMap` and `configPath` at the same time\n"
         );
     }
 
