@@ -426,11 +426,14 @@ impl Kptfile {
                 }
                 if !f.config_path.is_empty() {
                     let cp = &f.config_path;
+                    // kpt cleans the path (Go's filepath.Clean) and refuses any ".."
+                    // left in it, even inside a name.
+                    let cleaned = go_clean(cp);
                     let reason = if cp.trim().is_empty() {
                         Some("path must not be empty")
-                    } else if cp.starts_with('/') {
+                    } else if cleaned.starts_with('/') {
                         Some("path must be relative")
-                    } else if cp.split('/').any(|s| s == "..") {
+                    } else if cleaned.contains("..") {
                         Some("path must not be outside the package")
                     } else {
                         None
@@ -450,6 +453,32 @@ impl Kptfile {
             }
         }
         Ok(())
+    }
+}
+
+/// Go's `filepath.Clean` on a slash-separated path: `.` and `..` resolved lexically,
+/// `..` kept at the start of a relative path, `.` for nothing.
+fn go_clean(p: &str) -> String {
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if rooted => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let body = parts.join("/");
+    match (rooted, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".to_string(),
+        (false, false) => body,
     }
 }
 
@@ -661,6 +690,36 @@ mod tests {
             err.to_string(),
             "yaml: unmarshal errors:\n  line 14: cannot unmarshal !!seq into string"
         );
+    }
+
+    #[test]
+    fn config_paths_are_checked_after_go_cleaning() {
+        assert_eq!(
+            go_clean("some/../../home/.kube/config"),
+            "../home/.kube/config"
+        );
+        assert_eq!(go_clean("./a/./b/../c.yaml"), "a/c.yaml");
+        assert_eq!(go_clean("/x/../../y"), "/y");
+        assert_eq!(go_clean("a/.."), ".");
+        let reason = |cp: &str| {
+            let kf = Kptfile::parse(&head(&format!(
+                "pipeline:\n  mutators:\n    - image: a\n      configPath: {cp:?}\n"
+            )))
+            .expect("decodes");
+            match kf.validate_pipeline() {
+                Ok(()) => String::new(),
+                Err(KptfileError::Invalid { reason, .. }) => reason,
+                Err(other) => other.to_string(),
+            }
+        };
+        assert_eq!(
+            reason("some/../../home/.kube/config"),
+            "path must not be outside the package"
+        );
+        assert_eq!(reason("a..b.yaml"), "path must not be outside the package");
+        assert_eq!(reason("./x/../cfg.yaml"), "");
+        assert_eq!(reason("/etc/cfg.yaml"), "path must be relative");
+        assert_eq!(reason(" "), "path must not be empty");
     }
 
     #[test]
