@@ -154,14 +154,35 @@ where
 
 /// Give every flag of `cmd` (and its sub-commands) pflag's forms.
 pub fn adapt(cmd: Command) -> Command {
-    let cmd = cmd.mut_args(adapt_arg);
+    adapt_tree(cmd, false)
+}
+
+/// The id of the arguments cobra passes on unread (see [`adapt_tree`]).
+const EXTRA_ARGS: &str = "cobra_extra_args";
+
+/// `porch`: under `repo` or `rpkg`, whose leaf commands have no argument validator,
+/// so cobra hands them any number of arguments and they read the ones they use.
+fn adapt_tree(cmd: Command, porch: bool) -> Command {
+    let mut cmd = cmd.mut_args(adapt_arg);
     let names: Vec<String> = cmd
         .get_subcommands()
         .map(|s| s.get_name().to_string())
         .collect();
-    names
-        .into_iter()
-        .fold(cmd, |c, name| c.mut_subcommand(name, adapt))
+    let takes_any_count = cmd
+        .get_positionals()
+        .any(|a| a.get_num_args().is_some_and(|n| n.max_values() > 1));
+    if porch && names.is_empty() && !takes_any_count {
+        cmd = cmd.arg(
+            Arg::new(EXTRA_ARGS)
+                .num_args(0..)
+                .action(ArgAction::Append)
+                .hide(true),
+        );
+    }
+    names.into_iter().fold(cmd, |c, name| {
+        let below = porch || matches!(name.as_str(), "repo" | "rpkg");
+        c.mut_subcommand(name, |sub| adapt_tree(sub, below))
+    })
 }
 
 fn adapt_arg(arg: Arg) -> Arg {

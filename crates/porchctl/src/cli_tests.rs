@@ -183,3 +183,11 @@ fn a_double_dash_ends_the_flags() {
     assert_eq!(r.repository.as_deref(), Some("--deployment"));
     assert_eq!(r.name, "n");
 }
+
+#[test]
+fn porch_commands_ignore_arguments_they_do_not_read() {
+    // cobra gives `repo reg` every argument; it reads the first.
+    let r = reg!("http://a/x.git", "extra", "--deployment", "more");
+    assert_eq!(r.repository.as_deref(), Some("http://a/x.git"));
+    assert!(r.deployment);
+}
