@@ -311,14 +311,28 @@ pub enum KptfileError {
     /// Unknown field or a value of the wrong type.
     #[error("yaml: unmarshal errors:\n  {0}")]
     Unmarshal(String),
-    /// A rule of the Kptfile schema is broken.
-    #[error("Kptfile is invalid:\nField: `{field}`\nValue: {value:?}\nReason: {reason}")]
+    /// A rule of the Kptfile schema is broken (kpt's `ValidateError`: the `Value:` line
+    /// only when there is a value, every line ending in a newline).
+    #[error("{}", invalid_text(field, value, reason))]
     Invalid {
         field: String,
         value: String,
         reason: String,
     },
 }
+
+/// kpt's `ValidateError.Error()`.
+fn invalid_text(field: &str, value: &str, reason: &str) -> String {
+    let mut out = format!("Kptfile is invalid:\nField: `{field}`\n");
+    if !value.is_empty() {
+        out.push_str(&format!("Value: {value:?}\n"));
+    }
+    out.push_str(&format!("Reason: {reason}\n"));
+    out
+}
+
+/// kpt's reason when a `configPath` names no file of the package.
+pub const CONFIG_PATH_MISSING: &str = "functionConfig must exist in the current package";
 
 impl KptfileError {
     /// A short machine-readable kind: every variant is the Kptfile's own
@@ -373,46 +387,61 @@ impl Kptfile {
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 
-    /// Validate the pipeline rules kpt checks before rendering.
+    /// Validate the pipeline rules kpt checks before rendering, without looking at files.
     pub fn validate_pipeline(&self) -> Result<(), KptfileError> {
+        self.validate_pipeline_in(&|_| true)
+    }
+
+    /// Validate the pipeline as kpt does when it loads a package: function by function,
+    /// the executor, the config sources, then the `configPath` syntax and whether
+    /// `exists(clean_path)` (a path relative to the package) names a file.
+    pub fn validate_pipeline_in(&self, exists: &dyn Fn(&str) -> bool) -> Result<(), KptfileError> {
         let Some(p) = &self.pipeline else {
             return Ok(());
         };
         for (list, fns) in [("mutators", &p.mutators), ("validators", &p.validators)] {
             for (i, f) in fns.iter().enumerate() {
                 let field = |name: &str| format!("pipeline.{list}[{i}].{name}");
+                let whole = format!("pipeline.{list}[{i}]");
                 if f.image.is_empty() && f.exec.is_empty() {
                     return Err(KptfileError::Invalid {
-                        field: field("image"),
+                        field: whole,
                         value: String::new(),
                         reason: "must specify a functon (`image` or `exec`) to execute".into(),
                     });
                 }
                 if !f.image.is_empty() && !f.exec.is_empty() {
                     return Err(KptfileError::Invalid {
-                        field: field("image"),
-                        value: f.image.clone(),
+                        field: whole,
+                        value: String::new(),
                         reason: "must not specify both `image` and `exec` at the same time".into(),
                     });
                 }
                 if !f.config_map.is_empty() && !f.config_path.is_empty() {
                     return Err(KptfileError::Invalid {
-                        field: field("configMap"),
+                        field: whole,
                         value: String::new(),
                         reason: "functionConfig must not specify both `configMap` and `configPath` at the same time".into(),
                     });
                 }
                 if !f.config_path.is_empty() {
                     let cp = &f.config_path;
+                    // kpt cleans the path (Go's filepath.Clean) and refuses any ".."
+                    // left in it, even inside a name.
+                    let cleaned = go_clean(cp);
                     let reason = if cp.trim().is_empty() {
                         Some("path must not be empty")
-                    } else if cp.starts_with('/') {
+                    } else if cleaned.starts_with('/') {
                         Some("path must be relative")
-                    } else if cp.split('/').any(|s| s == "..") {
+                    } else if cleaned.contains("..") {
                         Some("path must not be outside the package")
                     } else {
                         None
                     };
+                    let reason = reason.or_else(|| {
+                        let clean = crate::package::resources::clean_path(cp).unwrap_or_default();
+                        (!exists(&clean)).then_some(CONFIG_PATH_MISSING)
+                    });
                     if let Some(reason) = reason {
                         return Err(KptfileError::Invalid {
                             field: field("configPath"),
@@ -424,6 +453,32 @@ impl Kptfile {
             }
         }
         Ok(())
+    }
+}
+
+/// Go's `filepath.Clean` on a slash-separated path: `.` and `..` resolved lexically,
+/// `..` kept at the start of a relative path, `.` for nothing.
+fn go_clean(p: &str) -> String {
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if rooted => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let body = parts.join("/");
+    match (rooted, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".to_string(),
+        (false, false) => body,
     }
 }
 
@@ -442,7 +497,78 @@ fn unmarshal_msg(e: &serde_yaml::Error) -> String {
         let type_name = type_for_expected(rest);
         return format!("line {line}: field {field} not found in type v1.{type_name}");
     }
+    if let Some(msg) = type_mismatch(&text) {
+        return format!("line {line}: {msg}");
+    }
     format!("line {line}: {text}")
+}
+
+/// go-yaml's `cannot unmarshal !!seq into string` for serde's
+/// `path.to.key: invalid type: sequence, expected a string at line N column M`.
+fn type_mismatch(text: &str) -> Option<String> {
+    let (path, rest) = match text.split_once(": invalid type: ") {
+        Some((path, rest)) => (path, rest),
+        None => ("", text.strip_prefix("invalid type: ")?),
+    };
+    let (found, expected) = rest.split_once(", expected ")?;
+    let expected = expected.split(" at line ").next().unwrap_or(expected);
+    // go-yaml shows a scalar's text, shortened past ten characters.
+    let scalar = |tag: &str, v: &str| {
+        let v = if v.chars().count() > 10 {
+            format!("{}...", v.chars().take(7).collect::<String>())
+        } else {
+            v.to_string()
+        };
+        format!("!!{tag} `{v}`")
+    };
+    let quoted = |s: &str, open: char, close: char| {
+        s.strip_prefix(open)
+            .and_then(|v| v.strip_suffix(close))
+            .map(str::to_string)
+    };
+    let tag = match found {
+        "sequence" => "!!seq".to_string(),
+        "map" => "!!map".to_string(),
+        f if f.starts_with("string ") => {
+            let v = quoted(&f["string ".len()..], '"', '"')?;
+            scalar("str", &v.replace("\\\"", "\""))
+        }
+        f if f.starts_with("integer ") => scalar("int", &quoted(&f["integer ".len()..], '`', '`')?),
+        f if f.starts_with("floating point ") => {
+            scalar("float", &quoted(&f["floating point ".len()..], '`', '`')?)
+        }
+        f if f.starts_with("boolean ") => {
+            scalar("bool", &quoted(&f["boolean ".len()..], '`', '`')?)
+        }
+        _ => return None,
+    };
+    let key = path.rsplit('.').next().unwrap_or_default();
+    let key = key.split('[').next().unwrap_or(key);
+    let go_type = match expected {
+        "a string" => "string".to_string(),
+        "a boolean" => "bool".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => "int".to_string(),
+        "a sequence" => match key {
+            "mutators" | "validators" => "[]v1.Function",
+            "selectors" | "exclude" => "[]v1.Selector",
+            "conditions" => "[]v1.Condition",
+            "readinessGates" => "[]v1.ReadinessGate",
+            "mutationSteps" | "validationSteps" => "[]v1.PipelineStepResult",
+            _ => "[]string",
+        }
+        .to_string(),
+        "a map" => "map[string]string".to_string(),
+        e => {
+            let name = e.strip_prefix("struct ")?;
+            let go = match name {
+                "Kptfile" => "KptFile",
+                "Info" => "PackageInfo",
+                other => other,
+            };
+            format!("v1.{go}")
+        }
+    };
+    Some(format!("cannot unmarshal {tag} into {go_type}"))
 }
 
 /// Which Go type a serde "expected one of" list belongs to: the first row whose
@@ -502,5 +628,151 @@ mod tests {
             err.to_string().contains("Reason: path must be relative"),
             "{err}"
         );
+    }
+
+    fn head(rest: &str) -> String {
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n{rest}")
+    }
+
+    #[test]
+    fn type_errors_are_go_yamls() {
+        let cases = [
+            (
+                "info:\n  description: [a, b]\n",
+                "line 6: cannot unmarshal !!seq into string",
+            ),
+            (
+                "info:\n  description:\n    a: b\n",
+                "line 7: cannot unmarshal !!map into string",
+            ),
+            (
+                "pipeline:\n  mutators: set-labels\n",
+                "line 6: cannot unmarshal !!str `set-labels` into []v1.Function",
+            ),
+            (
+                "pipeline:\n  mutators: a-very-long-name\n",
+                "line 6: cannot unmarshal !!str `a-very-...` into []v1.Function",
+            ),
+            (
+                "metadata2: x\npipeline: 5\n",
+                "line 5: field metadata2 not found in type v1.KptFile",
+            ),
+            (
+                "pipeline: 5\n",
+                "line 5: cannot unmarshal !!int `5` into v1.Pipeline",
+            ),
+            (
+                "metadata:\n  labels: [a]\n",
+                "line 4: cannot unmarshal !!seq into map[string]string",
+            ),
+        ];
+        for (rest, want) in cases {
+            let text = if rest.starts_with("metadata:") {
+                format!("apiVersion: kpt.dev/v1\nkind: Kptfile\n{rest}")
+            } else {
+                head(rest)
+            };
+            let err = Kptfile::parse(&text).expect_err(rest);
+            assert_eq!(
+                err.to_string(),
+                format!("yaml: unmarshal errors:\n  {want}"),
+                "{rest}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_list_in_a_config_map_is_go_yamls_error() {
+        // kpt's `invalid-configmap-fnconfig` case, in kpt.dev/v1.
+        let text = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-namespace:unstable\n      configMap:\n        namespace: staging\n    - image: gcr.io/kpt-fn/set-label:unstable\n      configMap: # invalid config\n        tier: backend\n        envs: # lists are not allowed in configmap\n         - dev\n         - staging\n";
+        let err = Kptfile::parse(text).expect_err("a list");
+        assert_eq!(
+            err.to_string(),
+            "yaml: unmarshal errors:\n  line 14: cannot unmarshal !!seq into string"
+        );
+    }
+
+    #[test]
+    fn config_paths_are_checked_after_go_cleaning() {
+        assert_eq!(
+            go_clean("some/../../home/.kube/config"),
+            "../home/.kube/config"
+        );
+        assert_eq!(go_clean("./a/./b/../c.yaml"), "a/c.yaml");
+        assert_eq!(go_clean("/x/../../y"), "/y");
+        assert_eq!(go_clean("a/.."), ".");
+        let reason = |cp: &str| {
+            let kf = Kptfile::parse(&head(&format!(
+                "pipeline:\n  mutators:\n    - image: a\n      configPath: {cp:?}\n"
+            )))
+            .expect("decodes");
+            match kf.validate_pipeline() {
+                Ok(()) => String::new(),
+                Err(KptfileError::Invalid { reason, .. }) => reason,
+                Err(other) => other.to_string(),
+            }
+        };
+        assert_eq!(
+            reason("some/../../home/.kube/config"),
+            "path must not be outside the package"
+        );
+        assert_eq!(reason("a..b.yaml"), "path must not be outside the package");
+        assert_eq!(reason("./x/../cfg.yaml"), "");
+        assert_eq!(reason("/etc/cfg.yaml"), "path must be relative");
+        assert_eq!(reason(" "), "path must not be empty");
+    }
+
+    #[test]
+    fn invalid_blocks_are_kpts() {
+        let both = head("pipeline:\n  mutators:\n    - image: a\n      exec: b\n");
+        let err = Kptfile::parse(&both)
+            .expect("decodes")
+            .validate_pipeline()
+            .expect_err("both");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.mutators[0]`\nReason: must not specify both `image` and `exec` at the same time\n"
+        );
+        let none = head("pipeline:\n  validators:\n    - name: x\n");
+        let err = Kptfile::parse(&none)
+            .expect("decodes")
+            .validate_pipeline()
+            .expect_err("none");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.validators[0]`\nReason: must specify a functon (`image` or `exec`) to execute\n"
+        );
+        let two = head(
+            "pipeline:\n  mutators:\n    - image: a\n      configPath: c.yaml\n      configMap:\n        k: v\n",
+        );
+        let err = Kptfile::parse(&two)
+            .expect("decodes")
+            .validate_pipeline()
+            .expect_err("two sources");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.mutators[0]`\nReason: functionConfig must not specify both `configMap` and `configPath` at the same time\n"
+        );
+    }
+
+    #[test]
+    fn a_config_path_must_name_a_file() {
+        let kf = Kptfile::parse(&head(
+            "pipeline:\n  mutators:\n    - image: a\n      configPath: ./cfg/a.yaml\n    - image: b\n      configPath: b.yaml\n",
+        ))
+        .expect("decodes");
+        let seen = std::cell::RefCell::new(Vec::new());
+        let err = kf
+            .validate_pipeline_in(&|p| {
+                seen.borrow_mut().push(p.to_string());
+                p == "cfg/a.yaml"
+            })
+            .expect_err("b.yaml is missing");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.mutators[1].configPath`\nValue: \"b.yaml\"\nReason: functionConfig must exist in the current package\n"
+        );
+        assert_eq!(*seen.borrow(), ["cfg/a.yaml", "b.yaml"]);
+        kf.validate_pipeline_in(&|_| true).expect("all present");
     }
 }

@@ -3,6 +3,7 @@
 //! Local kpt-style commands (`fn render`, `fn eval`) run here with the native
 //! function runtime; remote commands (`repo`, `rpkg`) talk to porch-server.
 
+mod cli;
 mod fn_cmd;
 mod pkg_cmd;
 mod remote;
@@ -11,7 +12,7 @@ mod rpkg_cmd;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// `fn render` builds and frees a node tree per resource; glibc's allocator spent about a
 /// fifth of a 1,000-resource render in malloc, free and consolidation.
@@ -32,7 +33,8 @@ struct Cli {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "true",
-        action = clap::ArgAction::Set
+        action = clap::ArgAction::Set,
+        value_parser = cli::GoBool
     )]
     truncate_output: bool,
     /// The porch.kpt.dev API version of PackageRevisions to use (only v1alpha1 is served by
@@ -53,9 +55,22 @@ struct Cli {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "true",
-        action = clap::ArgAction::Set
+        action = clap::ArgAction::Set,
+        value_parser = cli::GoBool
     )]
     stack_trace: Option<bool>,
+    /// klog's `-v` level, a flag of upstream's root command (accepted and ignored; set
+    /// RUST_LOG for logs). `repo` and `rpkg` define the same flag, so it is taken before
+    /// or after the command word.
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        hide = true,
+        value_parser = cli::GoInt::<i32>::new()
+    )]
+    verbosity: Option<i32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,8 +96,24 @@ enum Command {
     },
 }
 
+/// Parse the command line as porchctl's cobra tree would (see [`cli`]).
+fn parse() -> Result<Cli, ExitCode> {
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cmd = cli::adapt(Cli::command());
+    let matches = cmd
+        .clone()
+        .try_get_matches_from(&argv)
+        .map_err(|e| cli::report(&e, &argv, &cmd))?;
+    Cli::from_arg_matches(&matches).map_err(|e| cli::report(&e, &argv, &cmd))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     if matches!(cli.command, Command::Repo(_) | Command::Rpkg(_)) && cli.api_version != "v1alpha1" {
         // Upstream dispatches v1alpha2 to the experimental PackageRevision CRD, which
         // porch-server does not serve.
@@ -107,7 +138,12 @@ fn main() -> ExitCode {
             // Generated into memory first: clap_complete panics on a write error, and a
             // closed pipe (`porchctl completion bash | head`) is not a crash.
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "porchctl", &mut script);
+            clap_complete::generate(
+                shell,
+                &mut cli::adapt(Cli::command()),
+                "porchctl",
+                &mut script,
+            );
             match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
                 _ => Ok(ExitCode::SUCCESS),
@@ -122,3 +158,6 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod cli_tests;

@@ -225,8 +225,14 @@ fn config_path_to_a_missing_file_names_the_field() {
     check(
         &tmp,
         &["fn", "render", "pkg"],
-        &["pipeline.mutators[0].configPath", "\"nope.yaml\""],
-        Status::ConditionOnly,
+        &[
+            "pipeline.mutators[0].configPath",
+            "\"nope.yaml\"",
+            "functionConfig must exist in the current package",
+        ],
+        // kpt validates the Kptfile (the file must exist) when it loads the package,
+        // before render starts: no status is recorded.
+        Status::None,
     );
 }
 

@@ -16,6 +16,7 @@ impl RenderError {
         match self {
             RenderError::MissingKptfile(_)
             | RenderError::Kptfile { .. }
+            | RenderError::SubpackageKptfile { .. }
             | RenderError::Resources(_)
             | RenderError::Config(_)
             | RenderError::Package { .. } => "invalid-input",

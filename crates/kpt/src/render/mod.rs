@@ -52,6 +52,13 @@ pub enum RenderError {
     /// A Kptfile could not be read or is invalid.
     #[error("{path}: {source}")]
     Kptfile { path: String, source: KptfileError },
+    /// A sub-package's Kptfile does not decode: found while listing the parent's
+    /// sub-packages, so render records it against the root.
+    #[error(
+        "pkg.render: pkg .:\n\tpkg.Subpackages: pkg {pkg}: error reading Kptfile at {pkg:?}: {}",
+        reading_details(source)
+    )]
+    SubpackageKptfile { pkg: String, source: KptfileError },
     /// Reading or writing resources failed.
     #[error(transparent)]
     Resources(#[from] ResourceError),
@@ -86,6 +93,14 @@ fn top_down_message(failed: Option<&str>, source: &RenderError) -> String {
     }
 }
 
+/// What follows `error reading Kptfile at "...": `: the decoder's own words.
+fn reading_details(source: &KptfileError) -> String {
+    match source {
+        KptfileError::Syntax(details) => details.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// kpt's message for a pipeline failure whose step output was already printed.
 pub const ALREADY_HANDLED: &str = "already handled error";
 
@@ -100,13 +115,32 @@ impl RenderError {
         }
     }
 
+    /// The Kptfile this error is about, if it is one that does not decode or
+    /// validate: its package directory (root-relative, `""` for the root) and why.
+    /// kpt's console names such a Kptfile by its absolute directory.
+    pub fn kptfile_problem(&self) -> Option<(String, &KptfileError)> {
+        match self {
+            RenderError::Kptfile { path, source } => {
+                let dir = path.strip_suffix(KPTFILE).unwrap_or(path);
+                Some((dir.trim_end_matches('/').to_string(), source))
+            }
+            RenderError::SubpackageKptfile { pkg, source } => {
+                Some((pkg.trim_start_matches("./").to_string(), source))
+            }
+            RenderError::TopDown { source, .. } => source.kptfile_problem(),
+            _ => None,
+        }
+    }
+
     /// The text kpt shows on the console for this error.
     pub fn console_message(&self) -> String {
         match self {
             RenderError::Pipeline { message, .. } | RenderError::Package { message, .. } => {
                 message.clone()
             }
-            RenderError::Kptfile { source, .. } => source.to_string(),
+            RenderError::Kptfile { source, .. } | RenderError::SubpackageKptfile { source, .. } => {
+                source.to_string()
+            }
             RenderError::TopDown { source, .. } => source.console_message(),
             other => other.to_string(),
         }
@@ -347,9 +381,30 @@ impl<'a> Ctx<'a> {
             path: path.clone(),
             source,
         })?;
-        kf.validate_pipeline()
+        // A `configPath` must name a file of this package: kpt checks that when it
+        // loads the package, before anything of it (or below it) renders.
+        let files = self.files;
+        kf.validate_pipeline_in(&|rel| files.get(&join(pkg, rel)).is_some())
             .map_err(|source| RenderError::Kptfile { path, source })?;
         Ok(kf)
+    }
+
+    /// kpt lists a package's direct sub-packages (reading each one's Kptfile) before
+    /// it renders any of them: a sub-package Kptfile that does not decode stops render
+    /// there, naming the sub-package.
+    fn check_subpackages_decode(&self, subs: &[String]) -> Result<(), RenderError> {
+        for sub in subs {
+            let path = join(sub, KPTFILE);
+            if let Some(text) = self.files.get_text(&path)
+                && let Err(source) = Kptfile::parse(text)
+            {
+                return Err(RenderError::SubpackageKptfile {
+                    pkg: pkg_label(sub),
+                    source,
+                });
+            }
+        }
+        Ok(())
     }
 
     fn hydrate(
@@ -370,7 +425,10 @@ impl<'a> Ctx<'a> {
             Ok((kf, self.load_items(pkg)?))
         });
         let (kf, mut input) = start.inspect_err(|_| self.last_good = None)?;
-        for sub in self.files.direct_subpackages(pkg) {
+        let subs = self.files.direct_subpackages(pkg);
+        self.check_subpackages_decode(&subs)
+            .inspect_err(|_| self.last_good = None)?;
+        for sub in subs {
             match self.hydrate(&sub, visiting) {
                 Ok(out) => input.extend(out),
                 Err(err) => {

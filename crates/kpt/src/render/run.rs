@@ -203,7 +203,7 @@ impl Ctx<'_> {
                 };
                 Err(RenderError::Package {
                     pkg: pkg_label(pkg),
-                    message: format!("{invalid}\n"),
+                    message: invalid.to_string(),
                 })
             }
             many => Err(RenderError::Config(format!(
@@ -238,12 +238,6 @@ impl Ctx<'_> {
             FunctionRef::Exec(e) => step.exec = e.clone(),
         }
         let pkg_name = self.display_name(pkg);
-        if self.eval_mode {
-            self.log.push(format!("[RUNNING] {shown:?}"));
-        } else {
-            self.log
-                .push(format!("[RUNNING] {shown:?} on package {pkg_name:?}"));
-        }
         let started = Instant::now();
         let fail = |ctx: &mut Self, step: StepResult, message: String| {
             if validator {
@@ -285,6 +279,20 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
+        // kpt names the resource count only for a function with selectors or exclusions
+        // (`DisplayResourceCount`), counting what the function is given.
+        let count = if selective {
+            format!(" on {} resource(s)", selected.len())
+        } else {
+            String::new()
+        };
+        if self.eval_mode {
+            self.log.push(format!("[RUNNING] {shown:?}{count}"));
+        } else {
+            self.log.push(format!(
+                "[RUNNING] {shown:?}{count} on package {pkg_name:?}"
+            ));
+        }
         // What healing needs of each input, by call id (`i + 1`); the buffers are the
         // last call's.
         let mut originals = std::mem::take(&mut self.snapshots);

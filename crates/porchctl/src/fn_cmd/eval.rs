@@ -183,5 +183,5 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
     }
-    Ok(super::exit_code(out.error.as_ref()))
+    Ok(super::exit_code(out.error.as_ref(), &a.dir))
 }

@@ -72,14 +72,57 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
 }
 
 /// Print the error (unless the failing step was already shown) and pick the exit code.
-pub fn exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
+/// `root` is the package directory, which kpt's messages about a Kptfile name.
+pub fn exit_code(error: Option<&kpt::render::RenderError>, root: &Path) -> ExitCode {
     match error {
         None => ExitCode::SUCCESS,
         Some(e) => {
             if !e.already_reported() {
-                eprintln!("Error: {}", e.console_message());
+                // kpt's main prints every error followed by " \n".
+                eprintln!("{} ", console_error(e, root));
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What kpt prints for an error: its resolver's text for a Kptfile that does not
+/// decode (`Error: Kptfile at "<dir>" can't be read.` ...) and for a missing one, a
+/// validation block as it is, anything else as `Error: <message>`.
+fn console_error(e: &kpt::render::RenderError, root: &Path) -> String {
+    use kpt::kptfile::KptfileError;
+    use kpt::render::RenderError;
+    let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    if let RenderError::MissingKptfile(_) = e {
+        return format!(
+            "Error: No Kptfile found at {:?}.",
+            abs.display().to_string()
+        );
+    }
+    let Some((dir, problem)) = e.kptfile_problem() else {
+        let message = e.console_message();
+        // A validation block found while rendering (a config in a sub-package) is
+        // kpt's ValidateError too: printed as it is.
+        if message.starts_with("Kptfile is invalid:") {
+            return message;
+        }
+        return format!("Error: {message}");
+    };
+    let at = if dir.is_empty() { abs } else { abs.join(&dir) };
+    let at = format!("{:?}", at.display().to_string());
+    match problem {
+        KptfileError::Syntax(details) => {
+            format!("Error: Kptfile at {at} can't be read.\n\nDetails:\n{details}")
+        }
+        KptfileError::Unmarshal(_) => {
+            format!("Error: Kptfile at {at} can't be read.\n\nDetails:\n{problem}")
+        }
+        KptfileError::OldVersion(v) => format!(
+            "Error: Kptfile at {at} has an old version ({v:?}) of the Kptfile schema.\nPlease run \"kpt fn eval <PKG_PATH> -i gcr.io/kpt-fn/fix:v0.2 --include-meta-resources\" to upgrade the package and retry."
+        ),
+        KptfileError::UnknownType(t) => {
+            format!("Error: Kptfile at {at} has an unknown resource type ({t:?}).")
+        }
+        KptfileError::Invalid { .. } => problem.to_string(),
     }
 }

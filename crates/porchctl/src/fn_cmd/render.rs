@@ -48,6 +48,14 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("resolving symlink {}", a.dir.display()))?;
     }
     let output = Output::parse(a.output.as_deref(), false);
+    // kpt refuses an output directory that exists before it reads the package
+    // (`cmdutil.CheckDirectoryNotPresent`), in its lower-case `error:` form.
+    if let Output::Dir(dir) = &output
+        && std::fs::symlink_metadata(dir).is_ok()
+    {
+        eprintln!("error: directory {dir:?} already exists, please delete the directory and retry");
+        return Ok(ExitCode::FAILURE);
+    }
     // Symlinks inside the package are not followed (as kpt).
     let (before, _symlinks) =
         fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
@@ -84,7 +92,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
             dir.join("results.yaml").display()
         );
     }
-    Ok(super::exit_code(out.error.as_ref()))
+    Ok(super::exit_code(out.error.as_ref(), &a.dir))
 }
 
 /// kpt prints a symlink target cleaned (`./` is `.`).

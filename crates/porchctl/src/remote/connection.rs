@@ -60,9 +60,10 @@ pub struct ConnectionFlags {
         long = "v",
         global = true,
         value_name = "LEVEL",
-        hide = true
+        hide = true,
+        value_parser = crate::cli::GoInt::<i32>::new()
     )]
-    pub verbosity: Option<u8>,
+    pub verbosity: Option<i32>,
     /// Path to a cert file for the certificate authority.
     #[arg(long, global = true, value_name = "PATH")]
     pub certificate_authority: Option<PathBuf>,

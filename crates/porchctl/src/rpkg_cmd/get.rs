@@ -25,11 +25,15 @@ pub struct GetArgs {
     #[arg(long, default_value = "", hide_default_value = true)]
     pub name: String,
     /// Revision of the packages to get (-1: the placeholder on the registered branch).
-    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true)]
+    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true, value_parser = crate::cli::GoInt::<i64>::new())]
     pub revision: i64,
     /// WorkspaceName of the packages to get.
     #[arg(long, default_value = "", hide_default_value = true)]
     pub workspace: String,
+    /// Repository of the packages to get (exact match; filtered here, so the request is
+    /// the same with or without it).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub repository: String,
     /// Display the root Kptfile of the specified package revision (one name required).
     #[arg(long)]
     pub show_kptfile: bool,
@@ -54,10 +58,11 @@ impl GetArgs {
         sel
     }
 
-    fn matches(&self, package: &str, revision: Option<i64>, workspace: &str) -> bool {
+    fn matches(&self, package: &str, revision: Option<i64>, workspace: &str, repo: &str) -> bool {
         (self.name.is_empty() || self.name == package)
             && (self.revision == ANY_REVISION || revision.is_none_or(|r| r == self.revision))
             && (self.workspace.is_empty() || self.workspace == workspace)
+            && (self.repository.is_empty() || self.repository == repo)
     }
 
     fn object_matches(&self, pr: &Value) -> bool {
@@ -65,6 +70,7 @@ impl GetArgs {
             text(pr, "/spec/packageName"),
             Some(revision_of(pr)),
             text(pr, "/spec/workspaceName"),
+            text(pr, "/spec/repository"),
         )
     }
 
@@ -80,6 +86,7 @@ impl GetArgs {
                 })
         };
         let (pkg, rev, ws) = (col("Package"), col("Revision"), col("WorkspaceName"));
+        let repo = col("Repository");
         if let Some(Value::Array(rows)) = table.get_mut("rows") {
             rows.retain(|row| {
                 let cell = |i: Option<usize>| i.and_then(|i| row.pointer(&format!("/cells/{i}")));
@@ -87,6 +94,9 @@ impl GetArgs {
                     cell(pkg).and_then(Value::as_str).unwrap_or(&self.name),
                     cell(rev).and_then(Value::as_i64),
                     cell(ws).and_then(Value::as_str).unwrap_or(&self.workspace),
+                    cell(repo)
+                        .and_then(Value::as_str)
+                        .unwrap_or(&self.repository),
                 )
             });
         }
@@ -331,6 +341,21 @@ mod tests {
         assert!(args(&["--name=empty", "--revision=1"]).object_matches(&pr));
         assert!(!args(&["--revision=2"]).object_matches(&pr));
         assert!(!args(&["--workspace=v2"]).object_matches(&pr));
+        let pr = json!({"spec": {"packageName": "p", "repository": "blueprints"}});
+        assert!(args(&["--repository=blueprints"]).object_matches(&pr));
+        assert!(!args(&["--repository", "other"]).object_matches(&pr));
+    }
+
+    #[test]
+    fn rows_filtered_by_repository() {
+        let row = |p: &str, repo: &str| json!({"cells": [format!("{repo}.{p}.v1"), p, "v1", 1, false, "Published", repo]});
+        let mut t = json!({"kind": "Table", "columnDefinitions": [
+            {"name": "Name"}, {"name": "Package"}, {"name": "WorkspaceName"}, {"name": "Revision"},
+            {"name": "Latest"}, {"name": "Lifecycle"}, {"name": "Repository"}],
+            "rows": [row("a", "r1"), row("a", "r2"), row("b", "r1")]});
+        args(&["--repository=r1", "--name=a"]).filter_rows(&mut t);
+        assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
+        assert_eq!(t["rows"][0]["cells"][0], "r1.a.v1");
     }
 
     #[test]

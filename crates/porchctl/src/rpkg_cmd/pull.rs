@@ -17,6 +17,9 @@ pub struct PullArgs {
     /// The package revision, then optionally the directory to write it to.
     #[arg(value_name = "PACKAGE_REV_NAME [DIR]")]
     pub args: Vec<String>,
+    /// Overwrite DIR if it exists (it is replaced by the pulled revision).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `spec.resources` of a PackageRevisionResources object.
@@ -47,7 +50,7 @@ pub async fn run(conn: &ConnectionFlags, a: PullArgs) -> Result<(), RemoteError>
         resources::revision_metadata(&prr),
     );
     match a.args.get(1) {
-        Some(dir) => resources::write_dir(&files, Path::new(dir)),
+        Some(dir) => resources::write_dir(&files, Path::new(dir), a.force),
         None => remote::out(&resources::to_resource_list(&files)?),
     }
 }

@@ -93,7 +93,8 @@ pub fn render_report(status: &Value, truncate: bool) -> String {
             .get("image")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        out.push_str(&format!("[RUNNING] {image:?}\n"));
+        // Upstream prints `[RUNNING] %q \n` (the golden `rpkg-nested-package` has the space).
+        out.push_str(&format!("[RUNNING] {image:?} \n"));
         let failed = item.get("exitCode").and_then(Value::as_i64).unwrap_or(0) != 0;
         let verdict = if failed { "FAIL" } else { "PASS" };
         out.push_str(&format!("[{verdict}] {image:?}\n"));
@@ -231,6 +232,13 @@ mod tests {
         insta::assert_snapshot!(render_report(&status, true));
         let whole = render_report(&status, false);
         assert!(!whole.contains("truncated"), "{whole}");
+        // Upstream's `[RUNNING] %q \n`: a space before the newline.
+        assert!(
+            whole.starts_with(
+                "[RUNNING] \"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1\" \n[PASS] "
+            ),
+            "{whole:?}"
+        );
         assert_eq!(
             render_report(&json!({"error": "boom"}), true),
             "Package is updated, but failed to render the package.\nError: boom\n"

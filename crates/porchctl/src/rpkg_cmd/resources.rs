@@ -182,12 +182,26 @@ pub fn resource_version(
 }
 
 /// Writes every file into `dir`, which must not exist yet.
-pub fn write_dir(resources: &BTreeMap<String, String>, dir: &Path) -> Result<(), RemoteError> {
+pub fn write_dir(
+    resources: &BTreeMap<String, String>,
+    dir: &Path,
+    force: bool,
+) -> Result<(), RemoteError> {
     if dir.exists() {
-        return Err(RemoteError::Usage(format!(
-            "directory {:?} already exists, please delete the directory and retry",
-            dir.display().to_string()
-        )));
+        // Pulling a revision of the package a directory already holds (its Kptfile
+        // names the same package) refreshes it, as `--force` does for any directory.
+        let same_package =
+            kptfile_name(&std::fs::read_to_string(dir.join("Kptfile")).unwrap_or_default())
+                .is_some_and(|held| {
+                    Some(held) == resources.get("Kptfile").and_then(|k| kptfile_name(k))
+                });
+        if !force && !same_package {
+            return Err(RemoteError::Usage(format!(
+                "directory {:?} already exists, please delete the directory and retry; you may overwrite the directory with --force",
+                dir.display().to_string()
+            )));
+        }
+        std::fs::remove_dir_all(dir)?;
     }
     for (path, text) in resources {
         let file = dir.join(path);
@@ -198,6 +212,14 @@ pub fn write_dir(resources: &BTreeMap<String, String>, dir: &Path) -> Result<(),
     }
     std::fs::create_dir_all(dir)?;
     Ok(())
+}
+
+/// `metadata.name` of Kptfile text.
+fn kptfile_name(text: &str) -> Option<String> {
+    let root = yaml::parse_one(text).ok()?;
+    root.get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .map(str::to_string)
 }
 
 /// Every regular file under `dir`, keyed by its `/`-separated relative path.
@@ -311,11 +333,43 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("pkg");
         let pkg = files(&[("Kptfile", "k\n"), ("a/b/c.yaml", "x: 1\n")]);
-        write_dir(&pkg, &dir).expect("write");
+        write_dir(&pkg, &dir, false).expect("write");
         assert_eq!(read_dir(&dir).expect("read"), pkg);
-        let err = write_dir(&pkg, &dir).expect_err("exists");
+        let err = write_dir(&pkg, &dir, false).expect_err("exists");
         assert!(err.to_string().contains("already exists"), "{err}");
         std::fs::write(dir.join("bin"), [0xff, 0xfe]).expect("write");
         assert!(read_dir(&dir).is_err());
+    }
+
+    #[test]
+    fn pulling_over_a_directory() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("pkg");
+        let kf = |name: &str| {
+            format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n")
+        };
+        let v1 = files(&[
+            ("Kptfile", &kf("test-package")),
+            ("a.yaml", "x: 1\n"),
+            ("old.yaml", "y: 1\n"),
+        ]);
+        let v2 = files(&[("Kptfile", &kf("test-package")), ("a.yaml", "x: 2\n")]);
+        let other = files(&[("Kptfile", &kf("test-package-2"))]);
+        write_dir(&v1, &dir, false).expect("new directory");
+        // Another revision of the same package replaces the directory's contents.
+        write_dir(&v2, &dir, false).expect("same package");
+        assert_eq!(read_dir(&dir).expect("read"), v2);
+        // Another package is refused, unless forced.
+        let err = write_dir(&other, &dir, false).expect_err("another package");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "directory {:?} already exists, please delete the directory and retry; you may overwrite the directory with --force",
+                dir.display().to_string()
+            )
+        );
+        assert_eq!(read_dir(&dir).expect("read"), v2, "nothing written");
+        write_dir(&other, &dir, true).expect("forced");
+        assert_eq!(read_dir(&dir).expect("read"), other);
     }
 }

@@ -25,7 +25,7 @@ pub struct UpgradeArgs {
     #[arg(value_name = "SOURCE_PACKAGE_REV_NAME")]
     pub names: Vec<String>,
     /// Revision of the upstream package to upgrade to (0: the latest).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::cli::GoInt::<i64>::new())]
     pub revision: i64,
     /// Workspace name of the upgrade package revision.
     #[arg(long, default_value = "", hide_default_value = true)]

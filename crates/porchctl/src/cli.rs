@@ -1,0 +1,413 @@
+//! The command line as cobra and pflag parse it, on top of clap.
+//!
+//! pflag takes a boolean flag as `--flag`, `--flag=true` or `--flag=false` (any of
+//! strconv.ParseBool's spellings), never the next word; a value flag takes `--flag v`,
+//! `--flag=v`, `-f v`, `-fv` or `-f=v`, whatever `v` starts with. Errors are what
+//! porchctl prints for a non-kpt error: kubectl's `CheckErr` form `error: <msg>`, exit
+//! code 1, no usage text (the root command sets `SilenceUsage`).
+
+use std::ffi::OsStr;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use clap::builder::TypedValueParser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, Command};
+
+/// The pflag message of the last value a parser below refused. clap's own error for a
+/// refused value carries no custom text that can be read back, so the parser leaves it
+/// here for [`report`].
+static FLAG_ERROR: Mutex<Option<String>> = Mutex::new(None);
+
+/// pflag's name of a flag in messages: `-n, --namespace` or `--name`.
+fn flag_name(arg: Option<&Arg>) -> String {
+    match arg.map(|a| (a.get_short(), a.get_long())) {
+        Some((Some(s), Some(l))) => format!("-{s}, --{l}"),
+        Some((None, Some(l))) => format!("--{l}"),
+        Some((Some(s), None)) => format!("-{s}"),
+        _ => arg.map(|a| a.get_id().to_string()).unwrap_or_default(),
+    }
+}
+
+/// Go's `%q` of a string (the ASCII cases the command line meets).
+fn go_quote(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn refuse(arg: Option<&Arg>, value: &str, why: String) -> clap::Error {
+    let message = format!(
+        "invalid argument {} for {} flag: {why}",
+        go_quote(value),
+        go_quote(&flag_name(arg))
+    );
+    if let Ok(mut slot) = FLAG_ERROR.lock() {
+        *slot = Some(message);
+    }
+    clap::Error::new(ErrorKind::ValueValidation)
+}
+
+/// strconv.ParseBool.
+pub fn parse_go_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// strconv.ParseInt(s, 0, 64): an optional sign, then decimal, `0x`, `0o`, `0b` or a
+/// leading-`0` octal number, `_` allowed between digits of a prefixed number.
+pub fn parse_go_int(s: &str) -> Result<i64, &'static str> {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits, prefixed) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d.to_string(), true)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d.to_string(), true)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d.to_string(), true)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, lower[1..].to_string(), true)
+    } else {
+        (10, lower.clone(), false)
+    };
+    let digits = if prefixed {
+        if digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
+            return Err("invalid syntax");
+        }
+        digits.replace('_', "")
+    } else {
+        digits
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return Err("invalid syntax");
+    }
+    let magnitude = u64::from_str_radix(&digits, radix).map_err(|_| "value out of range")?;
+    match (neg, i64::try_from(magnitude)) {
+        (false, Ok(v)) => Ok(v),
+        (true, Ok(v)) => Ok(-v),
+        (true, Err(_)) if magnitude == i64::MIN.unsigned_abs() => Ok(i64::MIN),
+        _ => Err("value out of range"),
+    }
+}
+
+/// A boolean flag value, as pflag's `boolValue.Set`.
+#[derive(Clone, Debug)]
+pub struct GoBool;
+
+impl TypedValueParser for GoBool {
+    type Value = bool;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<bool, clap::Error> {
+        let s = value.to_string_lossy();
+        parse_go_bool(&s).ok_or_else(|| {
+            refuse(
+                arg,
+                &s,
+                format!(
+                    "strconv.ParseBool: parsing {}: invalid syntax",
+                    go_quote(&s)
+                ),
+            )
+        })
+    }
+}
+
+/// An integer flag value, as pflag's `int64Value.Set` (`T` narrows it, as `int32`
+/// for klog's `-v` level).
+#[derive(Clone, Debug)]
+pub struct GoInt<T>(std::marker::PhantomData<T>);
+
+impl<T> GoInt<T> {
+    pub const fn new() -> Self {
+        GoInt(std::marker::PhantomData)
+    }
+}
+
+impl<T> TypedValueParser for GoInt<T>
+where
+    T: TryFrom<i64> + Clone + Send + Sync + 'static,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let s = value.to_string_lossy();
+        let why = |e: &str| format!("strconv.ParseInt: parsing {}: {e}", go_quote(&s));
+        let wide = parse_go_int(&s).map_err(|e| refuse(arg, &s, why(e)))?;
+        T::try_from(wide).map_err(|_| refuse(arg, &s, why("value out of range")))
+    }
+}
+
+/// Give every flag of `cmd` (and its sub-commands) pflag's forms.
+pub fn adapt(cmd: Command) -> Command {
+    adapt_tree(cmd, false)
+}
+
+/// The id of the arguments cobra passes on unread (see [`adapt_tree`]).
+const EXTRA_ARGS: &str = "cobra_extra_args";
+
+/// `porch`: under `repo` or `rpkg`, whose leaf commands have no argument validator,
+/// so cobra hands them any number of arguments and they read the ones they use.
+fn adapt_tree(cmd: Command, porch: bool) -> Command {
+    let mut cmd = cmd.mut_args(adapt_arg);
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let takes_any_count = cmd
+        .get_positionals()
+        .any(|a| a.get_num_args().is_some_and(|n| n.max_values() > 1));
+    if porch && names.is_empty() && !takes_any_count {
+        cmd = cmd.arg(
+            Arg::new(EXTRA_ARGS)
+                .num_args(0..)
+                .action(ArgAction::Append)
+                .hide(true),
+        );
+    }
+    names.into_iter().fold(cmd, |c, name| {
+        let below = porch || matches!(name.as_str(), "repo" | "rpkg");
+        c.mut_subcommand(name, |sub| adapt_tree(sub, below))
+    })
+}
+
+fn adapt_arg(arg: Arg) -> Arg {
+    if arg.is_positional() {
+        return arg;
+    }
+    if matches!(arg.get_action(), ArgAction::SetTrue) {
+        return arg
+            .action(ArgAction::Set)
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("true")
+            .default_value("false")
+            .hide_default_value(true)
+            .value_parser(GoBool);
+    }
+    if matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) && !is_optional_value(&arg) {
+        // pflag gives a value flag the next word whatever it starts with.
+        return arg.allow_hyphen_values(true);
+    }
+    arg
+}
+
+/// A flag whose value may be left out (`--flag` alone): a boolean in pflag's form.
+fn is_optional_value(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.min_values() == 0)
+}
+
+/// Print a parse error or the help/version text the way porchctl does; the exit code.
+pub fn report(err: &clap::Error, argv: &[String], cmd: &Command) -> ExitCode {
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    // kubectl's CheckErr adds a newline unless the message ends in one.
+    let text = message(err, argv, cmd);
+    if text.ends_with('\n') {
+        eprint!("error: {text}");
+    } else {
+        eprintln!("error: {text}");
+    }
+    ExitCode::FAILURE
+}
+
+fn context_str(err: &clap::Error, kind: ContextKind) -> Option<String> {
+    match err.get(kind)? {
+        ContextValue::String(s) => Some(s.clone()),
+        ContextValue::Strings(v) => v.first().cloned(),
+        _ => None,
+    }
+}
+
+/// cobra's and pflag's text for a clap error.
+fn message(err: &clap::Error, argv: &[String], cmd: &Command) -> String {
+    if err.kind() == ErrorKind::ValueValidation
+        && let Some(m) = FLAG_ERROR.lock().ok().and_then(|mut slot| slot.take())
+    {
+        return m;
+    }
+    let invalid_arg = context_str(err, ContextKind::InvalidArg).unwrap_or_default();
+    match err.kind() {
+        ErrorKind::UnknownArgument if invalid_arg.starts_with("--") => {
+            let name = invalid_arg.split('=').next().unwrap_or(&invalid_arg);
+            format!("unknown flag: {name}")
+        }
+        ErrorKind::UnknownArgument if invalid_arg.starts_with('-') && invalid_arg.len() > 1 => {
+            // pflag names the first unknown letter of the cluster it was in.
+            let cluster = argv
+                .iter()
+                .find(|a| {
+                    a.starts_with('-') && !a.starts_with("--") && a.contains(&invalid_arg[1..])
+                })
+                .map(|a| a[1..].to_string())
+                .unwrap_or_else(|| invalid_arg[1..].to_string());
+            let letter = invalid_arg[1..].chars().next().unwrap_or('-');
+            format!("unknown shorthand flag: '{letter}' in -{cluster}")
+        }
+        ErrorKind::InvalidSubcommand => {
+            let word = context_str(err, ContextKind::InvalidSubcommand).unwrap_or_default();
+            let suggestion = suggestions(cmd, argv, &word);
+            format!(
+                "unknown command {} for {}{suggestion}",
+                go_quote(&word),
+                go_quote(&command_path(argv))
+            )
+        }
+        ErrorKind::UnknownArgument => format!(
+            "unknown command {} for {}",
+            go_quote(&invalid_arg),
+            go_quote(&command_path(argv))
+        ),
+        ErrorKind::InvalidValue
+            if context_str(err, ContextKind::InvalidValue).is_none_or(|v| v.is_empty()) =>
+        {
+            needs_argument(&invalid_arg, argv)
+        }
+        _ => first_line(err),
+    }
+}
+
+/// pflag's `flag needs an argument`, naming the flag as it was typed.
+fn needs_argument(invalid_arg: &str, argv: &[String]) -> String {
+    // clap shows the flag as `--namespace <NAMESPACE>`, or `-n <NAMESPACE>` when it
+    // has no long name.
+    let shown = invalid_arg.split([' ', '=']).next().unwrap_or(invalid_arg);
+    match argv.last() {
+        Some(last) if last.starts_with('-') && !last.starts_with("--") && last.len() == 2 => {
+            format!("flag needs an argument: '{}' in {last}", &last[1..])
+        }
+        _ => format!("flag needs an argument: {shown}"),
+    }
+}
+
+/// cobra's `findSuggestions`: the visible sub-commands (not `help`) within two edits
+/// of `typed`, or starting with it, ignoring case.
+fn suggestions(root: &Command, argv: &[String], typed: &str) -> String {
+    let path = command_path(argv);
+    let level = path
+        .split(' ')
+        .skip(1)
+        .fold(root, |c, name| c.find_subcommand(name).unwrap_or(c));
+    let typed_lower = typed.to_lowercase();
+    let names: Vec<&str> = level
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(Command::get_name)
+        .filter(|name| {
+            let lower = name.to_lowercase();
+            levenshtein(&typed_lower, &lower) <= 2 || lower.starts_with(&typed_lower)
+        })
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut out = "\n\nDid you mean this?\n".to_string();
+    for n in names {
+        out.push_str(&format!("\t{n}\n"));
+    }
+    out
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// `porchctl rpkg ...` up to the last word that names a command.
+fn command_path(argv: &[String]) -> String {
+    const COMMANDS: &[&str] = &["fn", "pkg", "repo", "repository", "rpkg", "rpackage"];
+    let mut path = vec!["porchctl".to_string()];
+    if let Some(first) = argv.iter().skip(1).find(|a| !a.starts_with('-'))
+        && COMMANDS.contains(&first.as_str())
+    {
+        path.push(first.clone());
+    }
+    path.join(" ")
+}
+
+/// clap's message without its `error: ` prefix, usage and tips.
+fn first_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_bools() {
+        for t in ["1", "t", "T", "TRUE", "true", "True"] {
+            assert_eq!(parse_go_bool(t), Some(true), "{t}");
+        }
+        for f in ["0", "f", "F", "FALSE", "false", "False"] {
+            assert_eq!(parse_go_bool(f), Some(false), "{f}");
+        }
+        for bad in ["", "yes", "tRUE", "2"] {
+            assert_eq!(parse_go_bool(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(levenshtein("gett", "get"), 1);
+        assert_eq!(levenshtein("frobnicate", "fn"), 8);
+        assert_eq!(levenshtein("", "abc"), 3);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn go_ints() {
+        assert_eq!(parse_go_int("42"), Ok(42));
+        assert_eq!(parse_go_int("-1"), Ok(-1));
+        assert_eq!(parse_go_int("+7"), Ok(7));
+        assert_eq!(parse_go_int("0x1F"), Ok(31));
+        assert_eq!(parse_go_int("010"), Ok(8));
+        assert_eq!(parse_go_int("0b1_01"), Ok(5));
+        assert_eq!(parse_go_int("-9223372036854775808"), Ok(i64::MIN));
+        assert_eq!(
+            parse_go_int("9223372036854775808"),
+            Err("value out of range")
+        );
+        assert_eq!(parse_go_int("1_0"), Err("invalid syntax"));
+        assert_eq!(parse_go_int("x"), Err("invalid syntax"));
+        assert_eq!(parse_go_int(""), Err("invalid syntax"));
+        assert_eq!(parse_go_int("-"), Err("invalid syntax"));
+    }
+}

@@ -1,0 +1,193 @@
+//! The command line parsed through [`crate::cli::adapt`] as the binary parses it: every
+//! form pflag accepts, per flag type.
+
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::repo_cmd::{RepoArgs, RepoCommand};
+use crate::rpkg_cmd::{RpkgArgs, RpkgCommand};
+use crate::{Cli, Command, cli};
+
+fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+    let argv: Vec<&str> = std::iter::once("porchctl")
+        .chain(args.iter().copied())
+        .collect();
+    let m = cli::adapt(Cli::command()).try_get_matches_from(argv)?;
+    Cli::from_arg_matches(&m)
+}
+
+fn repo(args: &[&str]) -> RepoArgs {
+    match parse(args)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        .command
+    {
+        Command::Repo(r) => *r,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn rpkg(args: &[&str]) -> RpkgArgs {
+    match parse(args)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        .command
+    {
+        Command::Rpkg(r) => *r,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `repo reg ARGS...`'s parsed flags (the type is private to `repo_cmd`).
+macro_rules! reg {
+    ($($a:expr),* $(,)?) => {
+        match repo(&["repo", "reg", $(AsRef::<str>::as_ref(&$a)),*]).command {
+            RepoCommand::Reg(r) => r,
+            other => panic!("{other:?}"),
+        }
+    };
+}
+
+#[test]
+fn boolean_flags_take_every_pflag_spelling() {
+    assert!(!reg!("u").deployment);
+    assert!(reg!("u", "--deployment").deployment);
+    for t in ["true", "True", "TRUE", "t", "T", "1"] {
+        assert!(reg!("u", &format!("--deployment={t}")).deployment, "{t}");
+    }
+    for f in ["false", "False", "FALSE", "f", "F", "0"] {
+        assert!(!reg!("u", &format!("--deployment={f}")).deployment, "{f}");
+    }
+    // A boolean never takes the next word: it stays a positional argument.
+    let r = reg!("--create-branch", "true");
+    assert!(r.create_branch);
+    assert_eq!(r.repository.as_deref(), Some("true"));
+    // Global booleans too.
+    assert!(
+        !parse(&["--truncate-output=false", "version"])
+            .expect("parses")
+            .truncate_output
+    );
+    assert!(
+        parse(&["--truncate-output", "version"])
+            .expect("parses")
+            .truncate_output
+    );
+}
+
+#[test]
+fn short_boolean_flags_take_a_value_after_equals() {
+    let get = |args: &[&str]| match rpkg(args).command {
+        RpkgCommand::Get(g) => g,
+        other => panic!("{other:?}"),
+    };
+    assert!(get(&["rpkg", "get", "-A"]).print.all_namespaces);
+    assert!(!get(&["rpkg", "get", "-A=false"]).print.all_namespaces);
+    assert!(
+        get(&["rpkg", "get", "--all-namespaces=true"])
+            .print
+            .all_namespaces
+    );
+}
+
+#[test]
+fn string_flags_take_the_next_word_or_an_equals_value() {
+    assert_eq!(reg!("u", "--name", "foo").name, "foo");
+    assert_eq!(reg!("u", "--name=foo").name, "foo");
+    // Whatever the next word starts with.
+    assert_eq!(reg!("u", "--name", "-x").name, "-x");
+    assert_eq!(
+        reg!("u", "--description", "--not-a-flag").description,
+        "--not-a-flag"
+    );
+    assert_eq!(reg!("u", "--name=").name, "");
+}
+
+#[test]
+fn short_value_flags_take_every_pflag_spelling() {
+    for args in [
+        &["repo", "get", "-n", "ns"][..],
+        &["repo", "get", "-nns"],
+        &["repo", "get", "-n=ns"],
+        &["repo", "get", "--namespace", "ns"],
+        &["repo", "get", "--namespace=ns"],
+        &["repo", "-n", "ns", "get"],
+    ] {
+        assert_eq!(repo(args).conn.namespace.as_deref(), Some("ns"), "{args:?}");
+    }
+}
+
+#[test]
+fn integer_flags_are_parsed_as_strconv_does() {
+    let get = |args: &[&str]| match rpkg(args).command {
+        RpkgCommand::Get(g) => g.revision,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(get(&["rpkg", "get", "--revision", "3"]), 3);
+    assert_eq!(get(&["rpkg", "get", "--revision=0x10"]), 16);
+    assert_eq!(get(&["rpkg", "get", "--revision", "-1"]), -1);
+    assert_eq!(get(&["rpkg", "get"]), -2, "not given");
+    assert_eq!(repo(&["repo", "-v", "4", "get"]).conn.verbosity, Some(4));
+    assert_eq!(repo(&["repo", "-v4", "get"]).conn.verbosity, Some(4));
+    assert_eq!(repo(&["repo", "get", "--v=2"]).conn.verbosity, Some(2));
+    // Upstream's root command has klog's flags too.
+    assert_eq!(
+        parse(&["-v", "3", "version"]).expect("parses").verbosity,
+        Some(3)
+    );
+    assert_eq!(
+        parse(&["-v5", "repo", "get"]).expect("parses").verbosity,
+        Some(5)
+    );
+    assert_eq!(
+        parse(&["--v=3", "fn", "render", "."])
+            .expect("parses")
+            .verbosity,
+        Some(3)
+    );
+}
+
+#[test]
+fn duration_flags_take_both_forms() {
+    assert_eq!(reg!("u", "--timeout", "90s").timeout, "90s");
+    assert_eq!(reg!("u", "--timeout=2m").timeout, "2m");
+    assert_eq!(
+        repo(&["repo", "get", "--request-timeout", "5s"])
+            .conn
+            .request_timeout,
+        "5s"
+    );
+}
+
+#[test]
+fn string_slices_split_on_commas_and_repeat() {
+    let init = |args: &[&str]| match rpkg(args).command {
+        RpkgCommand::Init(i) => i.keywords,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        init(&["rpkg", "init", "p", "--keywords", "a,b"]),
+        ["a", "b"]
+    );
+    assert_eq!(
+        init(&["rpkg", "init", "p", "--keywords=a", "--keywords", "b,c"]),
+        ["a", "b", "c"]
+    );
+    let group = repo(&["repo", "get", "--as-group", "x", "--as-group=y"])
+        .conn
+        .as_group;
+    assert_eq!(group, ["x", "y"]);
+}
+
+#[test]
+fn a_double_dash_ends_the_flags() {
+    let r = reg!("--name=n", "--", "--deployment");
+    assert!(!r.deployment);
+    assert_eq!(r.repository.as_deref(), Some("--deployment"));
+    assert_eq!(r.name, "n");
+}
+
+#[test]
+fn porch_commands_ignore_arguments_they_do_not_read() {
+    // cobra gives `repo reg` every argument; it reads the first.
+    let r = reg!("http://a/x.git", "extra", "--deployment", "more");
+    assert_eq!(r.repository.as_deref(), Some("http://a/x.git"));
+    assert!(r.deployment);
+}
