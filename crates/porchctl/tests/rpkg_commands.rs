@@ -150,8 +150,11 @@ async fn get_pull_push_clone_upgrade() {
         ),
         "{meta}"
     );
+    // Porch's rpkg-pull-overwrite: the same package pulls over its own directory; another
+    // package needs --force.
+    assert_eq!(ok(&["rpkg", "pull", "dep.ns1.v1", d]), "");
     let out = s.porchctl(
-        &with_ns(&["rpkg", "pull", "dep.ns1.v1", d])
+        &with_ns(&["rpkg", "pull", "bp.basens.v1", d])
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),
@@ -159,7 +162,13 @@ async fn get_pull_push_clone_upgrade() {
     assert_eq!(
         out.status.code(),
         Some(1),
-        "pulling into an existing directory fails"
+        "pulling another package into an existing directory fails"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("already exists, please delete the directory and retry; you may overwrite the directory with --force"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     std::fs::write(
         dir.join("extra.yaml"),

@@ -326,6 +326,15 @@ pub fn print_custom_columns(
     w.finish()
 }
 
+/// Drops `metadata.managedFields`, as kubectl's printers do unless `--show-managed-fields`.
+pub fn hide_managed_fields(objects: &mut [Value]) {
+    for o in objects {
+        if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+    }
+}
+
 /// Objects as YAML documents with sorted keys, `---` between them (kubectl's YAMLPrinter).
 pub fn print_yaml(objects: &[Value]) -> Result<String, RemoteError> {
     let mut out = String::new();

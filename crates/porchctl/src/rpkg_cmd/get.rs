@@ -213,6 +213,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             }
         }
         objects.retain(|o| args.object_matches(o));
+        print::hide_managed_fields(&mut objects);
         if let Some(sort_by) = &sort_by {
             sort_by.sort_objects(&mut objects)?;
         }
