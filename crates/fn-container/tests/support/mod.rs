@@ -1,0 +1,211 @@
+//! A real registry (distribution's `docker-registry`) on a free loopback port, and function
+//! images built from busybox-static, written as an OCI layout and pushed with `skopeo`.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+fn need(tool: &str) -> String {
+    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/bin"] {
+        let p = Path::new(dir).join(tool);
+        if p.exists() {
+            return p.to_string_lossy().into_owned();
+        }
+    }
+    panic!(
+        "{tool} is missing: run .ci/setup.sh (Debian packages docker-registry, skopeo, bubblewrap, busybox-static)"
+    );
+}
+
+/// A running registry, stopped when dropped.
+pub struct Registry {
+    child: Child,
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    pub fn start() -> Registry {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .expect("config");
+        let log = std::fs::File::create(dir.path().join("registry.log")).expect("log");
+        let child = Command::new(need("docker-registry"))
+            .arg("serve")
+            .arg(&config)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start docker-registry");
+        let started = Instant::now();
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "registry did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Registry {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+
+    /// Pushes `image` as `<addr>/<name>`, in Docker schema 2 format when `docker_format`.
+    pub fn push(&self, image: &Image, name: &str, docker_format: bool) -> String {
+        let dest = format!("{}/{name}", self.addr);
+        let mut cmd = Command::new(need("skopeo"));
+        cmd.args(["--insecure-policy", "copy", "--dest-tls-verify=false"]);
+        if docker_format {
+            cmd.args(["--format", "v2s2"]);
+        }
+        let out = cmd
+            .arg(format!(
+                "oci:{}:{}",
+                image.layout.path().display(),
+                image.tag
+            ))
+            .arg(format!("docker://{dest}"))
+            .output()
+            .expect("run skopeo");
+        assert!(
+            out.status.success(),
+            "skopeo copy failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dest
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sha(data: &[u8]) -> String {
+    let hex: String = Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+fn tar_layer(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, data, mode) in files {
+        let mut h = tar::Header::new_gnu();
+        if path.ends_with('/') {
+            h.set_entry_type(tar::EntryType::Directory);
+            h.set_size(0);
+        } else {
+            h.set_size(data.len() as u64);
+        }
+        h.set_mode(*mode);
+        b.append_data(&mut h, path, *data).expect("append");
+    }
+    b.into_inner().expect("tar")
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(data).expect("gzip");
+    gz.finish().expect("gzip")
+}
+
+/// An image in an OCI layout directory.
+pub struct Image {
+    layout: tempfile::TempDir,
+    tag: String,
+}
+
+/// Builds a two-layer image: busybox plus a file the second layer whites out, then the
+/// function script `script` run as `busybox sh /fn.sh` by user 65532.
+pub fn function_image(script: &str) -> Image {
+    let layout = tempfile::tempdir().expect("tempdir");
+    let blobs = layout.path().join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).expect("mkdir");
+    let put = |data: &[u8]| -> (String, usize) {
+        let d = sha(data);
+        std::fs::write(blobs.join(d.trim_start_matches("sha256:")), data).expect("blob");
+        (d, data.len())
+    };
+    let busybox = std::fs::read(need("busybox")).expect("read busybox");
+    let base = tar_layer(&[
+        ("bin/", b"", 0o755),
+        ("bin/busybox", &busybox, 0o755),
+        ("etc/", b"", 0o755),
+        ("etc/junk", b"hidden by the next layer", 0o644),
+    ]);
+    let top = tar_layer(&[
+        ("etc/.wh.junk", b"", 0o644),
+        ("fn.sh", script.as_bytes(), 0o755),
+    ]);
+    let mut layers = Vec::new();
+    let mut diff_ids = Vec::new();
+    for raw in [&base, &top] {
+        diff_ids.push(sha(raw));
+        let (d, n) = put(&gzip(raw));
+        layers.push(serde_json::json!({
+            "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": d, "size": n
+        }));
+    }
+    let config = serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {
+            "Entrypoint": ["/bin/busybox", "sh"], "Cmd": ["/fn.sh"],
+            "Env": ["PATH=/bin", "FN_MODE=test"], "WorkingDir": "/work", "User": "65532:65532"
+        },
+        "rootfs": {"type": "layers", "diff_ids": diff_ids}
+    });
+    let (cd, cn) = put(config.to_string().as_bytes());
+    let manifest = serde_json::json!({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cn},
+        "layers": layers
+    });
+    let (md, mn) = put(manifest.to_string().as_bytes());
+    let tag = "v1".to_string();
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "manifests": [{
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": mn,
+            "annotations": {"org.opencontainers.image.ref.name": tag}
+        }]
+    });
+    std::fs::write(layout.path().join("index.json"), index.to_string()).expect("index");
+    std::fs::write(
+        layout.path().join("oci-layout"),
+        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .expect("oci-layout");
+    Image { layout, tag }
+}
+
+/// A directory for a cache (or anything) that lives as long as the test.
+pub fn temp() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().to_path_buf();
+    (d, p)
+}
