@@ -25,6 +25,17 @@ use sha2::{Digest, Sha256};
 use crate::ContainerError;
 use crate::image::RunConfig;
 
+/// Age after which a staging directory is abandoned work.
+const STALE_STAGING: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+fn remove_tree(path: &Path) -> std::io::Result<()> {
+    if fs::symlink_metadata(path)?.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    }
+}
+
 /// An image ready to run.
 #[derive(Debug, Clone)]
 pub struct CachedImage {
@@ -95,6 +106,20 @@ impl Cache {
         let root = root.into();
         for sub in ["refs", "images", "locks", "tmp"] {
             fs::create_dir_all(root.join(sub))?;
+        }
+        // Staging left by a process that died mid-pull; a live pull is never this old.
+        if let Ok(entries) = fs::read_dir(root.join("tmp")) {
+            for e in entries.flatten() {
+                let stale = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE_STAGING);
+                if stale {
+                    let _ = remove_tree(&e.path());
+                }
+            }
         }
         Ok(Cache { root, max_bytes })
     }

@@ -6,6 +6,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use oci_client::client::{ClientConfig, ClientProtocol, linux_amd64_resolver};
 use oci_client::{Client, Reference};
@@ -64,6 +65,9 @@ pub async fn pull(
     let client = Client::new(ClientConfig {
         protocol: ClientProtocol::HttpsExcept(plain_http),
         platform_resolver: Some(Box::new(linux_amd64_resolver)),
+        // An unreachable registry fails the step instead of holding it until the budget ends.
+        connect_timeout: Some(Duration::from_secs(15)),
+        read_timeout: Some(Duration::from_secs(60)),
         ..ClientConfig::default()
     });
     let auth = crate::auth::lookup(options.docker_config.as_deref(), image.registry());

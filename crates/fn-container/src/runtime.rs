@@ -144,7 +144,16 @@ impl ContainerRuntime {
         let deadline = Instant::now() + run.timeout;
         loop {
             match rx.recv_timeout(POLL) {
-                Ok(result) => return result.map_err(start),
+                Ok(result) => {
+                    return result.map_err(|e| RuntimeError::Start {
+                        function: image.to_string(),
+                        reason: format!(
+                            "{e}; hint: check the image name and that its registry is reachable \
+                             (credentials come from the docker config; plain-HTTP registries \
+                             must be allowed as insecure); built-in functions run without a pull"
+                        ),
+                    });
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(RuntimeError::Panicked {
                         function: image.to_string(),

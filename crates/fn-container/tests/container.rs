@@ -1,7 +1,5 @@
 //! The container runtime against a real registry, real images and the real sandbox.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use fn_container::{ContainerOptions, ContainerRuntime};
@@ -9,7 +7,13 @@ use kpt::resource_list::ResourceList;
 use kpt::runtime::{
     Budget, BudgetExceeded, FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError,
 };
-use support::{Registry, function_image, temp};
+use porch_testkit::registry::{Registry, function_image};
+
+fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().to_path_buf();
+    (d, p)
+}
 
 const INPUT: &str = "apiVersion: config.kubernetes.io/v1
 kind: ResourceList

@@ -1,11 +1,10 @@
-//! A real registry (distribution's `docker-registry`) on a free loopback port, and function
-//! images built from busybox-static, written as an OCI layout and pushed with `skopeo`.
-
-#![allow(dead_code)]
+//! A real OCI registry (distribution's `docker-registry`) on a free loopback port, and KRM
+//! function images built from busybox-static, written as an OCI layout by hand and pushed
+//! with `skopeo`. Test support: failures panic with what is missing.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
@@ -26,11 +25,13 @@ fn need(tool: &str) -> String {
 /// A running registry, stopped when dropped.
 pub struct Registry {
     child: Child,
+    /// Where it listens (plain HTTP).
     pub addr: SocketAddr,
     _dir: tempfile::TempDir,
 }
 
 impl Registry {
+    /// Starts a registry with its storage in a temporary directory.
     pub fn start() -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = TcpListener::bind("127.0.0.1:0")
@@ -201,11 +202,4 @@ pub fn function_image(script: &str) -> Image {
     )
     .expect("oci-layout");
     Image { layout, tag }
-}
-
-/// A directory for a cache (or anything) that lives as long as the test.
-pub fn temp() -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::tempdir().expect("tempdir");
-    let p = d.path().to_path_buf();
-    (d, p)
 }
