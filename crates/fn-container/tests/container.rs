@@ -7,7 +7,7 @@ use kpt::resource_list::ResourceList;
 use kpt::runtime::{
     Budget, BudgetExceeded, FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError,
 };
-use porch_testkit::registry::{Registry, function_image};
+use porch_testkit::registry::{Registry, function_image, multi_arch_image};
 
 fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
     let d = tempfile::tempdir().expect("tempdir");
@@ -265,4 +265,36 @@ fn a_failing_function_reports_its_stderr_and_exit_code() {
     let out = run(&runtime(&cache), &image, Budget::default()).expect("ran");
     assert_eq!(out.exit_code, 3);
     assert!(out.stderr.contains("boom: bad config"), "{}", out.stderr);
+}
+
+#[test]
+fn an_image_index_resolves_to_linux_amd64() {
+    let registry = Registry::start();
+    let image = registry.push_all(
+        &multi_arch_image("echo amd64 >&2\nexit 0\n", "echo arm64 >&2\nexit 9\n"),
+        "fn/multi:v1",
+    );
+    let (_d, cache) = temp();
+    let out = run(&runtime(&cache), &image, Budget::default()).expect("ran");
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("amd64"), "{}", out.stderr);
+}
+
+#[test]
+fn a_digest_reference_pulls_that_manifest() {
+    let registry = Registry::start();
+    let image = registry.push(&function_image("echo pinned >&2\n"), "fn/pinned:v1", false);
+    let (_d1, first_cache) = temp();
+    let first = runtime(&first_cache)
+        .ensure_image(&image, &RunOptions::default())
+        .expect("pulled by tag");
+    let by_digest = format!("{}@{}", image.trim_end_matches(":v1"), first.digest);
+    let (_d2, cache) = temp();
+    let rt = runtime(&cache);
+    let out = run(&rt, &by_digest, Budget::default()).expect("ran by digest");
+    assert!(out.stderr.contains("pinned"), "{}", out.stderr);
+    let again = rt
+        .ensure_image(&by_digest, &RunOptions::default())
+        .expect("cached");
+    assert_eq!(again.digest, first.digest);
 }

@@ -74,12 +74,27 @@ impl Registry {
 
     /// Pushes `image` as `<addr>/<name>`, in Docker schema 2 format when `docker_format`.
     pub fn push(&self, image: &Image, name: &str, docker_format: bool) -> String {
+        self.copy(
+            image,
+            name,
+            if docker_format {
+                &["--format", "v2s2"]
+            } else {
+                &[]
+            },
+        )
+    }
+
+    /// Pushes a multi-platform image with all its platforms.
+    pub fn push_all(&self, image: &Image, name: &str) -> String {
+        self.copy(image, name, &["--all"])
+    }
+
+    fn copy(&self, image: &Image, name: &str, flags: &[&str]) -> String {
         let dest = format!("{}/{name}", self.addr);
         let mut cmd = Command::new(need("skopeo"));
         cmd.args(["--insecure-policy", "copy", "--dest-tls-verify=false"]);
-        if docker_format {
-            cmd.args(["--format", "v2s2"]);
-        }
+        cmd.args(flags);
         let out = cmd
             .arg(format!(
                 "oci:{}:{}",
@@ -145,13 +160,51 @@ pub struct Image {
 /// function script `script` run as `busybox sh /fn.sh` by user 65532.
 pub fn function_image(script: &str) -> Image {
     let layout = tempfile::tempdir().expect("tempdir");
-    let blobs = layout.path().join("blobs/sha256");
+    let (md, mn) = write_manifest(layout.path(), script, "amd64");
+    finish(
+        layout,
+        serde_json::json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": mn
+        }),
+    )
+}
+
+/// A multi-platform image (an OCI image index): the linux/arm64 entry, listed first, runs
+/// `arm64_script`, the linux/amd64 one `amd64_script`. Push it with [`Registry::push_all`].
+pub fn multi_arch_image(amd64_script: &str, arm64_script: &str) -> Image {
+    let layout = tempfile::tempdir().expect("tempdir");
+    let mut entries = Vec::new();
+    for (arch, script) in [("arm64", arm64_script), ("amd64", amd64_script)] {
+        let (d, n) = write_manifest(layout.path(), script, arch);
+        entries.push(serde_json::json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": d, "size": n,
+            "platform": {"architecture": arch, "os": "linux"}
+        }));
+    }
+    let index = serde_json::json!({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": entries
+    });
+    let (d, n) = put_blob(layout.path(), index.to_string().as_bytes());
+    finish(
+        layout,
+        serde_json::json!({
+            "mediaType": "application/vnd.oci.image.index.v1+json", "digest": d, "size": n
+        }),
+    )
+}
+
+fn put_blob(layout: &Path, data: &[u8]) -> (String, usize) {
+    let blobs = layout.join("blobs/sha256");
     std::fs::create_dir_all(&blobs).expect("mkdir");
-    let put = |data: &[u8]| -> (String, usize) {
-        let d = sha(data);
-        std::fs::write(blobs.join(d.trim_start_matches("sha256:")), data).expect("blob");
-        (d, data.len())
-    };
+    let d = sha(data);
+    std::fs::write(blobs.join(d.trim_start_matches("sha256:")), data).expect("blob");
+    (d, data.len())
+}
+
+/// Writes the layers, config and manifest of one function image; returns the manifest's
+/// digest and size.
+fn write_manifest(layout: &Path, script: &str, arch: &str) -> (String, usize) {
     let busybox = std::fs::read(need("busybox")).expect("read busybox");
     let base = tar_layer(&[
         ("bin/", b"", 0o755),
@@ -167,34 +220,33 @@ pub fn function_image(script: &str) -> Image {
     let mut diff_ids = Vec::new();
     for raw in [&base, &top] {
         diff_ids.push(sha(raw));
-        let (d, n) = put(&gzip(raw));
+        let (d, n) = put_blob(layout, &gzip(raw));
         layers.push(serde_json::json!({
             "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": d, "size": n
         }));
     }
     let config = serde_json::json!({
-        "architecture": "amd64", "os": "linux",
+        "architecture": arch, "os": "linux",
         "config": {
             "Entrypoint": ["/bin/busybox", "sh"], "Cmd": ["/fn.sh"],
             "Env": ["PATH=/bin", "FN_MODE=test"], "WorkingDir": "/work", "User": "65532:65532"
         },
         "rootfs": {"type": "layers", "diff_ids": diff_ids}
     });
-    let (cd, cn) = put(config.to_string().as_bytes());
+    let (cd, cn) = put_blob(layout, config.to_string().as_bytes());
     let manifest = serde_json::json!({
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cn},
         "layers": layers
     });
-    let (md, mn) = put(manifest.to_string().as_bytes());
+    put_blob(layout, manifest.to_string().as_bytes())
+}
+
+/// Writes `index.json` naming `top` as tag `v1`, and `oci-layout`.
+fn finish(layout: tempfile::TempDir, mut top: serde_json::Value) -> Image {
     let tag = "v1".to_string();
-    let index = serde_json::json!({
-        "schemaVersion": 2,
-        "manifests": [{
-            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": mn,
-            "annotations": {"org.opencontainers.image.ref.name": tag}
-        }]
-    });
+    top["annotations"] = serde_json::json!({"org.opencontainers.image.ref.name": tag});
+    let index = serde_json::json!({"schemaVersion": 2, "manifests": [top]});
     std::fs::write(layout.path().join("index.json"), index.to_string()).expect("index");
     std::fs::write(
         layout.path().join("oci-layout"),
