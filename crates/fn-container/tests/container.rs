@@ -298,3 +298,37 @@ fn a_digest_reference_pulls_that_manifest() {
         .expect("cached");
     assert_eq!(again.digest, first.digest);
 }
+
+#[test]
+fn credentials_come_from_the_docker_config() {
+    use base64::Engine;
+    let registry = Registry::start_with_auth();
+    let image = registry.push(&function_image("echo authed >&2\n"), "fn/private:v1", false);
+    let (_d, cache) = temp();
+    let anonymous = ContainerRuntime::new(ContainerOptions {
+        docker_config: None,
+        ..ContainerOptions::new(&cache)
+    })
+    .expect("runtime");
+    let err = run(&anonymous, &image, Budget::default()).expect_err("needs credentials");
+    assert!(matches!(err, RuntimeError::Start { .. }), "{err}");
+
+    let config = cache.join("docker-config.json");
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        porch_testkit::registry::USER,
+        porch_testkit::registry::PASSWORD
+    ));
+    std::fs::write(
+        &config,
+        format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, registry.addr),
+    )
+    .expect("docker config");
+    let authed = ContainerRuntime::new(ContainerOptions {
+        docker_config: Some(config),
+        ..ContainerOptions::new(&cache)
+    })
+    .expect("runtime");
+    let out = run(&authed, &image, Budget::default()).expect("ran");
+    assert!(out.stderr.contains("authed"), "{}", out.stderr);
+}

@@ -27,12 +27,30 @@ pub struct Registry {
     child: Child,
     /// Where it listens (plain HTTP).
     pub addr: SocketAddr,
+    /// Basic credentials it requires, if any (used for pushes too).
+    pub credentials: Option<(String, String)>,
     _dir: tempfile::TempDir,
 }
+
+/// The user [`Registry::start_with_auth`] accepts, and its password.
+pub const USER: &str = "fn-puller";
+/// [`USER`]'s password.
+pub const PASSWORD: &str = "s3cret";
+/// bcrypt (cost 4, fast enough per request) of [`PASSWORD`], for the registry's htpasswd.
+const PASSWORD_BCRYPT: &str = "$2b$04$CA1VAERUu8lM4aT8G2SuYufEtZquLb4hrmETN6TUNRQs6BAIxJNlK";
 
 impl Registry {
     /// Starts a registry with its storage in a temporary directory.
     pub fn start() -> Registry {
+        Self::start_inner(false)
+    }
+
+    /// Starts a registry that requires basic auth as [`USER`] / [`PASSWORD`].
+    pub fn start_with_auth() -> Registry {
+        Self::start_inner(true)
+    }
+
+    fn start_inner(auth: bool) -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = TcpListener::bind("127.0.0.1:0")
             .expect("bind")
@@ -41,14 +59,19 @@ impl Registry {
             .port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
         let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                dir.path().join("data").display()
-            ),
-        )
-        .expect("config");
+        let mut text = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+            dir.path().join("data").display()
+        );
+        if auth {
+            let htpasswd = dir.path().join("htpasswd");
+            std::fs::write(&htpasswd, format!("{USER}:{PASSWORD_BCRYPT}\n")).expect("htpasswd");
+            text.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+                htpasswd.display()
+            ));
+        }
+        std::fs::write(&config, text).expect("config");
         let log = std::fs::File::create(dir.path().join("registry.log")).expect("log");
         let child = Command::new(need("docker-registry"))
             .arg("serve")
@@ -68,6 +91,7 @@ impl Registry {
         Registry {
             child,
             addr,
+            credentials: auth.then(|| (USER.to_string(), PASSWORD.to_string())),
             _dir: dir,
         }
     }
@@ -94,6 +118,9 @@ impl Registry {
         let dest = format!("{}/{name}", self.addr);
         let mut cmd = Command::new(need("skopeo"));
         cmd.args(["--insecure-policy", "copy", "--dest-tls-verify=false"]);
+        if let Some((user, password)) = &self.credentials {
+            cmd.arg(format!("--dest-creds={user}:{password}"));
+        }
         cmd.args(flags);
         let out = cmd
             .arg(format!(
