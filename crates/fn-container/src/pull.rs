@@ -22,6 +22,8 @@ pub struct PullOptions {
     pub insecure_registries: Vec<String>,
     /// The docker config file credentials come from.
     pub docker_config: Option<PathBuf>,
+    /// Most bytes the unpacked image may take (`None`: unbounded).
+    pub max_image_bytes: Option<u64>,
 }
 
 fn registry_err(image: &Reference, e: impl std::fmt::Display) -> ContainerError {
@@ -77,6 +79,17 @@ pub async fn pull(
         .map_err(|e| registry_err(image, e))?;
     let rootfs = staging.join("rootfs");
     std::fs::create_dir_all(&rootfs)?;
+    let mut room = options.max_image_bytes.unwrap_or(u64::MAX);
+    let compressed: u64 = manifest
+        .layers
+        .iter()
+        .map(|l| u64::try_from(l.size).unwrap_or(0))
+        .sum();
+    if compressed > room {
+        return Err(ContainerError::Unpack(format!(
+            "the image's layers ({compressed} bytes) are larger than the function image cache"
+        )));
+    }
     for layer in &manifest.layers {
         let blob_path = staging.join("layer.blob");
         let file = tokio::fs::File::create(&blob_path).await?;
@@ -93,7 +106,7 @@ pub async fn pull(
                 actual,
             });
         }
-        crate::unpack::apply_layer(&rootfs, std::fs::File::open(&blob_path)?)?;
+        crate::unpack::apply_layer_limited(&rootfs, std::fs::File::open(&blob_path)?, &mut room)?;
         std::fs::remove_file(&blob_path)?;
     }
     std::fs::write(staging.join("config.json"), config)?;

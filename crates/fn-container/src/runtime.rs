@@ -117,6 +117,7 @@ impl ContainerRuntime {
         let pull_options = PullOptions {
             insecure_registries: self.options.insecure_registries.clone(),
             docker_config: self.options.docker_config.clone(),
+            max_image_bytes: Some(self.options.max_cache_bytes),
         };
         // The pull runs on its own thread and runtime: callers may be async tasks already.
         std::thread::spawn(move || {

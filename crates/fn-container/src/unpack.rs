@@ -99,19 +99,31 @@ fn ensure_dir(path: &Path) -> std::io::Result<()> {
 
 /// Applies one layer blob (gzip or plain tar) onto `root`.
 pub fn apply_layer(root: &Path, blob: impl Read) -> Result<(), ContainerError> {
+    let mut unbounded = u64::MAX;
+    apply_layer_limited(root, blob, &mut unbounded)
+}
+
+/// [`apply_layer`] writing at most `remaining` bytes of file content (decreased as it
+/// goes): a small compressed layer can expand without bound, and the image must fit the
+/// cache.
+pub fn apply_layer_limited(
+    root: &Path,
+    blob: impl Read,
+    remaining: &mut u64,
+) -> Result<(), ContainerError> {
     let mut reader = BufReader::new(blob);
     let head = reader.fill_buf()?;
     if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         return Err(unpack_err("zstd-compressed layers are not supported"));
     }
     if head.starts_with(&[0x1f, 0x8b]) {
-        apply_tar(root, flate2::read::GzDecoder::new(reader))
+        apply_tar(root, flate2::read::GzDecoder::new(reader), remaining)
     } else {
-        apply_tar(root, reader)
+        apply_tar(root, reader, remaining)
     }
 }
 
-fn apply_tar(root: &Path, reader: impl Read) -> Result<(), ContainerError> {
+fn apply_tar(root: &Path, reader: impl Read, remaining: &mut u64) -> Result<(), ContainerError> {
     let mut archive = tar::Archive::new(reader);
     // What this layer created: an opaque marker only hides the layers below.
     let mut created: HashSet<PathBuf> = HashSet::new();
@@ -153,7 +165,14 @@ fn apply_tar(root: &Path, reader: impl Read) -> Result<(), ContainerError> {
             }
             k if k.is_file() || k == tar::EntryType::Continuous => {
                 let mut file = fs::File::create(&target)?;
-                std::io::copy(&mut entry, &mut file)?;
+                let limit = remaining.saturating_add(1);
+                let written = std::io::copy(&mut (&mut entry).take(limit), &mut file)?;
+                if written > *remaining {
+                    return Err(unpack_err(
+                        "the unpacked image is larger than the function image cache",
+                    ));
+                }
+                *remaining -= written;
                 fs::set_permissions(&target, fs::Permissions::from_mode(mode))?;
             }
             k if k.is_symlink() => {
@@ -254,6 +273,18 @@ mod tests {
         .expect("clamped");
         assert!(!outer.path().join("evil").exists());
         assert!(root.join("evil").exists());
+    }
+
+    #[test]
+    fn unpacked_size_is_bounded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = layer(&[("a", F, "0123456789"), ("b", F, "0123456789")]);
+        let mut room = 15;
+        let err = apply_layer_limited(dir.path(), &data[..], &mut room).expect_err("too big");
+        assert!(err.to_string().contains("larger"), "{err}");
+        let mut room = 20;
+        apply_layer_limited(dir.path(), &data[..], &mut room).expect("fits");
+        assert_eq!(room, 0);
     }
 
     #[test]
