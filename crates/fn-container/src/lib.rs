@@ -16,7 +16,7 @@ mod runtime;
 pub mod sandbox;
 pub mod unpack;
 
-pub use runtime::{ContainerOptions, ContainerRuntime};
+pub use runtime::{ContainerOptions, ContainerRuntime, LazyContainerRuntime};
 
 /// Why an image could not be made ready to run.
 #[derive(Debug, thiserror::Error)]

@@ -238,3 +238,71 @@ impl FunctionRuntime for ContainerRuntime {
             .map_err(|e| rename(e, image))
     }
 }
+
+/// A [`ContainerRuntime`] whose cache is opened on the first image it runs, so commands
+/// that only use built-ins never touch the cache directory.
+#[derive(Debug)]
+pub struct LazyContainerRuntime {
+    options: ContainerOptions,
+    inner: std::sync::OnceLock<Result<ContainerRuntime, String>>,
+}
+
+impl LazyContainerRuntime {
+    /// A runtime with these options, not opened yet.
+    pub fn new(options: ContainerOptions) -> Self {
+        LazyContainerRuntime {
+            options,
+            inner: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl FunctionRuntime for LazyContainerRuntime {
+    fn handles(&self, function: &FunctionRef) -> bool {
+        matches!(function, FunctionRef::Image(_))
+    }
+
+    fn run(
+        &self,
+        function: &FunctionRef,
+        input: ResourceList,
+        options: &RunOptions,
+    ) -> Result<FunctionOutput, RuntimeError> {
+        let inner = self
+            .inner
+            .get_or_init(|| ContainerRuntime::new(self.options.clone()).map_err(|e| e.to_string()));
+        match inner {
+            Ok(rt) => rt.run(function, input, options),
+            Err(reason) => Err(RuntimeError::Start {
+                function: function.display().to_string(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lazy_runtime_creates_its_cache_only_when_an_image_runs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = dir.path().join("cache");
+        let rt = LazyContainerRuntime::new(ContainerOptions::new(&cache));
+        assert!(rt.handles(&FunctionRef::Image("x".into())));
+        assert!(!rt.handles(&FunctionRef::Exec("x".into())));
+        assert!(!cache.exists());
+        // A file where the cache should be: the error names the image and the cause.
+        std::fs::write(&cache, "").expect("write");
+        let err = rt
+            .run(
+                &FunctionRef::Image("example.invalid/fn:v1".into()),
+                ResourceList::default(),
+                &RunOptions::default(),
+            )
+            .expect_err("no cache");
+        assert!(err.to_string().contains("example.invalid/fn:v1"), "{err}");
+        assert!(err.to_string().contains("cache"), "{err}");
+    }
+}

@@ -49,10 +49,10 @@ pub fn runtimes_with(allow_exec: bool, allow_network: bool) -> Runtimes {
     all
 }
 
-/// Images cache under `$PORCHCTL_FN_CACHE_DIR`, else the user's cache directory;
-/// `$PORCHCTL_INSECURE_REGISTRIES` (comma-separated `host[:port]`) are reached over plain
-/// HTTP. Without a usable cache directory images are not run (the error says so).
-fn container_runtime(allow_network: bool) -> Option<fn_container::ContainerRuntime> {
+/// Images cache under `$PORCHCTL_FN_CACHE_DIR`, else the user's cache directory (opened
+/// only when an image runs); `$PORCHCTL_INSECURE_REGISTRIES` (comma-separated `host[:port]`)
+/// are reached over plain HTTP. Without any cache directory images are not run.
+fn container_runtime(allow_network: bool) -> Option<fn_container::LazyContainerRuntime> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -72,13 +72,7 @@ fn container_runtime(allow_network: bool) -> Option<fn_container::ContainerRunti
         .filter(|r| !r.is_empty())
         .map(String::from)
         .collect();
-    match fn_container::ContainerRuntime::new(options) {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            eprintln!("[WARN] function images cannot run: {e}");
-            None
-        }
-    }
+    Some(fn_container::LazyContainerRuntime::new(options))
 }
 
 /// Name kpt shows for a package directory.
