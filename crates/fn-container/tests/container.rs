@@ -332,3 +332,61 @@ fn credentials_come_from_the_docker_config() {
     let out = run(&authed, &image, Budget::default()).expect("ran");
     assert!(out.stderr.contains("authed"), "{}", out.stderr);
 }
+
+/// Processes of this machine whose command line contains `needle`.
+fn processes_with(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| {
+            String::from_utf8_lossy(c)
+                .replace('\0', " ")
+                .contains(needle)
+        })
+        .count()
+}
+
+#[test]
+fn a_stopped_function_leaves_no_process_behind() {
+    let registry = Registry::start();
+    // A child of the function's shell, so the whole sandbox must go, not just its leader.
+    let marker = format!("{}", 1_000_000 + std::process::id());
+    let image = registry.push(
+        &function_image(&format!("sleep {marker} &\nwait\n")),
+        "fn/orphan:v1",
+        false,
+    );
+    let (_d, cache) = temp();
+    let rt = runtime(&cache);
+    rt.ensure_image(&image, &RunOptions::default())
+        .expect("pulled");
+    let needle = format!("sleep {marker}");
+    std::thread::scope(|s| {
+        let running = s.spawn(|| {
+            run(
+                &rt,
+                &image,
+                Budget::default().with_time_limit(Duration::from_secs(3)),
+            )
+        });
+        let started = Instant::now();
+        while processes_with(&needle) == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "the function's process never appeared"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let err = running.join().expect("thread").expect_err("deadline");
+        assert!(matches!(err, RuntimeError::Budget { .. }), "{err}");
+    });
+    let stopped = Instant::now();
+    while processes_with(&needle) > 0 {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(5),
+            "a sandboxed process outlived its function"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
