@@ -5,6 +5,12 @@ need=()
 [ -x /usr/lib/git-core/git-http-backend ] || need+=(git)
 # porch-testkit's SshServer runs sshd (and ssh-keygen/ssh from openssh-client, a dependency).
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+# fn-container runs function images in bubblewrap; its tests start distribution's registry,
+# push images with skopeo and build them from busybox-static.
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+[ -x /usr/bin/docker-registry ] || need+=(docker-registry)
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -67,6 +67,31 @@ pub struct Args {
     #[arg(long)]
     pub allow_exec_functions: bool,
 
+    /// Where pulled function images are unpacked (default: `<data-dir>/function-images`).
+    #[arg(long, env = "PORCH_FUNCTION_CACHE_DIR")]
+    pub function_cache_dir: Option<std::path::PathBuf>,
+
+    /// Bound of the function image cache in MiB (least recently used images are evicted).
+    #[arg(long, default_value_t = 10 * 1024)]
+    pub function_cache_max_mb: u64,
+
+    /// A registry (`host[:port]`) reached over plain HTTP; repeatable. Loopback registries
+    /// always are.
+    #[arg(
+        long = "insecure-registry",
+        env = "PORCH_INSECURE_REGISTRIES",
+        value_delimiter = ','
+    )]
+    pub insecure_registries: Vec<String>,
+
+    /// Let function containers use the network (off: they get no network at all).
+    #[arg(long)]
+    pub allow_function_network: bool,
+
+    /// Address-space limit of one function container, in MiB (0: none).
+    #[arg(long, default_value_t = 2048)]
+    pub function_memory_mb: u64,
+
     /// Also keep every draft and proposed revision on a Porch-layout git branch
     /// (`drafts/<package>/<workspace>`, `proposed/<package>/<workspace>`), as Porch's
     /// `--db-push-drafts-to-git`. The store stays the source of truth: a failed push does

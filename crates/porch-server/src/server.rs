@@ -86,6 +86,22 @@ fn upstream_credentials(
 }
 
 /// Runs the server until SIGTERM/SIGINT.
+/// The runtime for function images, its cache under the data directory unless configured.
+fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRuntime> {
+    let cache = args
+        .function_cache_dir
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("function-images"));
+    let mut options = fn_container::ContainerOptions::new(&cache);
+    options.max_cache_bytes = args.function_cache_max_mb.saturating_mul(1 << 20);
+    options.insecure_registries = args.insecure_registries.clone();
+    options.allow_network = args.allow_function_network;
+    options.memory_limit =
+        (args.function_memory_mb > 0).then(|| args.function_memory_mb.saturating_mul(1 << 20));
+    fn_container::ContainerRuntime::new(options)
+        .with_context(|| format!("cannot open the function image cache {}", cache.display()))
+}
+
 pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.insecure_http && !args.listen.ip().is_loopback() {
         bail!(
@@ -115,15 +131,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
     );
     let hub = WatchHub::attach(&store, 4096);
-    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(
-        kpt::runtime::Runtimes::new()
-            .with(krm_functions::Builtins)
-            .with(if args.allow_exec_functions {
-                kpt::runtime::exec::ExecRuntime::allowed()
-            } else {
-                kpt::runtime::exec::ExecRuntime::denied()
-            }),
-    );
+    let mut runtimes = kpt::runtime::Runtimes::new()
+        .with(krm_functions::Builtins)
+        .with(if args.allow_exec_functions {
+            kpt::runtime::exec::ExecRuntime::allowed()
+        } else {
+            kpt::runtime::exec::ExecRuntime::denied()
+        });
+    // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs).
+    runtimes.push(Box::new(container_runtime(&args)?));
+    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(runtimes);
     let engine = porch_engine::Engine::with_options(
         store.clone(),
         runtime,

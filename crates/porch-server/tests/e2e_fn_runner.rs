@@ -67,3 +67,24 @@ async fn test_exec_function_evaluator() {
     .await;
     assert_eq!(cm["data"]["key"], "changed", "{cm}");
 }
+
+/// Not upstream (Porch runs images in pods): an image no built-in provides is pulled from a
+/// registry and run in the sandbox, its unpacked image cached under the data directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn test_container_function_evaluator() {
+    let registry = porch_testkit::registry::Registry::start();
+    let image = registry.push(
+        &porch_testkit::registry::function_image("sed 's/key: original/key: changed/'\n"),
+        "fn/change-value:v1",
+        false,
+    );
+    let env = Env::start().await;
+    let cm = render_with(
+        &env,
+        &format!("pipeline:\n  mutators:\n  - image: {image}\n"),
+    )
+    .await;
+    assert_eq!(cm["data"]["key"], "changed", "{cm}");
+    let cached = env.server.data_dir().join("function-images/images");
+    assert_eq!(cached.read_dir().expect("image cache").count(), 1);
+}

@@ -7,6 +7,8 @@
 //!   serving bare repositories over `ssh://` as the current user.
 //! - [`repos`]: build bare repositories from in-memory trees, from the upstream blueprint
 //!   bundle, or from the Go Porch test tarballs.
+//! - [`registry`]: a real OCI registry (`docker-registry`) and busybox-based KRM function
+//!   images pushed to it with `skopeo`, for the container function runtime.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
 //!
 //! It does not mock git: every byte goes through the real `git` binary. It is not a
@@ -19,6 +21,7 @@ mod ssh;
 
 pub mod conformance;
 pub mod generate;
+pub mod registry;
 pub mod repos;
 
 pub use error::TestkitError;

@@ -29,14 +29,50 @@ pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The function runtimes available locally: native built-ins, then exec when allowed.
+/// The function runtimes available locally: native built-ins, then exec when allowed, then
+/// other images pulled and run in a sandbox (without network).
 pub fn runtimes(allow_exec: bool) -> Runtimes {
+    runtimes_with(allow_exec, false)
+}
+
+/// [`runtimes`], with container functions allowed the network (`fn render --allow-network`).
+pub fn runtimes_with(allow_exec: bool, allow_network: bool) -> Runtimes {
     let exec = if allow_exec {
         ExecRuntime::allowed()
     } else {
         ExecRuntime::denied()
     };
-    Runtimes::new().with(krm_functions::Builtins).with(exec)
+    let mut all = Runtimes::new().with(krm_functions::Builtins).with(exec);
+    if let Some(containers) = container_runtime(allow_network) {
+        all.push(Box::new(containers));
+    }
+    all
+}
+
+/// Images cache under `$PORCHCTL_FN_CACHE_DIR`, else the user's cache directory (opened
+/// only when an image runs); `$PORCHCTL_INSECURE_REGISTRIES` (comma-separated `host[:port]`)
+/// are reached over plain HTTP. Without any cache directory images are not run.
+fn container_runtime(allow_network: bool) -> Option<fn_container::LazyContainerRuntime> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = env("PORCHCTL_FN_CACHE_DIR").or_else(|| {
+        env("XDG_CACHE_HOME")
+            .or_else(|| env("HOME").map(|h| h.join(".cache")))
+            .map(|c| c.join("porchctl").join("fn-images"))
+    })?;
+    let mut options = fn_container::ContainerOptions::new(cache);
+    options.allow_network = allow_network;
+    options.insecure_registries = std::env::var("PORCHCTL_INSECURE_REGISTRIES")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(String::from)
+        .collect();
+    Some(fn_container::LazyContainerRuntime::new(options))
 }
 
 /// Name kpt shows for a package directory.

@@ -59,7 +59,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
     // Symlinks inside the package are not followed (as kpt).
     let (before, _symlinks) =
         fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
-    let runtime = super::runtimes(a.allow_exec);
+    let runtime = super::runtimes_with(a.allow_exec, a.allow_network);
     let opts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {

@@ -1,0 +1,62 @@
+//! `porchctl fn render` / `fn eval` with function images that no built-in provides: pulled
+//! from a real registry on loopback, cached, run in the bubblewrap sandbox.
+
+use std::path::Path;
+use std::process::Command;
+
+use porch_testkit::registry::{Registry, function_image};
+
+const SET_LABEL: &str = "sed 's/^  metadata:$/  metadata:\\n    labels:\\n      color: blue/'\n";
+
+fn porchctl(args: &[&str], dir: &Path, cache: &Path) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(args)
+        .current_dir(dir)
+        .env("PORCHCTL_FN_CACHE_DIR", cache)
+        .output()
+        .expect("porchctl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn render_and_eval_run_container_images_after_built_ins() {
+    let registry = Registry::start();
+    let label = registry.push(&function_image(SET_LABEL), "fn/set-label:v1", false);
+    let fail = registry.push(
+        &function_image("echo 'boom: no way' >&2\nexit 3\n"),
+        "fn/fail:v1",
+        false,
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).expect("mkdir");
+    std::fs::write(
+        pkg.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n\
+             \x20   - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n\
+             \x20   - image: {label}\n"
+        ),
+    )
+    .expect("Kptfile");
+    std::fs::write(
+        pkg.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+    )
+    .expect("cm");
+    let cache = tmp.path().join("cache");
+
+    let (code, stderr) = porchctl(&["fn", "render", "pkg"], tmp.path(), &cache);
+    assert_eq!(code, 0, "{stderr}");
+    let cm = std::fs::read_to_string(pkg.join("cm.yaml")).expect("cm");
+    assert!(cm.contains("color: blue"), "{cm}");
+    assert!(cm.contains("namespace: prod"), "{cm}");
+    assert!(cache.join("images").read_dir().expect("cache").count() == 1);
+
+    let (code, stderr) = porchctl(&["fn", "eval", "pkg", "--image", &fail], tmp.path(), &cache);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("boom: no way"), "{stderr}");
+}
