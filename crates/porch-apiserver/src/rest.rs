@@ -106,6 +106,26 @@ pub fn parse_object(
     Ok(v)
 }
 
+/// [`decode`] of a create or update body: kube-apiserver names the kind in front of a strict
+/// decoding error there (a patch's error has no prefix).
+fn decode_body(
+    kind: &ResourceKind,
+    obj: &mut Value,
+    fv: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    decode(kind, obj, fv).map_err(|mut e| {
+        if e.message.starts_with("strict decoding error") {
+            e.message = format!(
+                "{k} in version \"{v}\" cannot be handled as a {k}: {m}",
+                k = kind.kind,
+                v = kind.version,
+                m = e.message
+            );
+        }
+        e
+    })
+}
+
 /// Checks apiVersion/kind (filling them when absent), prunes unknown fields and checks the
 /// schema. Returns the warnings for unknown fields when they are tolerated.
 fn decode(
@@ -445,7 +465,7 @@ impl Rest<'_> {
         ownership: Ownership,
     ) -> Result<Written, ApiError> {
         let kind = self.kind();
-        let warnings = decode(kind, &mut obj, fv)?;
+        let warnings = decode_body(kind, &mut obj, fv)?;
         let client = obj.pointer("/metadata/managedFields").cloned();
         prepare_create(kind, &mut obj, namespace)?;
         kind.hooks.default(&mut obj);
@@ -482,7 +502,7 @@ impl Rest<'_> {
         part: Part,
     ) -> Result<Written, ApiError> {
         let kind = self.kind();
-        let warnings = decode(kind, &mut obj, fv)?;
+        let warnings = decode_body(kind, &mut obj, fv)?;
         check_namespace_name(kind, &obj, name)?;
         for _ in 0..MAX_RETRIES {
             let old = self.resource.backend.get(self.ctx, namespace, name).await?;

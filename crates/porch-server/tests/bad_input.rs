@@ -56,7 +56,7 @@ async fn bad_requests_get_clear_statuses_and_store_nothing() {
     assert_eq!(code, 400);
     assert_eq!(
         msg,
-        "strict decoding error: unknown field \"spec.surprise\""
+        "Repository in version \"v1alpha1\" cannot be handled as a Repository: strict decoding error: unknown field \"spec.surprise\""
     );
 
     let bad_name = GOOD.replace(r#""name":"ok""#, r#""name":"Bad_Name""#);
