@@ -3,12 +3,16 @@
 //! on stdout, `<name> failed (<why>)` on stderr) and failures end in one `errors:` summary.
 //!
 //! Readiness gates are checked here before propose and approve because the server does
-//! not check them.
+//! not check them. Decisions are taken on porch-api's typed `PackageRevision`; writes send
+//! back the object as the server sent it with only the lifecycle changed, so a field this
+//! client's types do not know (a newer server's) is never dropped.
 
 use clap::Args;
+use porch_api::PackageRevision;
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
-use super::{errors_summary, lifecycle_of, retry_on_conflict};
+use super::{errors_summary, retry_on_conflict};
 use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::connection::Remote;
 use crate::remote::spinner::Spinner;
@@ -24,41 +28,52 @@ pub struct NamesArgs {
 
 /// Every `spec.readinessGates[].conditionType` has a `status.conditions` entry with status
 /// `True` (upstream's `PackageRevisionIsReady`).
-pub fn is_ready(pr: &Value) -> bool {
-    let empty = Vec::new();
-    let gates = pr
-        .pointer("/spec/readinessGates")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
+pub fn is_ready(pr: &PackageRevision) -> bool {
     let conditions = pr
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    gates.iter().all(|g| {
-        let wanted = g
-            .get("conditionType")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        conditions.iter().any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(wanted)
-                && c.get("status").and_then(Value::as_str) == Some("True")
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    pr.spec
+        .readiness_gates
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .all(|g| {
+            let wanted = g.condition_type.as_deref().unwrap_or_default();
+            conditions
+                .iter()
+                .any(|c| c.type_ == wanted && c.status == "True")
         })
-    })
+}
+
+/// `spec.lifecycle`, defaulting to Draft as the server does for an empty value.
+fn lifecycle_of(pr: &PackageRevision) -> &str {
+    match pr.spec.lifecycle.as_deref() {
+        None | Some("") => "Draft",
+        Some(l) => l,
+    }
 }
 
 fn not_ready() -> RemoteError {
     RemoteError::Failed("readiness conditions not met".into())
 }
 
-fn with_lifecycle(mut pr: Value, lifecycle: &str) -> Value {
-    pr["spec"]["lifecycle"] = json!(lifecycle);
-    pr
+/// A package revision as the server sent it, and its typed reading.
+struct Fetched {
+    raw: Value,
+    typed: PackageRevision,
+}
+
+fn with_lifecycle(mut raw: Value, lifecycle: &str) -> Value {
+    raw["spec"]["lifecycle"] = json!(lifecycle);
+    raw
 }
 
 /// Upstream's `UpdatePackageRevisionApproval`: the transitions the approval subresource
 /// takes; a revision already in the target state is left alone.
-async fn update_approval(remote: &Remote, pr: Value, new: &str) -> Result<(), RemoteError> {
-    let old = lifecycle_of(&pr).to_string();
+async fn update_approval(remote: &Remote, pr: Fetched, new: &str) -> Result<(), RemoteError> {
+    let old = lifecycle_of(&pr.typed).to_string();
     let allowed = match old.as_str() {
         "Proposed" => new == "Published" || new == "Draft",
         "DeletionProposed" => new == "Published",
@@ -70,23 +85,33 @@ async fn update_approval(remote: &Remote, pr: Value, new: &str) -> Result<(), Re
             "cannot change approval from {old} to {new}"
         )));
     }
-    let name = super::name_of(&pr).to_string();
-    let body = with_lifecycle(pr, new);
+    let name = pr.typed.metadata.name.clone().unwrap_or_default();
+    let body = with_lifecycle(pr.raw, new);
     PACKAGE_REVISIONS
         .replace_subresource(&remote.client, &remote.namespace, &name, "approval", &body)
         .await?;
     Ok(())
 }
 
-async fn get(remote: &Remote, name: &str) -> Result<Value, RemoteError> {
-    PACKAGE_REVISIONS
+async fn get(remote: &Remote, name: &str) -> Result<Fetched, RemoteError> {
+    let raw = PACKAGE_REVISIONS
         .get(&remote.client, &remote.namespace, name)
-        .await
+        .await?;
+    let typed = decode(&raw, name)?;
+    Ok(Fetched { raw, typed })
 }
 
-async fn update(remote: &Remote, name: &str, body: &Value) -> Result<(), RemoteError> {
+fn decode(raw: &Value, name: &str) -> Result<PackageRevision, RemoteError> {
+    PackageRevision::deserialize(raw).map_err(|e| {
+        RemoteError::Failed(format!(
+            "the server's package revision {name} does not decode: {e}"
+        ))
+    })
+}
+
+async fn update(remote: &Remote, name: &str, body: Value) -> Result<(), RemoteError> {
     PACKAGE_REVISIONS
-        .replace(&remote.client, &remote.namespace, name, body)
+        .replace(&remote.client, &remote.namespace, name, &body)
         .await?;
     Ok(())
 }
@@ -118,12 +143,12 @@ pub async fn propose(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteE
     for name in &a.names {
         let r = retry_on_conflict(|| async {
             let pr = get(&remote, name).await?;
-            if !is_ready(&pr) {
+            if !is_ready(&pr.typed) {
                 return Err(not_ready());
             }
-            match lifecycle_of(&pr) {
+            match lifecycle_of(&pr.typed) {
                 "Draft" => {
-                    update(&remote, name, &with_lifecycle(pr, "Proposed")).await?;
+                    update(&remote, name, with_lifecycle(pr.raw, "Proposed")).await?;
                     remote::out(&format!("{name} proposed\n"))
                 }
                 "Proposed" => {
@@ -151,7 +176,7 @@ pub async fn approve(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteE
         let spinner = Spinner::start(format!("approving {name}"));
         let r = retry_on_conflict(|| async {
             let pr = get(&remote, name).await?;
-            if !is_ready(&pr) {
+            if !is_ready(&pr.typed) {
                 return Err(not_ready());
             }
             update_approval(&remote, pr, "Published").await
@@ -177,13 +202,13 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
     for name in &a.names {
         let r = retry_on_conflict(|| async {
             let pr = get(&remote, name).await?;
-            match lifecycle_of(&pr) {
+            match lifecycle_of(&pr.typed) {
                 "Proposed" => {
                     update_approval(&remote, pr, "Draft").await?;
                     Ok("approval")
                 }
                 "DeletionProposed" => {
-                    update(&remote, name, &with_lifecycle(pr, "Published")).await?;
+                    update(&remote, name, with_lifecycle(pr.raw, "Published")).await?;
                     Ok("deletion")
                 }
                 other => Err(RemoteError::Failed(format!(
@@ -206,7 +231,7 @@ pub async fn propose_delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), 
     for name in &a.names {
         // Upstream stops at the first revision it cannot read.
         let pr = get(&remote, name).await?;
-        match lifecycle_of(&pr) {
+        match lifecycle_of(&pr.typed) {
             "Published" => {}
             "DeletionProposed" => {
                 eprintln!("{name} is already proposed for deletion");
@@ -222,7 +247,7 @@ pub async fn propose_delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), 
                 continue;
             }
         }
-        match update(&remote, name, &with_lifecycle(pr, "DeletionProposed")).await {
+        match update(&remote, name, with_lifecycle(pr.raw, "DeletionProposed")).await {
             Ok(()) => remote::out(&format!("{name} proposed for deletion\n"))?,
             Err(e) => outcomes.failed(name, &e),
         }
@@ -249,23 +274,51 @@ pub async fn delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
 mod tests {
     use super::*;
 
-    #[test]
-    fn readiness_gates() {
-        assert!(is_ready(&json!({"spec": {}})));
-        let gated = |status: &str| {
-            json!({"spec": {"readinessGates": [{"conditionType": "nephio.org.Specializer.specialize"}]},
-                   "status": {"conditions": [{"type": "nephio.org.Specializer.specialize", "status": status}]}})
-        };
-        assert!(is_ready(&gated("True")));
-        assert!(!is_ready(&gated("False")));
-        assert!(!is_ready(
-            &json!({"spec": {"readinessGates": [{"conditionType": "x"}]}})
-        ));
+    fn pr(v: Value) -> PackageRevision {
+        decode(&raw(v), "r.p.ws").expect("decodes")
+    }
+
+    fn raw(mut v: Value) -> Value {
+        v["apiVersion"] = json!("porch.kpt.dev/v1alpha1");
+        v["kind"] = json!("PackageRevision");
+        v["metadata"] = json!({"name": "r.p.ws"});
+        v
     }
 
     #[test]
-    fn lifecycle_is_set() {
-        let pr = with_lifecycle(json!({"spec": {"lifecycle": "Draft"}}), "Proposed");
-        assert_eq!(pr["spec"]["lifecycle"], "Proposed");
+    fn readiness_gates() {
+        assert!(is_ready(&pr(json!({"spec": {}}))));
+        let gated = |status: &str| {
+            pr(
+                json!({"spec": {"readinessGates": [{"conditionType": "nephio.org.Specializer.specialize"}]},
+                   "status": {"conditions": [{"type": "nephio.org.Specializer.specialize", "status": status}]}}),
+            )
+        };
+        assert!(is_ready(&gated("True")));
+        assert!(!is_ready(&gated("False")));
+        assert!(!is_ready(&pr(
+            json!({"spec": {"readinessGates": [{"conditionType": "x"}]}})
+        )));
+    }
+
+    #[test]
+    fn lifecycle_defaults_to_draft() {
+        assert_eq!(lifecycle_of(&pr(json!({"spec": {}}))), "Draft");
+        assert_eq!(
+            lifecycle_of(&pr(json!({"spec": {"lifecycle": "Proposed"}}))),
+            "Proposed"
+        );
+    }
+
+    #[test]
+    fn writes_keep_fields_the_types_do_not_know() {
+        let v = raw(json!({"spec": {"lifecycle": "Draft", "somethingNew": 1}}));
+        assert_eq!(
+            lifecycle_of(&decode(&v, "r.p.ws").expect("decodes")),
+            "Draft"
+        );
+        let body = with_lifecycle(v, "Proposed");
+        assert_eq!(body["spec"]["lifecycle"], "Proposed");
+        assert_eq!(body["spec"]["somethingNew"], 1);
     }
 }
