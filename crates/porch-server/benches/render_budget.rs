@@ -6,66 +6,24 @@
 //!
 //! `cargo bench -p porch-server --bench render_budget -- [updates]` (default 60).
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use anyhow::bail;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+mod common;
+
+use common::{ServerProcess, api, object, start_server_with};
+
 const NS: &str = "default";
-
-struct ServerProcess(Child);
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn api(client: &kube::Client, group: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let ar =
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1alpha1", kind), plural);
-    Api::namespaced_with(client.clone(), NS, &ar)
-}
-
-fn object(v: serde_json::Value) -> anyhow::Result<DynamicObject> {
-    Ok(serde_json::from_value(v)?)
-}
 
 async fn start(
     dir: &std::path::Path,
     flags: &[&str],
 ) -> anyhow::Result<(ServerProcess, kube::Client)> {
-    let data = dir.join("data");
-    let child = Command::new(env!("CARGO_BIN_EXE_porch-server"))
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["--listen", "127.0.0.1:0"])
-        .args(flags)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("start porch-server")?;
-    let proc = ServerProcess(child);
-    let kc = data.join("kubeconfig");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !kc.exists() {
-        if Instant::now() > deadline {
-            bail!("porch-server did not write its kubeconfig");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(50));
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(&kc)?,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
+    let (proc, kc) = start_server_with(env!("CARGO_BIN_EXE_porch-server"), dir, flags)?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
     Ok((proc, kube::Client::try_from(config)?))
 }
 

@@ -81,6 +81,15 @@ pub fn start_server(
     bin: &str,
     dir: &std::path::Path,
 ) -> anyhow::Result<(ServerProcess, kube::config::Kubeconfig)> {
+    start_server_with(bin, dir, &[])
+}
+
+/// [`start_server`] with extra server flags.
+pub fn start_server_with(
+    bin: &str,
+    dir: &std::path::Path,
+    flags: &[&str],
+) -> anyhow::Result<(ServerProcess, kube::config::Kubeconfig)> {
     let data = dir.join("data");
     // PORCH_BENCH_WRAP runs the server under a profiler, e.g. "heaptrack -o /tmp/server".
     let wrap: Vec<String> = std::env::var("PORCH_BENCH_WRAP")
@@ -100,6 +109,7 @@ pub fn start_server(
         .arg("--data-dir")
         .arg(&data)
         .args(["--listen", "127.0.0.1:0"])
+        .args(flags)
         .env(
             "RUST_LOG",
             std::env::var("PORCH_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
