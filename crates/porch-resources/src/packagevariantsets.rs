@@ -1,13 +1,14 @@
 //! Runs the PackageVariantSet controller of `porch-controllers` in this server: objects
 //! through the registry ([`RegistryObjects`]), woken by the watches of PackageVariantSets,
-//! PackageVariants and Repositories (the streams clients get) and by the engine's events (an
-//! upstream revision appearing), with a periodic sweep behind them.
+//! PackageVariants and Repositories (the streams clients get), by every other stored
+//! object's change (what an `objectSelector` may select, custom kinds included), and by the
+//! engine's events (an upstream revision appearing), with a periodic sweep behind them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchItem, WatchStart};
+use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchHub, WatchItem, WatchStart};
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::runner::stopped;
 use porch_controllers::packagevariantset::runner::{self, Wake};
@@ -32,6 +33,7 @@ enum Wakes {
 pub async fn run(
     registry: LiveRegistry,
     engine: porch_engine::Engine,
+    hub: Arc<WatchHub>,
     mut ready: watch::Receiver<bool>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -78,6 +80,7 @@ pub async fn run(
         tx.clone(),
         stop.clone(),
     )));
+    feeds.push(tokio::spawn(feed_from_store(hub, tx.clone(), stop.clone())));
     drop(tx);
     tracing::info!("PackageVariantSet controller started");
     // The runner returns when every feed (sender) has stopped.
@@ -165,6 +168,45 @@ async fn feed_from_engine(
         };
         if tx.send(wake).is_err() {
             return;
+        }
+    }
+}
+
+/// Any stored object may be what a set's `objectSelector` selects: a change wakes the sets of
+/// its namespace. Events are left out (every controller action writes one).
+async fn feed_from_store(
+    hub: Arc<WatchHub>,
+    tx: mpsc::UnboundedSender<Wake>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut rx = hub.subscribe();
+    loop {
+        let batch = tokio::select! {
+            b = rx.recv() => b,
+            _ = stopped(&mut stop) => return,
+        };
+        let batch = match batch {
+            Ok(b) => b,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                if tx.send(Wake::All).is_err() {
+                    return;
+                }
+                continue;
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let mut namespaces: Vec<&str> = batch
+            .iter()
+            .filter(|e| !e.object.key.resource.ends_with("/events"))
+            .map(|e| e.object.key.namespace.as_str())
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        namespaces.sort_unstable();
+        namespaces.dedup();
+        for ns in namespaces {
+            if tx.send(Wake::Namespace(ns.to_owned())).is_err() {
+                return;
+            }
         }
     }
 }

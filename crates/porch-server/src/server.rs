@@ -270,6 +270,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let variant_sets = tokio::spawn(resources::packagevariantsets::run(
         live.clone(),
         engine.clone(),
+        hub.clone(),
         ready_rx,
         stop_rx,
     ));

@@ -227,3 +227,91 @@ async fn a_fan_out_killed_midway_converges_without_duplicates() {
     assert_eq!(got, want, "exactly one draft per target");
     assert_eq!(names(&pvs).await.len(), 100);
 }
+
+const CLUSTER_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: workloadclusters.infra.nephio.org
+spec:
+  group: infra.nephio.org
+  scope: Namespaced
+  names: {plural: workloadclusters, singular: workloadcluster, kind: WorkloadCluster}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              clusterName: {type: string}
+"#;
+
+/// `objectSelector` over a kind a CRD made servable: one PackageVariant per selected object,
+/// its name the downstream repository (`repoDefault`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_object_selector_over_a_custom_kind_picks_its_targets() {
+    let env = Env::start().await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    for repo in ["east", "west", "north"] {
+        let url = env.empty_repo(repo);
+        env.register(NS, repo, &url, json!({})).await;
+    }
+    init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
+    let out = env
+        .server
+        .kubectl_stdin(&["apply", "-f", "-"], Some(CLUSTER_CRD));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/workloadclusters.infra.nephio.org",
+        "--timeout=30s",
+    ]);
+    for (name, env_label) in [("east", "prod"), ("west", "prod"), ("north", "test")] {
+        let obj = format!(
+            "apiVersion: infra.nephio.org/v1alpha1\nkind: WorkloadCluster\nmetadata:\n  name: {name}\n  namespace: {NS}\n  labels: {{env: {env_label}}}\nspec:\n  clusterName: {name}\n"
+        );
+        let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(&obj));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    apply_set(
+        &env,
+        "  - objectSelector:\n      apiVersion: infra.nephio.org/v1alpha1\n      kind: WorkloadCluster\n      matchLabels: {env: prod}\n",
+    );
+    let (pvs, prs) = (
+        api(&env, "v1alpha1", "PackageVariant", "packagevariants"),
+        env.prs(NS),
+    );
+    eventually("a PackageVariant per selected cluster", || async {
+        names(&pvs).await == ["fan-east-foo", "fan-west-foo"]
+    })
+    .await;
+    for draft in ["east.foo.packagevariant-1", "west.foo.packagevariant-1"] {
+        eventually(draft, || async { prs.get(draft).await.is_ok() }).await;
+    }
+    // Relabelling a cluster moves it into the selection.
+    env.server.kubectl_ok(&[
+        "label",
+        "workloadcluster",
+        "north",
+        "env=prod",
+        "--overwrite",
+    ]);
+    eventually("north selected", || async {
+        names(&pvs).await == ["fan-east-foo", "fan-north-foo", "fan-west-foo"]
+    })
+    .await;
+}
