@@ -15,6 +15,8 @@ mod paging;
 mod prr;
 mod record;
 mod select;
+#[cfg(test)]
+mod testing;
 
 use std::sync::Arc;
 

@@ -162,37 +162,8 @@ mod tests {
 
     #[test]
     fn the_model_check_agrees_with_the_object_match() {
-        use porch_core::names::{PackagePath, RepositoryName, Revision, WorkspaceName};
-        use porch_core::revision::PackageRevisionKey;
         for (revision, lifecycle) in [(0, Lifecycle::Draft), (2, Lifecycle::Published)] {
-            let pr = porch_engine::PackageRevision {
-                namespace: "ns".into(),
-                key: PackageRevisionKey {
-                    repository: RepositoryName::discovered("r").expect("name"),
-                    package: PackagePath::new("p").expect("path"),
-                    workspace: WorkspaceName::new("w").expect("workspace"),
-                    revision: Revision::from_raw(revision),
-                },
-                lifecycle,
-                resource_version: "1".into(),
-                labels: Default::default(),
-                annotations: Default::default(),
-                tasks: Vec::new(),
-                self_lock: None,
-                upstream_lock: None,
-                published_by: None,
-                publish_timestamp: None,
-                creation_timestamp: None,
-                latest: false,
-                origin: porch_engine::Origin::Store,
-                package_metadata: Default::default(),
-                readiness_gates: Vec::new(),
-                conditions: Vec::new(),
-                deployment: false,
-                finalizers: Vec::new(),
-                owner_references: Vec::new(),
-                deletion_timestamp: None,
-            };
+            let pr = super::super::testing::revision(lifecycle, revision);
             let obj = super::super::convert::revision_json(&pr);
             for s in [
                 "spec.revision=0",
