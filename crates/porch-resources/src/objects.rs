@@ -162,6 +162,64 @@ impl Objects for RegistryObjects {
     }
 }
 
+/// Follows the watch of one served resource from now (with its current objects first when
+/// `initial_events`), calling `on_object` with each object changed, until `stop` turns true or
+/// `on_object` returns false. A stream that ends (e.g. 410 below the retained window) is
+/// watched again; the callers' periodic sweeps cover what it missed.
+pub async fn follow(
+    registry: &LiveRegistry,
+    (group, version, plural): (&str, &str, &str),
+    initial_events: bool,
+    user: &str,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    mut on_object: impl FnMut(Value) -> bool,
+) {
+    use futures::StreamExt;
+    let Some(resource) = registry.load().find(group, version, plural).cloned() else {
+        return;
+    };
+    let ctx = RequestContext {
+        user: user.into(),
+        ..Default::default()
+    };
+    let stopped = |stop: &mut tokio::sync::watch::Receiver<bool>| {
+        let mut stop = stop.clone();
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        }
+    };
+    loop {
+        let start = porch_apiserver::WatchStart::Now { initial_events };
+        let stream = resource
+            .backend
+            .watch(&ctx, None, start, &ListOptions::default())
+            .await;
+        let mut stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(resource = plural, error = %e, "cannot watch; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => continue,
+                    _ = stopped(&mut stop) => return,
+                }
+            }
+        };
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                _ = stopped(&mut stop) => return,
+            };
+            let Some(item) = item else { break };
+            if let porch_apiserver::WatchItem::Event { object, .. } = item
+                && let Ok(obj) = serde_json::from_slice::<Value>(&object)
+                && !on_object(obj)
+            {
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -3,10 +3,8 @@
 //! PackageVariant watch (the same stream clients get) and the engine's events.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt;
-use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchItem, WatchStart};
+use porch_apiserver::LiveRegistry;
 use porch_controllers::events::EventSink;
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::{Reconciler, WorkQueue, runner};
@@ -15,6 +13,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::objects::RegistryObjects;
+
+/// Who the controller acts as.
+const USER: &str = "system:packagevariant-controller";
 
 /// Reconciles at once at most this many variants.
 const WORKERS: usize = 2;
@@ -32,17 +33,7 @@ pub async fn run(
         _ = runner::stopped(&mut ready) => {}
         _ = runner::stopped(&mut stop) => return,
     }
-    let Some(variants) = registry
-        .load()
-        .find(porch_api::CONFIG_GROUP, "v1alpha1", "packagevariants")
-        .cloned()
-    else {
-        return;
-    };
-    let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(
-        registry,
-        "system:packagevariant-controller",
-    ));
+    let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(registry.clone(), USER));
     let reconciler = Reconciler {
         objects: objects.clone(),
         revisions: Arc::new(EngineRevisions {
@@ -64,48 +55,21 @@ pub async fn run(
         stop.clone(),
     ));
     tracing::info!("PackageVariant controller started");
-    let ctx = RequestContext {
-        user: "system:packagevariant-controller".into(),
-        ..Default::default()
-    };
-    'watch: loop {
-        let stream = variants
-            .backend
-            .watch(
-                &ctx,
-                None,
-                WatchStart::Now {
-                    initial_events: true,
-                },
-                &ListOptions::default(),
-            )
-            .await;
-        let mut stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "PackageVariant controller cannot watch; retrying");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                    _ = runner::stopped(&mut stop) => break 'watch,
-                }
+    crate::objects::follow(
+        &registry,
+        (porch_api::CONFIG_GROUP, "v1alpha1", "packagevariants"),
+        true,
+        USER,
+        stop.clone(),
+        |obj| {
+            let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
+            if let (Some(ns), Some(name)) = (s("/metadata/namespace"), s("/metadata/name")) {
+                queue.add((ns, name));
             }
-        };
-        loop {
-            let item = tokio::select! {
-                item = stream.next() => item,
-                _ = runner::stopped(&mut stop) => break 'watch,
-            };
-            let Some(item) = item else { break };
-            if let WatchItem::Event { object, .. } = item
-                && let Ok(obj) = serde_json::from_slice::<Value>(&object)
-            {
-                let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
-                if let (Some(ns), Some(name)) = (s("/metadata/namespace"), s("/metadata/name")) {
-                    queue.add((ns, name));
-                }
-            }
-        }
-    }
+            true
+        },
+    )
+    .await;
     let _ = workers.await;
     let _ = feed.await;
     tracing::info!("PackageVariant controller stopped");

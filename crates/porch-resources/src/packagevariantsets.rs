@@ -7,8 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use porch_apiserver::{ListOptions, LiveRegistry, RequestContext, WatchHub, WatchItem, WatchStart};
+use porch_apiserver::{LiveRegistry, WatchHub};
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::runner::stopped;
 use porch_controllers::packagevariantset::runner::{self, Wake};
@@ -16,6 +15,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::objects::RegistryObjects;
+
+/// Who the controller acts as.
+const USER: &str = "system:packagevariantset-controller";
 
 /// Every set is looked at this often even without a wake.
 const RESYNC: Duration = Duration::from_secs(300);
@@ -41,10 +43,7 @@ pub async fn run(
         _ = stopped(&mut ready) => {}
         _ = stopped(&mut stop) => return,
     }
-    let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(
-        registry.clone(),
-        "system:packagevariantset-controller",
-    ));
+    let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(registry.clone(), USER));
     let (tx, rx) = mpsc::unbounded_channel();
     let mut feeds = Vec::new();
     for (group, version, plural, wakes) in [
@@ -94,59 +93,22 @@ pub async fn run(
 /// Sends a wake for every change of one kind until `stop`.
 async fn feed_from_watch(
     registry: LiveRegistry,
-    (group, version, plural): (&'static str, &'static str, &'static str),
+    resource: (&'static str, &'static str, &'static str),
     wakes: Wakes,
     tx: mpsc::UnboundedSender<Wake>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let Some(resource) = registry.load().find(group, version, plural).cloned() else {
-        return;
-    };
-    let ctx = RequestContext {
-        user: "system:packagevariantset-controller".into(),
-        ..Default::default()
-    };
-    loop {
-        let start = WatchStart::Now {
-            initial_events: matches!(wakes, Wakes::Set),
+    let initial = matches!(wakes, Wakes::Set);
+    crate::objects::follow(&registry, resource, initial, USER, stop, |obj| {
+        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        let wake = match (wakes, s("/metadata/namespace"), s("/metadata/name")) {
+            (Wakes::Set, Some(namespace), Some(name)) => Wake::Set { namespace, name },
+            (Wakes::Namespace, Some(ns), _) => Wake::Namespace(ns),
+            _ => return true,
         };
-        let stream = resource
-            .backend
-            .watch(&ctx, None, start, &ListOptions::default())
-            .await;
-        let mut stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(resource = plural, error = %e, "PackageVariantSet controller cannot watch; retrying");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                    _ = stopped(&mut stop) => return,
-                }
-            }
-        };
-        loop {
-            let item = tokio::select! {
-                item = stream.next() => item,
-                _ = stopped(&mut stop) => return,
-            };
-            // The stream ended (e.g. 410 below the retained window): watch again; the
-            // runner's sweeps cover what was missed.
-            let Some(item) = item else { break };
-            if let WatchItem::Event { object, .. } = item
-                && let Ok(obj) = serde_json::from_slice::<Value>(&object)
-            {
-                let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
-                let wake = match (wakes, s("/metadata/namespace"), s("/metadata/name")) {
-                    (Wakes::Set, Some(namespace), Some(name)) => Wake::Set { namespace, name },
-                    (Wakes::Namespace, Some(ns), _) => Wake::Namespace(ns),
-                    _ => continue,
-                };
-                if tx.send(wake).is_err() {
-                    return;
-                }
-            }
-        }
-    }
+        tx.send(wake).is_ok()
+    })
+    .await;
 }
 
 /// A package revision change may be the upstream a set waits for: wake its namespace.
