@@ -389,12 +389,19 @@ async fn kube_rs_patch_apply_on_config_maps_and_package_revisions() {
     .await;
     let got = prs.get(&pr_name).await.expect("get revision");
     assert_eq!(spec(&got)["lifecycle"], "Draft");
+    // Lists carry the same managedFields as get, as kube-apiserver's do.
+    assert_eq!(listed_managers(&prs, &pr_name).await, managers(&got));
 
     // A revision's managedFields survive a restart: `mgr` re-applying the old value still
     // conflicts with `other`.
     tokio::task::block_in_place(|| env.server.restart());
     let client = env.server.wait_readyz().await;
     let prs = revisions(&client, "default");
+    // After a restart a list reads the records of every revision from the store.
+    let listed = listed_managers(&prs, &pr_name).await;
+    assert!(listed.contains(&"other".to_owned()), "{listed:?}");
+    let got = prs.get(&pr_name).await.expect("get revision");
+    assert_eq!(listed, managers(&got));
     let e = api_error(
         prs.patch(
             &pr_name,
@@ -411,4 +418,23 @@ async fn kube_rs_patch_apply_on_config_maps_and_package_revisions() {
         e.message,
         "Apply failed with 1 conflict: conflict with \"other\": .metadata.labels.a"
     );
+}
+
+fn managers(o: &DynamicObject) -> Vec<String> {
+    o.metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect()
+}
+
+async fn listed_managers(api: &Api<DynamicObject>, name: &str) -> Vec<String> {
+    let list = api.list(&Default::default()).await.expect("list");
+    let item = list
+        .items
+        .iter()
+        .find(|o| o.metadata.name.as_deref() == Some(name))
+        .expect("listed");
+    managers(item)
 }

@@ -119,14 +119,15 @@ impl RevisionBackend {
         revisions
             .iter()
             .filter_map(|pr| {
+                let managed = self.managed_of(pr);
                 let bytes = if options.selectors.is_empty() {
-                    self.cache.bytes(pr, None)
+                    self.cache.bytes(pr, None, managed)
                 } else {
                     let obj = revision_json(pr);
                     if !select::matches(&options.selectors, &obj) {
                         return None;
                     }
-                    self.cache.bytes(pr, Some(&obj))
+                    self.cache.bytes(pr, Some(&obj), managed)
                 };
                 Some((pr.namespace.clone(), pr.name().as_str().to_owned(), bytes))
             })
@@ -140,16 +141,21 @@ impl RevisionBackend {
         if options.selectors.is_empty() {
             return revisions
                 .iter()
-                .map(|pr| self.cache.bytes(pr, None))
+                .map(|pr| self.cache.bytes(pr, None, self.managed_of(pr)))
                 .collect();
         }
         revisions
             .iter()
             .filter_map(|pr| {
                 let obj = revision_json(pr);
-                select::matches(&options.selectors, &obj).then(|| self.cache.bytes(pr, Some(&obj)))
+                select::matches(&options.selectors, &obj)
+                    .then(|| self.cache.bytes(pr, Some(&obj), self.managed_of(pr)))
             })
             .collect()
+    }
+
+    fn managed_of(&self, pr: &PackageRevision) -> super::cache::Managed {
+        self.managed.peek(&pr.namespace, pr.name().as_str())
     }
 
     /// Applies metadata and lifecycle changes of `new` to the revision `name`.
@@ -246,6 +252,7 @@ impl ResourceBackend for RevisionBackend {
         options: &ListOptions,
     ) -> Result<ListResult, ApiError> {
         select::validate(&options.selectors)?;
+        self.managed.load_all().await?;
         let after = options
             .continue_token
             .as_deref()

@@ -3,15 +3,18 @@
 //! The REST layer computes them (server-side apply and field ownership) like for every kind;
 //! the engine's object metadata has no place for them, so this backend keeps them itself: one
 //! record per revision in the metadata store (its own resource, next to the engine's object
-//! metadata), read through a cache. They are returned by get and by writes, not in lists or
-//! watch events (those are built from the engine's cached JSON). The record is written after
+//! metadata), read through a cache. They are returned by get, by writes and in lists (the
+//! cache holds every record once a list has asked, and each entry has a generation the
+//! serialized-object cache is stamped with), not in watch events: an event is logged by the
+//! engine's write, before the record of that write exists. The record is written after
 //! the engine's write, not in its transaction: a crash in between leaves the previous owners.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use porch_apiserver::{ApiError, blocking};
-use porch_core::store::{MetadataStore, ObjectKey, Precondition, Write, WriteOp};
+use porch_core::store::{ListQuery, MetadataStore, ObjectKey, Precondition, Write, WriteOp};
 use serde_json::Value;
 
 /// Store resource of the records (internal; not served).
@@ -19,10 +22,16 @@ const RESOURCE: &str = "porch.kpt.dev/packagerevisions.managedfields";
 
 type Key = (String, String);
 
+/// A cached record: its generation (unique per value ever cached) and the value.
+type Entry = (u64, Option<Arc<Value>>);
+
 pub struct ManagedFields {
     store: Arc<dyn MetadataStore>,
     /// What the store holds per object (`None`: known to hold nothing).
-    cache: Mutex<HashMap<Key, Option<Value>>>,
+    cache: Mutex<HashMap<Key, Entry>>,
+    /// Every record of the store is in `cache`: a miss means "none".
+    complete: AtomicBool,
+    generation: AtomicU64,
 }
 
 impl ManagedFields {
@@ -30,10 +39,16 @@ impl ManagedFields {
         Self {
             store,
             cache: Mutex::new(HashMap::new()),
+            complete: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Option<Value>>> {
+    fn next_generation(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
         // Entries are independent values; a panic elsewhere cannot leave one half-written.
         self.cache
             .lock()
@@ -42,15 +57,56 @@ impl ManagedFields {
 
     async fn load(&self, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
         let key = (namespace.to_owned(), name.to_owned());
-        if let Some(v) = self.lock().get(&key) {
-            return Ok(v.clone());
+        if let Some((_, v)) = self.lock().get(&key) {
+            return Ok(v.as_deref().cloned());
+        }
+        if self.complete.load(Ordering::Acquire) {
+            return Ok(None);
         }
         let store = self.store.clone();
         let skey = ObjectKey::new(RESOURCE, namespace, name);
         let found = blocking(move || store.get(&skey)).await?;
         let value = found.and_then(|o| serde_json::from_slice::<Value>(&o.data).ok());
-        self.lock().insert(key, value.clone());
+        let generation = self.next_generation();
+        self.lock()
+            .entry(key)
+            .or_insert((generation, value.clone().map(Arc::new)));
         Ok(value)
+    }
+
+    /// Reads every record into the cache once, so that [`Self::peek`] answers for all.
+    pub async fn load_all(&self) -> Result<(), ApiError> {
+        if self.complete.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let query = ListQuery {
+            resource: RESOURCE.into(),
+            namespace: None,
+            start_after: None,
+            limit: None,
+        };
+        let page = blocking(move || store.list(&query)).await?;
+        let mut cache = self.lock();
+        for item in page.items {
+            let key = (item.key.namespace.clone(), item.key.name.clone());
+            let value = serde_json::from_slice::<Value>(&item.data)
+                .ok()
+                .map(Arc::new);
+            let generation = self.next_generation();
+            // An entry already cached is newer than (or as new as) the listed one.
+            cache.entry(key).or_insert((generation, value));
+        }
+        self.complete.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// The cached record of `namespace/name` with its generation, without reading the store
+    /// (complete after [`Self::load_all`]).
+    pub fn peek(&self, namespace: &str, name: &str) -> Option<(u64, Arc<Value>)> {
+        let cache = self.lock();
+        let (generation, value) = cache.get(&(namespace.to_owned(), name.to_owned()))?;
+        value.as_ref().map(|v| (*generation, v.clone()))
     }
 
     /// Puts the managedFields of `namespace/name` into `obj`. They are advisory: a store
@@ -105,8 +161,11 @@ impl ManagedFields {
         };
         let store = self.store.clone();
         blocking(move || store.write(vec![write])).await?;
-        self.lock()
-            .insert((namespace.to_owned(), name.to_owned()), want);
+        let generation = self.next_generation();
+        self.lock().insert(
+            (namespace.to_owned(), name.to_owned()),
+            (generation, want.map(Arc::new)),
+        );
         Ok(())
     }
 
