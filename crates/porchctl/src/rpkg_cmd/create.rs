@@ -2,10 +2,12 @@
 //! a single task and prints `<name> created` (the name the server composed).
 
 use clap::Args;
-use serde_json::{Map, Value, json};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use porch_api::tasks::{PackageEditTaskSpec, PackageInitTaskSpec, PackageRevisionRef};
+use porch_api::{PackageRevision, PackageRevisionSpec, PackageRevisionStatus, Task};
 
 use super::source::CloneSource;
-use super::{name_of, text};
+use super::typed::{self, RevisionExt};
 use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
@@ -72,54 +74,59 @@ pub struct CopyArgs {
     pub workspace: String,
 }
 
-/// The PackageRevision upstream porchctl posts (Draft, one task).
+/// The PackageRevision upstream porchctl posts (Draft, one task, an empty status).
 pub fn package_revision(
     ns: &str,
     package: &str,
     workspace: &str,
     repository: &str,
-    task: Value,
-) -> Value {
-    json!({
-        "apiVersion": "porch.kpt.dev/v1alpha1",
-        "kind": "PackageRevision",
-        "metadata": {"namespace": ns},
-        "spec": {
-            "packageName": package,
-            "workspaceName": workspace,
-            "repository": repository,
-            "tasks": [task],
+    task: Task,
+) -> PackageRevision {
+    let mut pr = PackageRevision::new(
+        "",
+        PackageRevisionSpec {
+            package_name: Some(package.into()),
+            workspace_name: Some(workspace.into()),
+            repository: Some(repository.into()),
+            tasks: Some(vec![task]),
+            ..Default::default()
         },
-        "status": {},
-    })
+    );
+    pr.metadata = ObjectMeta {
+        namespace: Some(ns.into()),
+        ..Default::default()
+    };
+    pr.status = Some(PackageRevisionStatus::default());
+    pr
 }
 
 /// The `init` task, empty fields omitted as Go's `omitempty` does.
-pub fn init_task(description: &str, keywords: &[String], site: &str) -> Value {
-    let mut init = Map::new();
-    if !description.is_empty() {
-        init.insert("description".into(), json!(description));
+pub fn init_task(description: &str, keywords: &[String], site: &str) -> Task {
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let keywords: Vec<String> = keywords.iter().filter(|k| !k.is_empty()).cloned().collect();
+    Task {
+        type_: "init".into(),
+        init: Some(PackageInitTaskSpec {
+            subpackage: None,
+            description: some(description),
+            keywords: (!keywords.is_empty()).then_some(keywords),
+            site: some(site),
+        }),
+        ..Default::default()
     }
-    let keywords: Vec<&String> = keywords.iter().filter(|k| !k.is_empty()).collect();
-    if !keywords.is_empty() {
-        init.insert("keywords".into(), json!(keywords));
-    }
-    if !site.is_empty() {
-        init.insert("site".into(), json!(site));
-    }
-    json!({"type": "init", "init": init})
 }
 
 async fn create(
     conn: &ConnectionFlags,
-    body: impl FnOnce(&str) -> Value,
+    body: impl FnOnce(&str) -> PackageRevision,
 ) -> Result<(), RemoteError> {
     let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     let created = PACKAGE_REVISIONS
-        .create(&remote.client, ns, &body(ns))
+        .create(&remote.client, ns, &typed::to_body(&body(ns))?)
         .await?;
-    remote::out(&format!("{} created\n", name_of(&created)))
+    let created: PackageRevision = typed::decode(&created, "package revision")?;
+    remote::out(&format!("{} created\n", created.name()))
 }
 
 pub async fn init(conn: &ConnectionFlags, a: InitArgs) -> Result<(), RemoteError> {
@@ -187,27 +194,36 @@ pub async fn copy(conn: &ConnectionFlags, a: CopyArgs) -> Result<(), RemoteError
     let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     // Upstream reads the source before it checks the workspace flag.
-    let src = PACKAGE_REVISIONS.get(&remote.client, ns, source).await?;
+    let src: PackageRevision = typed::decode(
+        &PACKAGE_REVISIONS.get(&remote.client, ns, source).await?,
+        "package revision",
+    )?;
     if a.workspace.is_empty() {
         return Err(RemoteError::Usage(
             "--workspace is required to specify workspace name".into(),
         ));
     }
-    let task = json!({"type": "edit", "edit": {"sourceRef": {"name": name_of(&src)}}});
-    let body = package_revision(
-        ns,
-        text(&src, "/spec/packageName"),
-        &a.workspace,
-        text(&src, "/spec/repository"),
-        task,
-    );
-    let created = PACKAGE_REVISIONS.create(&remote.client, ns, &body).await?;
-    remote::out(&format!("{} created\n", name_of(&created)))
+    let task = Task {
+        type_: "edit".into(),
+        edit: Some(PackageEditTaskSpec {
+            source: Some(PackageRevisionRef {
+                name: src.name().to_owned(),
+            }),
+        }),
+        ..Default::default()
+    };
+    let body = package_revision(ns, src.package(), &a.workspace, src.repository(), task);
+    let created = PACKAGE_REVISIONS
+        .create(&remote.client, ns, &typed::to_body(&body)?)
+        .await?;
+    let created: PackageRevision = typed::decode(&created, "package revision")?;
+    remote::out(&format!("{} created\n", created.name()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn init_body_like_upstream() {
@@ -217,6 +233,17 @@ mod tests {
             "http://kpt.dev/init-package",
         );
         let pr = package_revision("rpkg-init", "init-package", "init-1", "git", t);
+        let pr = serde_json::to_value(pr).expect("json");
+        assert_eq!(
+            pr,
+            json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+                "metadata": {"namespace": "rpkg-init"},
+                "spec": {"packageName": "init-package", "workspaceName": "init-1",
+                    "repository": "git",
+                    "tasks": [{"type": "init", "init": {"description": "Test Package Description",
+                        "keywords": ["test", "package"], "site": "http://kpt.dev/init-package"}}]},
+                "status": {}})
+        );
         assert_eq!(
             pr["spec"],
             json!({"packageName": "init-package", "workspaceName": "init-1", "repository": "git",
@@ -224,6 +251,9 @@ mod tests {
                     "keywords": ["test", "package"], "site": "http://kpt.dev/init-package"}}]})
         );
         assert_eq!(pr["metadata"], json!({"namespace": "rpkg-init"}));
-        assert_eq!(init_task("", &[], ""), json!({"type": "init", "init": {}}));
+        assert_eq!(
+            serde_json::to_value(init_task("", &[], "")).expect("json"),
+            json!({"type": "init", "init": {}})
+        );
     }
 }

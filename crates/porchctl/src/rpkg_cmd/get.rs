@@ -5,8 +5,10 @@
 use clap::Args;
 use serde_json::Value;
 
+use porch_api::PackageRevision;
+
 use super::pull::resources_of;
-use super::{revision_of, text};
+use super::typed::{self, RevisionExt};
 use crate::remote::api::{PACKAGE_REVISION_RESOURCES, PACKAGE_REVISIONS};
 use crate::remote::listing::{SortBy, list_items, merge_tables};
 use crate::remote::print::{self, OutputFormat, PrintFlags};
@@ -65,13 +67,16 @@ impl GetArgs {
             && (self.repository.is_empty() || self.repository == repo)
     }
 
-    fn object_matches(&self, pr: &Value) -> bool {
-        self.matches(
-            text(pr, "/spec/packageName"),
-            Some(revision_of(pr)),
-            text(pr, "/spec/workspaceName"),
-            text(pr, "/spec/repository"),
-        )
+    /// Whether an object the server sent passes the flags (decided on its typed reading;
+    /// the object itself is printed as sent).
+    fn object_matches(&self, pr: &Value) -> Result<bool, RemoteError> {
+        let pr: PackageRevision = typed::decode(pr, "package revision")?;
+        Ok(self.matches(
+            pr.package(),
+            Some(pr.revision()),
+            pr.spec.workspace_name.as_deref().unwrap_or_default(),
+            pr.repository(),
+        ))
     }
 
     /// Keeps the Table rows that pass the flags (cells found by column name).
@@ -212,7 +217,13 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 );
             }
         }
-        objects.retain(|o| args.object_matches(o));
+        let mut kept = Vec::with_capacity(objects.len());
+        for o in objects {
+            if args.object_matches(&o)? {
+                kept.push(o);
+            }
+        }
+        let mut objects = kept;
         print::hide_managed_fields(&mut objects);
         if let Some(sort_by) = &sort_by {
             sort_by.sort_objects(&mut objects)?;
@@ -338,13 +349,16 @@ mod tests {
 
     #[test]
     fn objects_filtered_by_flags() {
-        let pr = json!({"spec": {"packageName": "empty", "workspaceName": "v1", "revision": 1}});
-        assert!(args(&["--name=empty", "--revision=1"]).object_matches(&pr));
-        assert!(!args(&["--revision=2"]).object_matches(&pr));
-        assert!(!args(&["--workspace=v2"]).object_matches(&pr));
-        let pr = json!({"spec": {"packageName": "p", "repository": "blueprints"}});
-        assert!(args(&["--repository=blueprints"]).object_matches(&pr));
-        assert!(!args(&["--repository", "other"]).object_matches(&pr));
+        let m = |a: &[&str], pr: &Value| args(a).object_matches(pr).expect("decodes");
+        let pr = json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+            "metadata": {}, "spec": {"packageName": "empty", "workspaceName": "v1", "revision": 1}});
+        assert!(m(&["--name=empty", "--revision=1"], &pr));
+        assert!(!m(&["--revision=2"], &pr));
+        assert!(!m(&["--workspace=v2"], &pr));
+        let pr = json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+            "metadata": {}, "spec": {"packageName": "p", "repository": "blueprints"}});
+        assert!(m(&["--repository=blueprints"], &pr));
+        assert!(!m(&["--repository", "other"], &pr));
     }
 
     #[test]

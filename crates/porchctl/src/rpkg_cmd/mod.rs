@@ -10,13 +10,13 @@ mod pull;
 mod push;
 mod resources;
 mod source;
+mod typed;
 mod upgrade;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use serde_json::Value;
 
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
@@ -132,50 +132,14 @@ fn errors_summary(messages: &[String]) -> RemoteError {
     RemoteError::Failed(format!("errors:\n  {}", messages.join("\n  ")))
 }
 
-/// A string field of a JSON object by pointer, `""` when absent.
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// `metadata.name` of an object.
-fn name_of(v: &Value) -> &str {
-    text(v, "/metadata/name")
-}
-
-/// `spec.lifecycle`, defaulting to Draft as the server does for an empty value.
-fn lifecycle_of(v: &Value) -> &str {
-    match text(v, "/spec/lifecycle") {
-        "" => "Draft",
-        l => l,
-    }
-}
-
-/// `spec.revision` (0 when omitted, as for drafts).
-fn revision_of(v: &Value) -> i64 {
-    v.pointer("/spec/revision")
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn summary_text() {
         let e = errors_summary(&["a".into(), "b".into()]);
         assert_eq!(e.to_string(), "errors:\n  a\n  b");
-    }
-
-    #[test]
-    fn field_helpers() {
-        let pr = json!({"metadata": {"name": "r.p.ws"}, "spec": {"revision": 3}});
-        assert_eq!(name_of(&pr), "r.p.ws");
-        assert_eq!(lifecycle_of(&pr), "Draft");
-        assert_eq!(revision_of(&pr), 3);
     }
 
     #[tokio::test]

@@ -2,7 +2,10 @@
 //! or a URL plus `--directory/--ref`), or a registered package revision — and the clone
 //! task upstream porchctl sends for each.
 
-use serde_json::{Value, json};
+use porch_api::tasks::{
+    GitPackage, OciPackage, PackageCloneTaskSpec, PackageRevisionRef, UpstreamPackage,
+};
+use porch_api::{SecretRef, Task};
 
 use crate::remote::RemoteError;
 
@@ -112,27 +115,54 @@ impl CloneSource {
         })
     }
 
-    /// The `clone` task spec (`upstreamRef` wraps the whole UpstreamPackage).
-    pub fn task(&self) -> Value {
+    /// The `clone` task (`upstreamRef` wraps the whole UpstreamPackage). A git source always
+    /// names a `secretRef`, empty or not, as Go's non-pointer struct field does.
+    pub fn task(&self) -> Task {
         let upstream = match self {
-            CloneSource::Oci { image } => json!({"type": "oci", "oci": {"image": image}}),
+            CloneSource::Oci { image } => UpstreamPackage {
+                type_: Some("oci".into()),
+                oci: Some(OciPackage {
+                    image: image.clone(),
+                }),
+                ..Default::default()
+            },
             CloneSource::Git {
                 repo,
                 directory,
                 git_ref,
                 secret_ref,
-            } => json!({"type": "git", "git": {
-                "repo": repo, "ref": git_ref, "directory": directory,
-                "secretRef": {"name": secret_ref}}}),
-            CloneSource::Revision { name } => json!({"upstreamRef": {"name": name}}),
+            } => UpstreamPackage {
+                type_: Some("git".into()),
+                git: Some(GitPackage {
+                    repo: repo.clone(),
+                    ref_: git_ref.clone(),
+                    directory: directory.clone(),
+                    secret_ref: Some(SecretRef {
+                        name: secret_ref.clone(),
+                    }),
+                }),
+                ..Default::default()
+            },
+            CloneSource::Revision { name } => UpstreamPackage {
+                upstream_ref: Some(PackageRevisionRef { name: name.clone() }),
+                ..Default::default()
+            },
         };
-        json!({"type": "clone", "clone": {"upstreamRef": upstream}})
+        Task {
+            type_: "clone".into(),
+            clone: Some(PackageCloneTaskSpec {
+                upstream: Some(upstream),
+                strategy: None,
+            }),
+            ..Default::default()
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn git(repo: &str, directory: &str, git_ref: &str) -> CloneSource {
         CloneSource::Git {
@@ -210,11 +240,13 @@ mod tests {
             name: "bp.basens.v1".into(),
         }
         .task();
+        let t = serde_json::to_value(t).expect("json");
         assert_eq!(
             t,
             json!({"type": "clone", "clone": {"upstreamRef": {"upstreamRef": {"name": "bp.basens.v1"}}}})
         );
-        let t = git("https://h/bp.git", "basens", "basens/v1").task();
+        let t = serde_json::to_value(git("https://h/bp.git", "basens", "basens/v1").task())
+            .expect("json");
         assert_eq!(
             t["clone"]["upstreamRef"],
             json!({"type": "git", "git": {"repo": "https://h/bp.git", "ref": "basens/v1",

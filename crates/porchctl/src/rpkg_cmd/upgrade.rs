@@ -3,10 +3,12 @@
 //! `rpkg upgrade --discover=upstream|downstream [NAME...]`: which upgrades are available.
 
 use clap::Args;
-use serde_json::{Value, json};
+use porch_api::tasks::{PackageRevisionRef, PackageUpgradeTaskSpec};
+use porch_api::{PackageRevision, Repository, Task};
 
 use super::create::package_revision;
-use super::{errors_summary, lifecycle_of, name_of, revision_of, text};
+use super::errors_summary;
+use super::typed::{self, RevisionExt, repository_name};
 use crate::remote::api::{PACKAGE_REVISIONS, REPOSITORIES};
 use crate::remote::tabwriter::TabWriter;
 use crate::remote::{self, ConnectionFlags, RemoteError};
@@ -72,32 +74,52 @@ impl UpgradeArgs {
     }
 }
 
-fn is_published(pr: &Value) -> bool {
-    matches!(lifecycle_of(pr), "Published" | "DeletionProposed")
-}
-
 /// The package revisions of one namespace, with the lookups upgrade needs.
-struct Revisions(Vec<Value>);
+struct Revisions(Vec<PackageRevision>);
 
 impl Revisions {
-    fn find(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|p| name_of(p) == name)
+    fn find(&self, name: &str) -> Option<&PackageRevision> {
+        self.0.iter().find(|p| p.name() == name)
     }
 
     /// The upstream this revision was made from: a clone's source, an upgrade's new
     /// upstream, or for a copy that of the revision it was copied from.
-    fn upstream_name(&self, pr: &Value) -> String {
+    fn upstream_name(&self, pr: &PackageRevision) -> String {
         let mut pr = pr;
         for _ in 0..self.0.len() + 1 {
-            match text(pr, "/spec/tasks/0/type") {
+            let Some(task) = pr.first_task() else {
+                return String::new();
+            };
+            match task.type_.as_str() {
                 "clone" => {
-                    return text(pr, "/spec/tasks/0/clone/upstreamRef/upstreamRef/name").into();
+                    return task
+                        .clone
+                        .as_ref()
+                        .and_then(|c| c.upstream.as_ref())
+                        .and_then(|u| u.upstream_ref.as_ref())
+                        .map(|r| r.name.clone())
+                        .unwrap_or_default();
                 }
-                "upgrade" => return text(pr, "/spec/tasks/0/upgrade/newUpstreamRef/name").into(),
-                "edit" => match self.find(text(pr, "/spec/tasks/0/edit/sourceRef/name")) {
-                    Some(src) => pr = src,
-                    None => return String::new(),
-                },
+                "upgrade" => {
+                    return task
+                        .upgrade
+                        .as_ref()
+                        .and_then(|u| u.new_upstream.as_ref())
+                        .map(|r| r.name.clone())
+                        .unwrap_or_default();
+                }
+                "edit" => {
+                    let source = task
+                        .edit
+                        .as_ref()
+                        .and_then(|e| e.source.as_ref())
+                        .map(|r| r.name.as_str())
+                        .unwrap_or_default();
+                    match self.find(source) {
+                        Some(src) => pr = src,
+                        None => return String::new(),
+                    }
+                }
                 _ => return String::new(),
             }
         }
@@ -105,14 +127,10 @@ impl Revisions {
     }
 
     /// The published revisions of `repo`/`package`.
-    fn published(&self, repo: &str, package: &str) -> Vec<&Value> {
+    fn published(&self, repo: &str, package: &str) -> Vec<&PackageRevision> {
         self.0
             .iter()
-            .filter(|p| {
-                is_published(p)
-                    && text(p, "/spec/repository") == repo
-                    && text(p, "/spec/packageName") == package
-            })
+            .filter(|p| p.is_published() && p.repository() == repo && p.package() == package)
             .collect()
     }
 }
@@ -124,19 +142,10 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
     let list = PACKAGE_REVISIONS
         .list(&remote.client, Some(ns), None)
         .await?;
-    let prs = Revisions(
-        list.get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-    );
+    let prs = Revisions(typed::decode_items(&list, "package revision")?);
     if !a.discover.is_empty() {
         let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
-        let repos = repos
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
         return remote::out(&discover(&a, &prs, &repos)?);
     }
     let name = &a.names[0];
@@ -146,15 +155,21 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
         )));
     };
     // Re-read it: the list may be a moment old.
-    let local = PACKAGE_REVISIONS
-        .get(&remote.client, ns, name_of(local))
-        .await?;
+    let local: PackageRevision = typed::decode(
+        &PACKAGE_REVISIONS
+            .get(&remote.client, ns, local.name())
+            .await?,
+        "package revision",
+    )?;
     let body = upgrade_body(&a, &prs, &local, ns)?;
-    let created = PACKAGE_REVISIONS.create(&remote.client, ns, &body).await?;
+    let created = PACKAGE_REVISIONS
+        .create(&remote.client, ns, &typed::to_body(&body)?)
+        .await?;
+    let created: PackageRevision = typed::decode(&created, "package revision")?;
     remote::out(&format!(
         "{} upgraded to {}\n",
-        name_of(&local),
-        name_of(&created)
+        local.name(),
+        created.name()
     ))
 }
 
@@ -162,17 +177,17 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
 fn upgrade_body(
     a: &UpgradeArgs,
     prs: &Revisions,
-    local: &Value,
+    local: &PackageRevision,
     ns: &str,
-) -> Result<Value, RemoteError> {
+) -> Result<PackageRevision, RemoteError> {
     let fail = |m: String| Err(RemoteError::Failed(m));
-    if !is_published(local) {
+    if !local.is_published() {
         return fail(format!(
             "to upgrade a package, it must be in a published state, not {:?}",
-            lifecycle_of(local)
+            local.lifecycle()
         ));
     }
-    let package = text(local, "/spec/packageName");
+    let package = local.package();
     let old_name = prs.upstream_name(local);
     if old_name.is_empty() {
         return fail(format!(
@@ -184,24 +199,19 @@ fn upgrade_body(
             "upstream package revision {old_name} no longer exists"
         ));
     };
-    if !is_published(old) {
+    if !old.is_published() {
         return fail(format!(
             "old upstream package revision {old_name} is not published"
         ));
     }
-    let candidates = prs.published(
-        text(old, "/spec/repository"),
-        text(old, "/spec/packageName"),
-    );
+    let candidates = prs.published(old.repository(), old.package());
     let new = if a.revision == 0 {
         candidates
             .into_iter()
-            .filter(|p| revision_of(p) > 0)
-            .max_by_key(|p| revision_of(p))
+            .filter(|p| p.revision() > 0)
+            .max_by_key(|p| p.revision())
     } else {
-        candidates
-            .into_iter()
-            .find(|p| revision_of(p) == a.revision)
+        candidates.into_iter().find(|p| p.revision() == a.revision)
     };
     let Some(new) = new else {
         return fail(if a.revision == 0 {
@@ -220,17 +230,26 @@ fn upgrade_body(
     } else {
         a.strategy.as_str()
     };
-    let task = json!({"type": "upgrade", "upgrade": {
-        "oldUpstreamRef": {"name": old_name},
-        "newUpstreamRef": {"name": name_of(new)},
-        "localPackageRevisionRef": {"name": name_of(local)},
-        "strategy": strategy,
-    }});
+    let by_name = |name: &str| {
+        Some(PackageRevisionRef {
+            name: name.to_owned(),
+        })
+    };
+    let task = Task {
+        type_: "upgrade".into(),
+        upgrade: Some(PackageUpgradeTaskSpec {
+            old_upstream: by_name(&old_name),
+            new_upstream: by_name(new.name()),
+            local_package_revision_ref: by_name(local.name()),
+            strategy: Some(strategy.to_owned()),
+        }),
+        ..Default::default()
+    };
     Ok(package_revision(
         ns,
         package,
         &a.workspace,
-        text(local, "/spec/repository"),
+        local.repository(),
         task,
     ))
 }
@@ -238,21 +257,23 @@ fn upgrade_body(
 /// Newer published revisions of the upstream a revision's `upstreamLock` points at, the
 /// upstream repository's name, and the draft name when the lock points at a draft.
 fn available_updates<'a>(
-    pr: &Value,
+    pr: &PackageRevision,
     prs: &'a Revisions,
-    repos: &[Value],
-) -> Result<(Vec<&'a Value>, String, String), RemoteError> {
-    let lock_ref = text(pr, "/status/upstreamLock/git/ref");
-    if !pr
-        .pointer("/status/upstreamLock/git")
-        .is_some_and(Value::is_object)
-    {
+    repos: &[Repository],
+) -> Result<(Vec<&'a PackageRevision>, String, String), RemoteError> {
+    let Some(lock) = pr
+        .status
+        .as_ref()
+        .and_then(|s| s.upstream_lock.as_ref())
+        .and_then(|l| l.git.as_ref())
+    else {
         return Ok((Vec::new(), String::new(), String::new()));
-    }
+    };
+    let lock_ref = lock.ref_.as_deref().unwrap_or_default();
     let Some(slash) = lock_ref.rfind('/') else {
         return Err(RemoteError::Failed(format!(
             "could not parse upstreamLock in Kptfile of package {:?}: malformed upstreamLock.Git.Ref {lock_ref:?}",
-            name_of(pr)
+            pr.name()
         )));
     };
     let (current, draft) = if lock_ref.starts_with("drafts") {
@@ -274,30 +295,32 @@ fn available_updates<'a>(
             format!("{u}.git")
         }
     };
-    let lock_repo = with_git(text(pr, "/status/upstreamLock/git/repo"));
+    let lock_repo = with_git(lock.repo.as_deref().unwrap_or_default());
     let mut upstream = String::new();
     let mut updates = Vec::new();
     for repo in repos {
-        if text(repo, "/spec/type") != "git" || with_git(text(repo, "/spec/git/repo")) != lock_repo
+        let git_repo = repo.spec.git.as_ref().map(|g| g.repo.as_str());
+        if repo.spec.type_.as_deref() != Some("git")
+            || with_git(git_repo.unwrap_or_default()) != lock_repo
         {
             continue;
         }
-        upstream = name_of(repo).to_string();
+        upstream = repository_name(repo).to_string();
         updates = prs
-            .published(name_of(repo), package)
+            .published(repository_name(repo), package)
             .into_iter()
-            .filter(|p| revision_of(p) > current)
+            .filter(|p| p.revision() > current)
             .collect();
     }
     Ok((updates, upstream, draft))
 }
 
-fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Value]) -> Result<String, RemoteError> {
-    let selected: Vec<&Value> = if a.names.is_empty() || a.discover == "downstream" {
+fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Repository]) -> Result<String, RemoteError> {
+    let selected: Vec<&PackageRevision> = if a.names.is_empty() || a.discover == "downstream" {
         prs.0.iter().collect()
     } else {
         let mut missing = Vec::new();
-        let found: Vec<&Value> = a
+        let found: Vec<&PackageRevision> = a
             .names
             .iter()
             .filter_map(|n| {
@@ -323,11 +346,11 @@ fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Value]) -> Result<String,
             } else {
                 updates
                     .iter()
-                    .map(|u| format!("v{}", revision_of(u)))
+                    .map(|u| format!("v{}", u.revision()))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            w.write(&format!("{}\t{upstream}\t{cell}\n", name_of(pr)));
+            w.write(&format!("{}\t{upstream}\t{cell}\n", pr.name()));
         }
         return Ok(w.finish());
     }
@@ -336,15 +359,21 @@ fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Value]) -> Result<String,
         let (updates, _, draft) = available_updates(pr, prs, repos)?;
         for u in updates {
             let change = if !draft.is_empty() {
-                format!("(draft {draft:?})->v{}", revision_of(u))
+                format!("(draft {draft:?})->v{}", u.revision())
             } else {
-                let lock_ref = text(pr, "/status/upstreamLock/git/ref");
+                let lock_ref = pr
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.upstream_lock.as_ref())
+                    .and_then(|l| l.git.as_ref())
+                    .and_then(|g| g.ref_.as_deref())
+                    .unwrap_or_default();
                 match lock_ref.rfind('v') {
-                    Some(i) => format!("{}->v{}", &lock_ref[i..], revision_of(u)),
+                    Some(i) => format!("{}->v{}", &lock_ref[i..], u.revision()),
                     None => continue,
                 }
             };
-            rows.push([name_of(u).to_string(), name_of(pr).to_string(), change]);
+            rows.push([u.name().to_string(), pr.name().to_string(), change]);
         }
     }
     if !a.names.is_empty() {
@@ -364,6 +393,7 @@ fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Value]) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     fn pr(
         name: &str,
@@ -373,17 +403,18 @@ mod tests {
         lc: &str,
         task: Value,
         lock: Option<(&str, &str)>,
-    ) -> Value {
-        let mut v = json!({"metadata": {"name": name}, "spec": {"repository": repo, "packageName": pkg,
+    ) -> PackageRevision {
+        let mut v = json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+            "metadata": {"name": name}, "spec": {"repository": repo, "packageName": pkg,
             "revision": rev, "lifecycle": lc, "tasks": [task]}});
         if let Some((r, git_ref)) = lock {
             v["status"] =
                 json!({"upstreamLock": {"type": "git", "git": {"repo": r, "ref": git_ref}}});
         }
-        v
+        typed::decode(&v, "package revision").expect("decodes")
     }
 
-    fn world() -> (Revisions, Vec<Value>) {
+    fn world() -> (Revisions, Vec<Repository>) {
         let none = json!({"type": "init"});
         let clone = json!({"type": "clone", "clone": {"upstreamRef": {"upstreamRef": {"name": "bp.basens.v1"}}}});
         let prs = Revisions(vec![
@@ -426,7 +457,13 @@ mod tests {
             ),
         ]);
         let repos = vec![
-            json!({"metadata": {"name": "bp"}, "spec": {"type": "git", "git": {"repo": "http://h/bp.git"}}}),
+            typed::decode(
+                &json!({"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+                    "metadata": {"name": "bp"},
+                    "spec": {"type": "git", "git": {"repo": "http://h/bp.git"}}}),
+                "repository",
+            )
+            .expect("decodes"),
         ];
         (prs, repos)
     }
@@ -449,6 +486,7 @@ mod tests {
         let local = prs.find("dep.ns.v2").expect("local").clone();
         let body = upgrade_body(&args(&["dep.ns.v2", "--workspace=v3"]), &prs, &local, "ns")
             .expect("body");
+        let body: Value = serde_json::to_value(body).expect("json");
         assert_eq!(
             body["spec"]["tasks"][0]["upgrade"],
             json!({"oldUpstreamRef": {"name": "bp.basens.v1"}, "newUpstreamRef": {"name": "bp.basens.v2"},
