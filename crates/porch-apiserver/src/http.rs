@@ -154,10 +154,10 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
-    let watch = req
-        .uri()
-        .query()
-        .is_some_and(|q| q.contains("watch=true") || q.contains("watch=1"));
+    let watch = req.uri().query().is_some_and(|q| {
+        q.split('&')
+            .any(|kv| kv.strip_prefix("watch=").is_some_and(go_bool))
+    });
     if !s.config.tokens.is_empty() && !public_path(&path) {
         let presented = req
             .headers()
@@ -394,7 +394,13 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn flag(q: &HashMap<String, String>, k: &str) -> bool {
-    q.get(k).is_some_and(|v| v == "true" || v == "1")
+    q.get(k).is_some_and(|v| go_bool(v))
+}
+
+/// A true value as Go's `strconv.ParseBool` reads query parameters (the Python client sends
+/// `watch=True`).
+fn go_bool(v: &str) -> bool {
+    matches!(v, "1" | "t" | "T" | "TRUE" | "true" | "True")
 }
 
 /// Oversized bodies are read and dropped up to this much before the 413 is sent, so that HTTP/1
@@ -862,5 +868,17 @@ mod tests {
             Some("app=x,b in (c)")
         );
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+
+    #[test]
+    fn boolean_parameters_read_as_go_does() {
+        for v in ["1", "t", "T", "TRUE", "true", "True"] {
+            let q = serde_urlencoded_pairs(&format!("watch={v}"));
+            assert!(flag(&q, "watch"), "{v}");
+        }
+        for v in ["0", "false", "False", "yes", ""] {
+            let q = serde_urlencoded_pairs(&format!("watch={v}"));
+            assert!(!flag(&q, "watch"), "{v}");
+        }
     }
 }

@@ -9,6 +9,8 @@
 //!   bundle, or from the Go Porch test tarballs.
 //! - [`registry`]: a real OCI registry (`docker-registry`) and busybox-based KRM function
 //!   images pushed to it with `skopeo`, for the container function runtime.
+//! - [`python`]: a Python interpreter with the official Kubernetes client, for tests that
+//!   drive the server as Python automation does.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
 //!
 //! It does not mock git: every byte goes through the real `git` binary. It is not a
@@ -21,6 +23,7 @@ mod ssh;
 
 pub mod conformance;
 pub mod generate;
+pub mod python;
 pub mod registry;
 pub mod repos;
 
