@@ -1,7 +1,9 @@
-//! The official Kubernetes Python client against the real server: the PackageVariant and
-//! PackageVariantSet scenario of `tests/python/variants.py` (paging, watch from a list's
-//! resourceVersion, 409 on a stale write, dry-run deletes in the query and in the body,
-//! fan-out and garbage collection), as Python automation would drive them.
+//! The official Kubernetes Python client against the real server, as Python automation would
+//! drive it: the PackageVariant and PackageVariantSet scenario of `tests/python/variants.py`
+//! (paging, watch from a list's resourceVersion, 409 on a stale write, dry-run deletes in the
+//! query and in the body, fan-out and garbage collection) and a package revision's life in
+//! `tests/python/lifecycle.py` (resources, propose, approval subresource, dry-run deletes of
+//! revisions, Secrets and Namespaces).
 
 mod common;
 
@@ -24,7 +26,24 @@ async fn python_client_drives_variants_and_sets() {
         .await;
     init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
 
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/variants.py");
+    run_script(&env, python, "variants.py").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn python_client_drives_a_revision_lifecycle() {
+    let python = porch_testkit::python::kubernetes_python().expect("python with kubernetes");
+    let env = Env::start().await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS, "deployments", &deployments, json!({}))
+        .await;
+    run_script(&env, python, "lifecycle.py").await;
+}
+
+/// Runs `tests/python/<script> KUBECONFIG NAMESPACE`; it prints `ok` last when every step held.
+async fn run_script(env: &Env, python: std::path::PathBuf, script: &str) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(script);
     let kubeconfig = env.server.kubeconfig();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(python)
