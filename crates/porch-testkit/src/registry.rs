@@ -186,8 +186,14 @@ pub struct Image {
 /// Builds a two-layer image: busybox plus a file the second layer whites out, then the
 /// function script `script` run as `busybox sh /fn.sh` by user 65532.
 pub fn function_image(script: &str) -> Image {
+    function_image_with_payload(script, 0)
+}
+
+/// [`function_image`] plus a third layer holding `payload` bytes of incompressible data
+/// (`/payload`), for images of a realistic size (a catalog function is about 20 MB).
+pub fn function_image_with_payload(script: &str, payload: usize) -> Image {
     let layout = tempfile::tempdir().expect("tempdir");
-    let (md, mn) = write_manifest(layout.path(), script, "amd64");
+    let (md, mn) = write_manifest_sized(layout.path(), script, "amd64", payload);
     finish(
         layout,
         serde_json::json!({
@@ -232,6 +238,23 @@ fn put_blob(layout: &Path, data: &[u8]) -> (String, usize) {
 /// Writes the layers, config and manifest of one function image; returns the manifest's
 /// digest and size.
 fn write_manifest(layout: &Path, script: &str, arch: &str) -> (String, usize) {
+    write_manifest_sized(layout, script, arch, 0)
+}
+
+/// Incompressible bytes (xorshift), so that gzip cannot shrink the payload layer.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn write_manifest_sized(layout: &Path, script: &str, arch: &str, payload: usize) -> (String, usize) {
     let busybox = std::fs::read(need("busybox")).expect("read busybox");
     let base = tar_layer(&[
         ("bin/", b"", 0o755),
@@ -243,9 +266,13 @@ fn write_manifest(layout: &Path, script: &str, arch: &str) -> (String, usize) {
         ("etc/.wh.junk", b"", 0o644),
         ("fn.sh", script.as_bytes(), 0o755),
     ]);
+    let mut raws = vec![base, top];
+    if payload > 0 {
+        raws.push(tar_layer(&[("payload", &noise(payload), 0o644)]));
+    }
     let mut layers = Vec::new();
     let mut diff_ids = Vec::new();
-    for raw in [&base, &top] {
+    for raw in &raws {
         diff_ids.push(sha(raw));
         let (d, n) = put_blob(layout, &gzip(raw));
         layers.push(serde_json::json!({
