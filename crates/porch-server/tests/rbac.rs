@@ -540,6 +540,17 @@ fn aggregated_and_namespaced_roles_take_effect_as_soon_as_they_are_stored() {
         "{}",
         stderr(&refused)
     );
+    // A SubjectAccessReview (JSON, as kubectl create -f sends it) names the grant.
+    let sar = s.write_file(
+        "sar.json",
+        r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"sam","resourceAttributes":{"namespace":"default","verb":"get","resource":"secrets","name":"git-auth"}}}"#,
+    );
+    let review = json(&s.kubectl_ok(&["create", "-f", sar.to_str().expect("utf8"), "-o", "json"]));
+    assert_eq!(review["status"]["allowed"], true, "{review}");
+    assert_eq!(
+        review["status"]["reason"],
+        "RBAC: allowed by RoleBinding \"one-secret/default\" of Role \"one-secret\" to User \"sam\""
+    );
     // Validation as kube-apiserver's.
     let bad = s.write_file(
         "bad.yaml",

@@ -27,10 +27,13 @@ pub(crate) async fn authorize(
         return next.run(req).await;
     };
     let path = req.uri().path().to_string();
+    // The server's public paths (health, version, metrics) are open to everyone, as they are
+    // without authentication.
+    if crate::http::public_path(&path) {
+        return next.run(req).await;
+    }
     let user = match req.extensions().get::<UserInfo>() {
         Some(u) => u.clone(),
-        // The server's public paths (health, version, metrics) are open to everyone.
-        None if crate::http::public_path(&path) => return next.run(req).await,
         None => UserInfo {
             name: ANONYMOUS.into(),
             groups: vec![UNAUTHENTICATED_GROUP.into()],
@@ -108,6 +111,15 @@ async fn impersonate(
         }
     }
     let mut groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+    // A service account without requested groups is in its groups, as when it authenticates.
+    if groups.is_empty()
+        && let Some((ns, _)) = target
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|r| r.split_once(':'))
+    {
+        groups.push("system:serviceaccounts".into());
+        groups.push(format!("system:serviceaccounts:{ns}"));
+    }
     if *target != ANONYMOUS && !groups.iter().any(|g| g == AUTHENTICATED_GROUP) {
         groups.push(AUTHENTICATED_GROUP.into());
     }
@@ -117,4 +129,128 @@ async fn impersonate(
         groups,
         extra: Default::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::WatchHub;
+    use crate::registry::Registry;
+    use crate::resource::RequestContext;
+    use porch_core::store::MetadataStore;
+    use serde_json::json;
+
+    async fn authorizer_with(
+        objects: Vec<serde_json::Value>,
+    ) -> (tempfile::TempDir, Arc<Authorizer>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn MetadataStore> = Arc::new(
+            porch_store::RedbStore::open(&dir.path().join("s.redb"), Default::default())
+                .expect("store"),
+        );
+        let hub = WatchHub::attach(&store, 16);
+        let mut reg = Registry::new();
+        super::super::register(&mut reg, &store, &hub);
+        let ctx = RequestContext::default();
+        for o in objects {
+            let plural = format!("{}s", o["kind"].as_str().unwrap_or("").to_lowercase());
+            let r = reg
+                .find(super::super::RBAC_GROUP, "v1", &plural)
+                .expect("served");
+            r.backend.create(&ctx, "", o).await.expect("created");
+        }
+        let authz = Authorizer::new(store, hub).expect("authorizer");
+        (dir, authz)
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, v.parse().expect("header value"));
+        }
+        h
+    }
+
+    fn user(name: &str) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            groups: vec![AUTHENTICATED_GROUP.into()],
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn impersonation_needs_the_impersonate_verb() {
+        let (_dir, authz) = authorizer_with(vec![
+            super::super::cluster_role(
+                "impersonate-alice",
+                json!({}),
+                json!([{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["alice"]}]),
+            ),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": "bob-as-alice"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "impersonate-alice"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]}),
+        ])
+        .await;
+        let as_alice = impersonate(
+            &authz,
+            user("bob"),
+            &headers(&[("impersonate-user", "alice")]),
+        )
+        .await
+        .expect("bob may impersonate alice");
+        assert_eq!(as_alice.name, "alice");
+        assert_eq!(as_alice.groups, [AUTHENTICATED_GROUP]);
+        let e = impersonate(
+            &authz,
+            user("bob"),
+            &headers(&[("impersonate-user", "carol")]),
+        )
+        .await
+        .expect_err("not carol");
+        assert_eq!(
+            e.message,
+            "users \"carol\" is forbidden: User \"bob\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+        );
+        let e = impersonate(
+            &authz,
+            user("bob"),
+            &headers(&[
+                ("impersonate-user", "alice"),
+                ("impersonate-group", "system:masters"),
+            ]),
+        )
+        .await
+        .expect_err("not a group");
+        assert!(
+            e.message.contains("cannot impersonate resource \"groups\""),
+            "{}",
+            e.message
+        );
+        // The admin may impersonate anyone, service accounts with their groups.
+        let sa = impersonate(
+            &authz,
+            UserInfo::bootstrap_admin(),
+            &headers(&[("impersonate-user", "system:serviceaccount:ci:deployer")]),
+        )
+        .await
+        .expect("admin impersonates");
+        assert_eq!(
+            sa.groups,
+            [
+                "system:serviceaccounts",
+                "system:serviceaccounts:ci",
+                AUTHENTICATED_GROUP
+            ]
+        );
+        // Without headers the user stays who it is.
+        assert_eq!(
+            impersonate(&authz, user("bob"), &HeaderMap::new())
+                .await
+                .expect("no-op")
+                .name,
+            "bob"
+        );
+    }
 }
