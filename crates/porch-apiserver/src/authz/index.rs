@@ -262,6 +262,28 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_visits_only_the_users_own_grants_among_a_thousand_bindings() {
+        let mut objs = objects();
+        for i in 0..1000 {
+            objs.role_bindings.push(json!({
+                "metadata": {"name": format!("b{i}"), "namespace": format!("ns{}", i % 10)},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "read"},
+                "subjects": [{"kind": "User", "name": format!("u{i}")}]
+            }));
+        }
+        let idx = Index::build(&objs);
+        let u = user("u5", &["system:authenticated"]);
+        let mut visited = 0;
+        idx.visit(&u, "ns5", |_| {
+            visited += 1;
+            false
+        });
+        assert_eq!(visited, 1);
+        assert!(idx.allowed_by(&u, &get("ns5", "configmaps")).is_some());
+        assert!(idx.allowed_by(&u, &get("ns6", "configmaps")).is_none());
+    }
+
+    #[test]
     fn rules_of_a_user_in_a_namespace() {
         let idx = Index::build(&objects());
         assert_eq!(idx.rules_for(&user("bob", &[]), "a").len(), 1);
