@@ -3,6 +3,12 @@
 //!
 //! Only decoding, only the fields those kinds have; the result is the JSON form.
 
+mod rbac;
+mod review;
+
+pub use rbac::decode_rbac;
+pub use review::decode_review;
+
 use base64::Engine;
 use serde_json::{Map, Value, json};
 

@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub version: String,
     /// Reject namespaced writes into namespaces that do not exist.
     pub enforce_namespaces: bool,
+    /// RBAC enforcement on every request (`authz`); `None` lets every authenticated request in.
+    pub authorizer: Option<Arc<crate::authz::Authorizer>>,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +55,7 @@ impl Default for ServerConfig {
             tokens: Vec::new(),
             version: env!("CARGO_PKG_VERSION").into(),
             enforce_namespaces: true,
+            authorizer: None,
         }
     }
 }
@@ -111,6 +114,10 @@ impl ApiServer {
             .route("/openapi/v3", get(openapi_index))
             .route("/openapi/v3/{*path}", get(openapi_doc))
             .fallback(resources)
+            .layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                crate::authz::middleware,
+            ))
             .layer(axum::middleware::from_fn_with_state(self.clone(), observe))
             .with_state(self.clone())
     }
@@ -142,7 +149,7 @@ fn ok_json(body: &Value) -> Response {
     json_response(StatusCode::OK, JSON, body)
 }
 
-fn public_path(path: &str) -> bool {
+pub(crate) fn public_path(path: &str) -> bool {
     matches!(
         path,
         "/healthz" | "/livez" | "/readyz" | "/version" | "/version/" | "/metrics"
@@ -407,7 +414,7 @@ fn go_bool(v: &str) -> bool {
 /// clients still writing the body receive the Status instead of a reset connection.
 const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
 
-async fn read_body(s: &ApiServer, req: Request) -> Result<(HeaderMap, Bytes), ApiError> {
+pub(crate) async fn read_body(s: &ApiServer, req: Request) -> Result<(HeaderMap, Bytes), ApiError> {
     let max = s.config.max_body_bytes;
     let too_large = || {
         ApiError::too_large(format!(

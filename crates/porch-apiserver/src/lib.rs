@@ -18,10 +18,11 @@
 //! request reads one snapshot.
 //!
 //! What it does not do: TLS, process lifecycle or which resources exist — the `porch-server`
-//! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
+//! binary decides those. Authentication is a static bearer-token check; authorization is RBAC (`authz`).
 
 mod apply;
 pub mod auth;
+pub mod authz;
 mod body;
 mod discovery;
 mod dryrun;

@@ -191,7 +191,18 @@ fn name_is_label(kind: &ResourceKind) -> bool {
 fn run_validation(kind: &ResourceKind, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
     let name = meta::name(obj).to_string();
     let mut errs = Vec::new();
-    if let Some(e) = validation::validate_name(&name, name_is_label(kind)) {
+    if kind.group == crate::authz::RBAC_GROUP {
+        // RBAC names are path segments (`system:discovery`), as kube's `ValidateRBACName`.
+        if let Some(problem) = validation::path_segment_problem(&name) {
+            errs.push(FieldError::invalid(
+                "metadata.name",
+                &name.clone().into(),
+                problem,
+            ));
+        } else if name.is_empty() {
+            errs.push(FieldError::required("metadata.name"));
+        }
+    } else if let Some(e) = validation::validate_name(&name, name_is_label(kind)) {
         errs.push(e);
     }
     errs.extend(validation::validate_metadata(obj));

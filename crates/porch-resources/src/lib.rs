@@ -29,7 +29,9 @@ mod git_spec;
 mod packagerevisions;
 mod registry;
 mod repository;
+mod roles;
 mod variants;
 
 pub use core::ensure_default_namespaces;
 pub use registry::{registry, registry_with_events};
+pub use roles::{default_policy, porch_cluster_roles};

@@ -33,6 +33,7 @@ pub fn registry_with_events(
     let mut reg = Registry::new();
     core::register(&mut reg, store, hub, live);
     events::register(&mut reg, store, hub);
+    porch_apiserver::authz::register(&mut reg, store, hub);
     let crds = crd::register(&mut reg, store, hub, live);
     reg.add_generic(repository::kind(), store, hub);
     reg.add_generic(variants::package_variant_kind(), store, hub);

@@ -30,6 +30,12 @@ pub struct Args {
     #[arg(long)]
     pub insecure_http: bool,
 
+    /// `RBAC` enforces the `rbac.authorization.k8s.io` objects on every request (members of
+    /// `system:masters`, such as the admin token's holder, may do everything); `AlwaysAllow`
+    /// lets every authenticated request in.
+    #[arg(long, default_value = "RBAC", value_parser = ["RBAC", "AlwaysAllow"])]
+    pub authorization_mode: String,
+
     /// Serving certificate (PEM). Without it a local CA and certificate are generated.
     #[arg(long, requires = "tls_key_file")]
     pub tls_cert_file: Option<PathBuf>,

@@ -186,6 +186,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     resources::ensure_default_namespaces(&registry)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // RBAC: the default policy, the authorizer following the store, and the aggregation of
+    // ClusterRoles.
+    porch_apiserver::authz::ensure_defaults(&registry, resources::default_policy())
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    tokio::spawn(porch_apiserver::authz::run_aggregation(
+        live.clone(),
+        hub.clone(),
+    ));
+    let authorizer = if args.authorization_mode == "RBAC" {
+        let a = porch_apiserver::authz::Authorizer::new(store.clone(), hub.clone())?;
+        a.start();
+        Some(a)
+    } else {
+        None
+    };
 
     let token = pki::admin_token(&args.data_dir)?;
     // kubectl never sends a bearer token over plain HTTP, so the loopback-only insecure mode
@@ -198,6 +214,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
         tokens,
+        authorizer,
         ..ServerConfig::default()
     };
     let gauge_hub = hub.clone();
