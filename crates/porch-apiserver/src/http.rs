@@ -192,6 +192,7 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
             return ApiError::unauthorized().into_response();
         }
     };
+    let user_name = user.name.clone();
     let mut req = req;
     req.extensions_mut().insert(user);
     let resp = next.run(req).await;
@@ -201,9 +202,9 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
         s.metrics.observe(method.as_str(), code, elapsed);
     }
     if method == Method::GET {
-        tracing::debug!(%method, %path, code, ms = elapsed.as_secs_f64() * 1e3, "request");
+        tracing::debug!(%method, %path, code, user = %user_name, ms = elapsed.as_secs_f64() * 1e3, "request");
     } else {
-        tracing::info!(%method, %path, code, ms = elapsed.as_secs_f64() * 1e3, "request");
+        tracing::info!(%method, %path, code, user = %user_name, ms = elapsed.as_secs_f64() * 1e3, "request");
     }
     resp
 }

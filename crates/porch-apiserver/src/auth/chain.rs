@@ -113,9 +113,14 @@ impl Authenticator {
         }
         let mut refused = None;
         if self.client_certificates
-            && let Some(leaf) = peer.and_then(|p| p.0.first())
+            && let Some(peer) = peer
+            && let Some(leaf) = peer.chain.first()
         {
-            match super::x509::user_of(leaf) {
+            let user = match &peer.rejected {
+                Some(why) => Err(AuthError::InvalidCertificate(why.clone())),
+                None => super::x509::user_of(leaf),
+            };
+            match user {
                 Ok(user) => return Ok(user),
                 Err(e) => refused = Some(e),
             }

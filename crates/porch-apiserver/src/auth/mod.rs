@@ -31,11 +31,16 @@ pub const ANONYMOUS_USER: &str = "system:anonymous";
 /// The group of every ServiceAccount.
 pub const SERVICEACCOUNTS_GROUP: &str = "system:serviceaccounts";
 
-/// The client certificate chain of the connection (DER, leaf first), already verified against
-/// the server's client CA by the TLS layer; the listener puts it into each request's
-/// extensions.
+/// The client certificate chain of the connection (DER, leaf first) and the verdict of its
+/// verification against the client CA; the listener puts it into each request's extensions.
+/// As kube-apiserver, the TLS handshake takes any certificate the client proves it holds, and
+/// a chain that does not verify is a 401 here, not a failed handshake.
 #[derive(Debug, Clone)]
-pub struct PeerCertificates(pub Arc<Vec<Vec<u8>>>);
+pub struct PeerCertificates {
+    pub chain: Arc<Vec<Vec<u8>>>,
+    /// Why the chain was refused (expired, unknown CA, ...); `None` when it verified.
+    pub rejected: Option<String>,
+}
 
 /// An authenticated identity (kube-apiserver's `user.Info`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
