@@ -206,11 +206,12 @@ mod tests {
         assert_eq!(claims["sub"], "a");
 
         let expired = json!({"iss": "https://idp", "aud": "porch", "exp": now() - 3600});
-        let e = verify::<Value>(&k.sign(&expired), &set, "https://idp", &aud).unwrap_err();
+        let e = verify::<Value>(&k.sign(&expired), &set, "https://idp", &aud).expect_err("refused");
         assert_eq!(e, JwtError::Invalid("token has expired".into()));
 
         let wrong_aud = json!({"iss": "https://idp", "aud": "other", "exp": now() + 60});
-        let e = verify::<Value>(&k.sign(&wrong_aud), &set, "https://idp", &aud).unwrap_err();
+        let e =
+            verify::<Value>(&k.sign(&wrong_aud), &set, "https://idp", &aud).expect_err("refused");
         assert_eq!(e, JwtError::Invalid("invalid audience".into()));
 
         let not_yet =
@@ -228,7 +229,7 @@ mod tests {
                 .to_string(),
         );
         parts[1] = &forged;
-        let e = verify::<Value>(&parts.join("."), &set, "https://idp", &aud).unwrap_err();
+        let e = verify::<Value>(&parts.join("."), &set, "https://idp", &aud).expect_err("refused");
         assert_eq!(e, JwtError::Invalid("invalid signature".into()));
 
         // Signed by another key with the same kid.

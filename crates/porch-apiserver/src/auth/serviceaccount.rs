@@ -276,7 +276,10 @@ mod tests {
             .insert(("ci".into(), "deployer".into()), "uid-2".into());
         assert!(t.authenticate_token(&issued.token).await.is_err());
         accounts.0.lock().expect("lock").clear();
-        let e = t.authenticate_token(&issued.token).await.unwrap_err();
+        let e = t
+            .authenticate_token(&issued.token)
+            .await
+            .expect_err("refused");
         assert!(e.to_string().contains("does not exist"), "{e}");
     }
 

@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn rejects_broken_lines() {
-        assert_eq!(parse("t1,alice").map(|_| ()).unwrap_err().0, 1);
+        assert_eq!(parse("t1,alice").map(|_| ()).expect_err("refused").0, 1);
         assert!(parse("t1,alice,u1,\"open").is_err());
         assert!(parse("t1,alice,u1\nt1,bob,u2").is_err());
         assert!(parse(",alice,u1").is_err());
