@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use common::porch::{Env, init, name, publish, revisions};
 use common::{KUBECTL, Server};
 use serde_json::{Value, json};
 
@@ -394,5 +395,56 @@ async fn oidc_id_tokens_verified_against_the_issuer_keys() {
     assert!(!s.log().contains("root@example.com"));
     for t in [&good, &wrong_audience, &expired, &tampered] {
         assert_not_logged(&s, t);
+    }
+}
+
+#[tokio::test]
+async fn revisions_and_events_name_the_authenticated_user() {
+    let files = tempfile::tempdir().expect("tempdir");
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(&tokens, "alice-secret-token,alice,u1,porch-authors\n").expect("tokens");
+    let env = Env::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8")]).await;
+    let url = env.empty_repo("authors");
+    env.register("default", "authors", &url, json!({})).await;
+
+    // alice's kube-rs client: the admin kubeconfig with her token.
+    let mut kc: Value = serde_yaml::from_str(
+        &std::fs::read_to_string(env.server.kubeconfig()).expect("kubeconfig"),
+    )
+    .expect("yaml");
+    kc["users"][0]["user"] = json!({"token": "alice-secret-token"});
+    let path = env.server.write_file(
+        "alice.kubeconfig",
+        &serde_yaml::to_string(&kc).expect("yaml"),
+    );
+    let alice = common::client_from(&path).await;
+    let prs = revisions(&alice, "default");
+    let draft = init(&prs, "authors", "pkg", "ws1").await;
+    let published = publish(&prs, &name(&draft)).await;
+    assert_eq!(published.data["status"]["publishedBy"], "alice");
+
+    // Events are written by a background task: give it a moment.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = env
+            .server
+            .kubectl_ok(&["get", "events", "-n", "default", "-o", "json"]);
+        let events: Value = serde_json::from_str(&events).expect("events json");
+        let messages: Vec<String> = events["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|e| e["message"].as_str().map(str::to_string))
+            .collect();
+        let created = messages
+            .iter()
+            .any(|m| m.starts_with("Created") && m.ends_with(" by alice"));
+        let proposed = messages.iter().any(|m| m == "Proposed by alice");
+        let approved = messages.iter().any(|m| m.starts_with("Approved by alice:"));
+        if created && proposed && approved {
+            break;
+        }
+        assert!(Instant::now() < deadline, "events: {messages:?}");
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
