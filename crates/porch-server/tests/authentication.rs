@@ -226,6 +226,47 @@ async fn client_certificates_from_users_add() {
     let got = ns.get("from-alice").await.expect("get as alice");
     assert_eq!(got.metadata.name.as_deref(), Some("from-alice"));
 
+    // kubectl's --client-certificate/--client-key flags, with a kubeconfig that has no user.
+    let carol = users_add(&s, "carol", &["porch-authors"]);
+    let mut kc: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&carol).expect("read")).expect("yaml");
+    let decode = |field: &str| {
+        let data = kc["users"][0]["user"][field].as_str().expect("data");
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .expect("base64")
+    };
+    let cert_file = s.write_file(
+        "carol.crt",
+        &String::from_utf8(decode("client-certificate-data")).expect("pem"),
+    );
+    let key_file = s.write_file(
+        "carol.key",
+        &String::from_utf8(decode("client-key-data")).expect("pem"),
+    );
+    kc["users"][0]["user"] = json!({});
+    let bare = s.write_file(
+        "nobody.kubeconfig",
+        &serde_yaml::to_string(&kc).expect("yaml"),
+    );
+    let out = kubectl_as(
+        &s,
+        &bare,
+        &[
+            "create",
+            "namespace",
+            "from-carol",
+            &format!("--client-certificate={}", cert_file.display()),
+            &format!("--client-key={}", key_file.display()),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_logged_user(&s, "carol");
+
     // Expired, though signed by the server's CA.
     let ca_key = std::fs::read_to_string(s.data_dir().join("pki/ca.key")).expect("ca key");
     let issuer = rcgen::Issuer::new(ca_params(), rcgen::KeyPair::from_pem(&ca_key).expect("key"));
