@@ -318,6 +318,50 @@ mod tests {
         assert!(t(&["--event-ttl", "0"]).is_err());
     }
 
+    #[test]
+    fn anonymous_auth_is_off_unless_asked_for() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["porch-server"];
+            all.extend_from_slice(args);
+            Args::try_parse_from(all).map(|a| a.anonymous_auth)
+        };
+        assert_eq!(parse(&[]).ok(), Some(false));
+        assert_eq!(parse(&["--anonymous-auth"]).ok(), Some(true));
+        assert_eq!(parse(&["--anonymous-auth=false"]).ok(), Some(false));
+        // OIDC needs both the issuer and the client id.
+        assert!(
+            Args::try_parse_from(["porch-server", "--oidc-issuer-url", "https://idp"]).is_err()
+        );
+    }
+
+    #[test]
+    fn users_add_takes_groups_and_a_global_data_dir() {
+        let a = Args::try_parse_from([
+            "porch-server",
+            "users",
+            "add",
+            "alice",
+            "--group",
+            "a",
+            "--group",
+            "b",
+            "--data-dir",
+            "/tmp/x",
+        ])
+        .expect("valid arguments");
+        assert_eq!(a.data_dir, PathBuf::from("/tmp/x"));
+        match a.command {
+            Some(Command::Users(UsersCommand::Add {
+                name, groups, days, ..
+            })) => {
+                assert_eq!(name, "alice");
+                assert_eq!(groups, vec!["a", "b"]);
+                assert_eq!(days, 365);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     fn push(args: &[&str]) -> bool {
         let mut all = vec!["porch-server"];
         all.extend_from_slice(args);
