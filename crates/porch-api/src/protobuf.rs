@@ -269,6 +269,42 @@ pub fn decode_core(body: &[u8]) -> Result<Value, ProtobufError> {
                 obj["binaryData"] = Value::Object(binary);
             }
         }
+        "ServiceAccount" => {
+            // k8s.io/api/core/v1 ServiceAccount: 1 metadata, 4 automountServiceAccountToken
+            // (secrets and imagePullSecrets are not used by this server).
+            for (n, f) in parts {
+                match (n, f) {
+                    (1, Field::Bytes(v)) => obj["metadata"] = object_meta(v)?,
+                    (4, Field::Varint(b)) => obj["automountServiceAccountToken"] = (b != 0).into(),
+                    _ => {}
+                }
+            }
+        }
+        "TokenRequest" => {
+            // k8s.io/api/authentication/v1 TokenRequest: 1 metadata, 2 spec {1 audiences,
+            // 4 expirationSeconds}.
+            let mut audiences = Vec::new();
+            let mut spec = Map::new();
+            for (n, f) in parts {
+                match (n, f) {
+                    (1, Field::Bytes(v)) => obj["metadata"] = object_meta(v)?,
+                    (2, Field::Bytes(v)) => {
+                        for (sn, sf) in fields(v)? {
+                            match (sn, sf) {
+                                (1, Field::Bytes(a)) => audiences.push(Value::String(string(a)?)),
+                                (4, Field::Varint(secs)) => {
+                                    spec.insert("expirationSeconds".into(), secs.into());
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            spec.insert("audiences".into(), Value::Array(audiences));
+            obj["spec"] = Value::Object(spec);
+        }
         other => {
             return Err(ProtobufError(format!(
                 "protobuf is not supported for kind {other:?}; send JSON"
@@ -301,6 +337,23 @@ mod tests {
         assert_eq!(v["data"]["password"], "cHc=");
         assert_eq!(v["type"], "Opaque");
         assert!(decode_core(b"k8s\x00\x0a\x05").is_err());
+    }
+
+    #[test]
+    fn decodes_a_token_request() {
+        let type_meta = [
+            field(1, b"authentication.k8s.io/v1"),
+            field(2, b"TokenRequest"),
+        ]
+        .concat();
+        // expirationSeconds (field 4, varint 3600 = 0x90 0x1c).
+        let spec = [field(1, b"porch"), vec![0x20, 0x90, 0x1c]].concat();
+        let raw = [field(1, &field(1, b"ci")), field(2, &spec)].concat();
+        let body = [b"k8s\x00".to_vec(), field(1, &type_meta), field(2, &raw)].concat();
+        let obj = decode_core(&body).expect("decode");
+        assert_eq!(obj["kind"], "TokenRequest");
+        assert_eq!(obj["spec"]["audiences"], json!(["porch"]));
+        assert_eq!(obj["spec"]["expirationSeconds"], 3600);
     }
 
     #[test]

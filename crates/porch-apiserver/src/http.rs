@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -38,8 +38,11 @@ const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
 pub struct ServerConfig {
     /// Largest request body accepted (413 beyond).
     pub max_body_bytes: usize,
-    /// Bearer tokens accepted; empty disables authentication.
+    /// Bootstrap admin tokens, used when `authentication` is `None`; both empty disables
+    /// authentication (everyone is the admin).
     pub tokens: Vec<String>,
+    /// Who may ask: the authenticator chain (client certificates, tokens, anonymous).
+    pub authentication: Option<crate::auth::Authenticator>,
     /// Shown in `/version`.
     pub version: String,
     /// Reject namespaced writes into namespaces that do not exist.
@@ -53,6 +56,7 @@ impl Default for ServerConfig {
         Self {
             max_body_bytes: 6 * 1024 * 1024,
             tokens: Vec::new(),
+            authentication: None,
             version: env!("CARGO_PKG_VERSION").into(),
             enforce_namespaces: true,
             authorizer: None,
@@ -65,6 +69,8 @@ pub type GaugeFn = Arc<dyn Fn() -> Vec<(&'static str, &'static str, f64)> + Send
 
 /// Shared state of the HTTP layer.
 pub struct ApiServer {
+    /// Built from `config` (`authentication`, else the bootstrap `tokens`).
+    authenticator: crate::auth::Authenticator,
     /// What is served; kinds come and go at runtime (CustomResourceDefinitions).
     pub registry: LiveRegistry,
     pub config: ServerConfig,
@@ -77,6 +83,7 @@ impl ApiServer {
     pub fn new(registry: impl Into<LiveRegistry>, config: ServerConfig) -> Arc<Self> {
         Arc::new(Self {
             registry: registry.into(),
+            authenticator: authenticator_of(&config),
             config,
             metrics: Metrics::default(),
             ready: AtomicBool::new(true),
@@ -91,6 +98,7 @@ impl ApiServer {
     ) -> Arc<Self> {
         Arc::new(Self {
             registry: registry.into(),
+            authenticator: authenticator_of(&config),
             config,
             metrics: Metrics::default(),
             ready: AtomicBool::new(true),
@@ -124,6 +132,14 @@ impl ApiServer {
 }
 
 type St = State<Arc<ApiServer>>;
+
+fn authenticator_of(config: &ServerConfig) -> crate::auth::Authenticator {
+    match &config.authentication {
+        Some(a) => a.clone(),
+        None if config.tokens.is_empty() => crate::auth::Authenticator::disabled(),
+        None => crate::auth::Authenticator::bootstrap(config.tokens.clone()),
+    }
+}
 
 fn json_response(code: StatusCode, content_type: &str, body: &Value) -> Response {
     bytes_response(
@@ -165,28 +181,27 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
         q.split('&')
             .any(|kv| kv.strip_prefix("watch=").is_some_and(go_bool))
     });
-    if !s.config.tokens.is_empty() && !public_path(&path) {
-        let presented = req
-            .headers()
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        let ok = presented.is_some_and(|p| {
-            s.config
-                .tokens
-                .iter()
-                .any(|t| constant_eq(t.as_bytes(), p.as_bytes()))
-        });
-        if !ok {
-            tracing::info!(%method, %path, "unauthenticated request rejected");
+    let peer = req
+        .extensions()
+        .get::<crate::auth::PeerCertificates>()
+        .cloned();
+    let user = match s
+        .authenticator
+        .authenticate(req.headers(), peer.as_ref())
+        .await
+    {
+        Ok(user) => user,
+        // Health, version and metrics answer whoever asks.
+        Err(_) if public_path(&path) => crate::auth::UserInfo::anonymous(),
+        Err(e) => {
+            // The reason, never the credential itself.
+            tracing::info!(%method, %path, reason = %e, "unauthenticated request rejected");
             return ApiError::unauthorized().into_response();
         }
-    }
-    // Until per-user authentication exists, whoever passed the token check is the admin.
+    };
+    let user_name = user.name.clone();
     let mut req = req;
-    req.extensions_mut()
-        .insert(crate::auth::UserInfo::bootstrap_admin());
+    req.extensions_mut().insert(user);
     let resp = next.run(req).await;
     let code = resp.status().as_u16();
     let elapsed = start.elapsed();
@@ -194,15 +209,11 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
         s.metrics.observe(method.as_str(), code, elapsed);
     }
     if method == Method::GET {
-        tracing::debug!(%method, %path, code, ms = elapsed.as_secs_f64() * 1e3, "request");
+        tracing::debug!(%method, %path, code, user = %user_name, ms = elapsed.as_secs_f64() * 1e3, "request");
     } else {
-        tracing::info!(%method, %path, code, ms = elapsed.as_secs_f64() * 1e3, "request");
+        tracing::info!(%method, %path, code, user = %user_name, ms = elapsed.as_secs_f64() * 1e3, "request");
     }
     resp
-}
-
-fn constant_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn version(State(s): St) -> Response {
@@ -502,8 +513,14 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
                 .unwrap_or("");
             crate::apply::manager_from_user_agent(agent)
         });
+    let user = req
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .cloned()
+        .unwrap_or_else(crate::auth::UserInfo::anonymous);
     let ctx = RequestContext {
-        user: "admin".into(),
+        user: user.name,
+        groups: user.groups,
         field_manager: Some(field_manager),
         dry_run,
         force: flag(&q, "force"),
@@ -613,6 +630,18 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let (headers, body) = read_body(s, req).await?;
             let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
             written(rest.create(&ns, obj, fv).await?)
+        }
+        (&Method::POST, Some(name)) if custom_sub.is_some() => {
+            // A create-only subresource (`serviceaccounts/token`): answered by the backend.
+            let sub = custom_sub.as_deref().unwrap_or_default();
+            let (headers, body) = read_body(s, req).await?;
+            let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
+            let out = target
+                .resource
+                .backend
+                .subresource(&ctx, &ns, name, sub, Some(obj))
+                .await?;
+            Ok(json_response(StatusCode::CREATED, JSON, &out))
         }
         (&Method::PUT, Some(name)) => {
             let fv = fv()?;

@@ -153,12 +153,28 @@ impl ResourceHooks for NoHooks {}
 /// Who is asking and how (from the request).
 #[derive(Debug, Clone, Default)]
 pub struct RequestContext {
+    /// The authenticated user's name (recorded as author, publisher, Event reporter).
     pub user: String,
+    /// The authenticated user's groups.
+    pub groups: Vec<String>,
     /// The manager of a write: `fieldManager`, else derived from the user agent.
     pub field_manager: Option<String>,
     pub dry_run: bool,
     /// `force` of a server-side apply: take the ownership of conflicting fields.
     pub force: bool,
+}
+
+impl RequestContext {
+    /// An in-process component (a controller) acting under its own name, with the
+    /// administrator's groups (it is part of the server).
+    pub fn system(user: &str) -> Self {
+        let info = crate::auth::UserInfo::system(user);
+        Self {
+            user: info.name,
+            groups: info.groups,
+            ..Self::default()
+        }
+    }
 }
 
 /// What a write must find in the store.

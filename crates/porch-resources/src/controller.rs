@@ -118,10 +118,7 @@ pub async fn run(
     gate: Arc<StartupGate>,
     events: Arc<dyn crate::events::EventSink>,
 ) {
-    let ctx = RequestContext {
-        user: "system:repository-controller".into(),
-        ..Default::default()
-    };
+    let ctx = RequestContext::system("system:repository-controller");
     let shared = Arc::new(supervise::Shared {
         repos: repos.clone(),
         secrets,

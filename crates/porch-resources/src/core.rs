@@ -82,10 +82,7 @@ pub async fn ensure_default_namespaces(reg: &Registry) -> Result<(), ApiError> {
     let Some(ns) = reg.find("", "v1", "namespaces") else {
         return Ok(());
     };
-    let ctx = RequestContext {
-        user: "system".into(),
-        ..Default::default()
-    };
+    let ctx = RequestContext::system("system");
     for name in ["default", "porch-system"] {
         if ns.backend.get(&ctx, "", name).await.is_ok() {
             continue;

@@ -22,10 +22,7 @@ impl RegistryObjects {
     pub fn new(registry: LiveRegistry, user: &str) -> Self {
         RegistryObjects {
             registry,
-            ctx: RequestContext {
-                user: user.into(),
-                ..Default::default()
-            },
+            ctx: RequestContext::system(user),
         }
     }
 
@@ -178,10 +175,7 @@ pub async fn follow(
     let Some(resource) = registry.load().find(group, version, plural).cloned() else {
         return;
     };
-    let ctx = RequestContext {
-        user: user.into(),
-        ..Default::default()
-    };
+    let ctx = RequestContext::system(user);
     let stopped = |stop: &mut tokio::sync::watch::Receiver<bool>| {
         let mut stop = stop.clone();
         async move {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::BoolishValueParser;
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -19,7 +19,7 @@ pub enum LogFormat {
 #[command(name = "porch-server", version)]
 pub struct Args {
     /// Directory holding the store, the certificates, the admin token and the kubeconfig.
-    #[arg(long, env = "PORCH_DATA_DIR", default_value = ".porch")]
+    #[arg(long, env = "PORCH_DATA_DIR", default_value = ".porch", global = true)]
     pub data_dir: PathBuf,
 
     /// Address to listen on (port 0 picks a free port; the kubeconfig records the real one).
@@ -49,8 +49,74 @@ pub struct Args {
     pub tls_ca_file: Option<PathBuf>,
 
     /// Where to write the kubeconfig (default: <data-dir>/kubeconfig).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub kubeconfig_out: Option<PathBuf>,
+
+    /// Bearer tokens of users, in kube-apiserver's CSV format (`token,user,uid,"g1,g2"`);
+    /// re-read when the file changes.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+
+    /// CA whose client certificates authenticate (CN = user, O = groups). Default: the local
+    /// CA, when the server generated its own certificate.
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+
+    /// Requests without credentials are `system:anonymous` (group `system:unauthenticated`)
+    /// instead of 401. Off by default, unlike kube-apiserver (see COMPATIBILITY.md).
+    #[arg(
+        long,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        value_parser = BoolishValueParser::new(),
+    )]
+    pub anonymous_auth: bool,
+
+    /// `iss` of the ServiceAccount tokens this server issues.
+    #[arg(long, default_value = "https://porch-server.local")]
+    pub service_account_issuer: String,
+
+    /// Audiences a token must name to authenticate here (default: the ServiceAccount issuer).
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+
+    /// OIDC issuer URL (https; http only on a loopback host). Enables OIDC ID tokens.
+    #[arg(long, requires = "oidc_client_id")]
+    pub oidc_issuer_url: Option<String>,
+
+    /// The audience (`aud`) ID tokens must carry.
+    #[arg(long, requires = "oidc_issuer_url")]
+    pub oidc_client_id: Option<String>,
+
+    /// The claim naming the user.
+    #[arg(long, default_value = "sub")]
+    pub oidc_username_claim: String,
+
+    /// Put before user names (default `<issuer>#` unless the claim is `email`; `-` for none).
+    #[arg(long)]
+    pub oidc_username_prefix: Option<String>,
+
+    /// The claim listing the user's groups.
+    #[arg(long)]
+    pub oidc_groups_claim: Option<String>,
+
+    /// Put before every group name.
+    #[arg(long, default_value = "")]
+    pub oidc_groups_prefix: String,
+
+    /// CA of the issuer's HTTPS endpoint (default: the system roots).
+    #[arg(long)]
+    pub oidc_ca_file: Option<PathBuf>,
+
+    /// The issuer's key set (JWKS) from a file instead of its discovery document (offline).
+    #[arg(long)]
+    pub oidc_jwks_file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
     /// Largest request body accepted, in bytes (413 beyond).
     #[arg(long, default_value_t = 6 * 1024 * 1024)]
@@ -152,6 +218,31 @@ pub struct Args {
     pub log_format: LogFormat,
 }
 
+/// Commands besides serving.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Users authenticated by client certificates of the local CA.
+    #[command(subcommand)]
+    Users(UsersCommand),
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum UsersCommand {
+    /// Issues a client certificate (CN = name, O = groups) and writes a kubeconfig for it.
+    Add {
+        name: String,
+        /// A group of the user; repeatable.
+        #[arg(long = "group")]
+        groups: Vec<String>,
+        /// Validity of the certificate, in days.
+        #[arg(long, default_value_t = 365)]
+        days: u32,
+        /// Where to write the kubeconfig (default: `<data-dir>/users/<name>.kubeconfig`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
 impl Args {
     /// The render budget the flags describe (0 meaning unlimited).
     pub fn render_limits(&self) -> porch_engine::RenderLimits {
@@ -231,6 +322,50 @@ mod tests {
             Some(Duration::from_secs(300))
         );
         assert!(t(&["--event-ttl", "0"]).is_err());
+    }
+
+    #[test]
+    fn anonymous_auth_is_off_unless_asked_for() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["porch-server"];
+            all.extend_from_slice(args);
+            Args::try_parse_from(all).map(|a| a.anonymous_auth)
+        };
+        assert_eq!(parse(&[]).ok(), Some(false));
+        assert_eq!(parse(&["--anonymous-auth"]).ok(), Some(true));
+        assert_eq!(parse(&["--anonymous-auth=false"]).ok(), Some(false));
+        // OIDC needs both the issuer and the client id.
+        assert!(
+            Args::try_parse_from(["porch-server", "--oidc-issuer-url", "https://idp"]).is_err()
+        );
+    }
+
+    #[test]
+    fn users_add_takes_groups_and_a_global_data_dir() {
+        let a = Args::try_parse_from([
+            "porch-server",
+            "users",
+            "add",
+            "alice",
+            "--group",
+            "a",
+            "--group",
+            "b",
+            "--data-dir",
+            "/tmp/x",
+        ])
+        .expect("valid arguments");
+        assert_eq!(a.data_dir, PathBuf::from("/tmp/x"));
+        match a.command {
+            Some(Command::Users(UsersCommand::Add {
+                name, groups, days, ..
+            })) => {
+                assert_eq!(name, "alice");
+                assert_eq!(groups, vec!["a", "b"]);
+                assert_eq!(days, 365);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     fn push(args: &[&str]) -> bool {

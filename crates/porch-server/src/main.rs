@@ -11,8 +11,12 @@
 mod cli;
 mod git_opener;
 mod kubeconfig;
+mod oidc;
 mod pki;
 mod server;
+mod serviceaccounts;
+mod tls;
+mod users;
 
 use clap::Parser;
 
@@ -40,6 +44,15 @@ fn init_logging(format: cli::LogFormat) {
 fn main() -> std::process::ExitCode {
     let args = cli::Args::parse();
     init_logging(args.log_format);
+    if let Some(cli::Command::Users(cmd)) = &args.command {
+        return match users::run(&args, cmd) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -112,3 +112,72 @@ pub fn admin_token(dir: &Path) -> anyhow::Result<String> {
     write_private(&path, token.as_bytes())?;
     Ok(token)
 }
+
+/// Loads the local CA (`<dir>/pki/ca.crt`, `ca.key`) as an issuer; the server creates it on
+/// first start.
+fn local_issuer(dir: &Path) -> anyhow::Result<Issuer<'static, KeyPair>> {
+    let key_path = dir.join("pki").join("ca.key");
+    let pem = std::fs::read_to_string(&key_path).with_context(|| {
+        format!(
+            "cannot read the CA key {} (start the server once to create it)",
+            key_path.display()
+        )
+    })?;
+    let key = KeyPair::from_pem(&pem)
+        .with_context(|| format!("invalid CA key {}", key_path.display()))?;
+    Ok(Issuer::new(ca_params()?, key))
+}
+
+/// A client certificate and key.
+pub struct ClientCert {
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// Issues a client certificate from the local CA: CN = `user`, one O per group (kube-apiserver's
+/// x509 convention), valid from `not_before` to `not_after`.
+pub fn issue_client_cert(
+    dir: &Path,
+    user: &str,
+    groups: &[String],
+    not_before: time::OffsetDateTime,
+    not_after: time::OffsetDateTime,
+) -> anyhow::Result<ClientCert> {
+    let issuer = local_issuer(dir)?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name.push(DnType::CommonName, user);
+    for g in groups {
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, g.as_str());
+    }
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.not_before = not_before;
+    params.not_after = not_after;
+    let key = KeyPair::generate()?;
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok(ClientCert {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
+}
+
+/// Loads or creates the key that signs ServiceAccount tokens (`<dir>/pki/sa.key`, P-256);
+/// returns (private PKCS#8 PEM, public SPKI PEM).
+pub fn service_account_key(dir: &Path) -> anyhow::Result<(String, String)> {
+    let pki = dir.join("pki");
+    std::fs::create_dir_all(&pki).with_context(|| format!("cannot create {}", pki.display()))?;
+    let path = pki.join("sa.key");
+    let key = match std::fs::read_to_string(&path) {
+        Ok(pem) => {
+            KeyPair::from_pem(&pem).with_context(|| format!("invalid key {}", path.display()))?
+        }
+        Err(_) => {
+            let key = KeyPair::generate()?;
+            write_private(&path, key.serialize_pem().as_bytes())?;
+            key
+        }
+    };
+    Ok((key.serialize_pem(), key.public_key_pem()))
+}

@@ -12,7 +12,12 @@ use porch_store::{RedbStore, StoreOptions};
 
 use crate::cli::Args;
 use crate::git_opener::GitOpener;
-use crate::{kubeconfig, pki};
+use crate::{kubeconfig, pki, serviceaccounts, tls};
+use porch_apiserver::auth::chain::BootstrapTokens;
+use porch_apiserver::auth::oidc::{KeySource, Oidc, OidcConfig};
+use porch_apiserver::auth::serviceaccount::ServiceAccountTokens;
+use porch_apiserver::auth::token_file::TokenFile;
+use porch_apiserver::auth::{Authenticator, TokenAuthenticator};
 use porch_resources::opener::RepositoryOpener;
 use porch_resources::{self as resources, controller};
 
@@ -63,10 +68,7 @@ fn upstream_credentials(
         let secrets = secrets
             .as_ref()
             .ok_or_else(|| "this server serves no secrets".to_string())?;
-        let ctx = porch_apiserver::RequestContext {
-            user: "system:package-upstream".into(),
-            ..Default::default()
-        };
+        let ctx = porch_apiserver::RequestContext::system("system:package-upstream");
         // The fetcher asks from async code but through a sync callback; the runtime is
         // multi-threaded, so this worker may block while another drives the read.
         let creds = tokio::task::block_in_place(|| {
@@ -82,6 +84,48 @@ fn upstream_credentials(
                 porch_git::GitAuth::Bearer { token }
             }
         })
+    })
+}
+
+/// The authenticator chain the flags describe: client certificates, the bootstrap admin
+/// token, `--token-auth-file`, ServiceAccount tokens, OIDC ID tokens, then anonymous.
+fn authenticator(
+    args: &Args,
+    admin_token: &str,
+    sa_tokens: Arc<ServiceAccountTokens>,
+) -> anyhow::Result<Authenticator> {
+    let mut tokens: Vec<Arc<dyn TokenAuthenticator>> =
+        vec![Arc::new(BootstrapTokens(vec![admin_token.to_string()]))];
+    if let Some(path) = &args.token_auth_file {
+        tokens.push(Arc::new(TokenFile::open(path)?));
+    }
+    tokens.push(sa_tokens);
+    if let (Some(issuer), Some(client_id)) = (&args.oidc_issuer_url, &args.oidc_client_id) {
+        let source: Arc<dyn KeySource> = match &args.oidc_jwks_file {
+            Some(path) => Arc::new(crate::oidc::FileKeys(path.clone())),
+            None => Arc::new(crate::oidc::DiscoveryKeys::new(
+                issuer,
+                args.oidc_ca_file.as_ref(),
+            )?),
+        };
+        tokens.push(Arc::new(Oidc::new(
+            OidcConfig {
+                issuer_url: issuer.clone(),
+                client_id: client_id.clone(),
+                username_claim: args.oidc_username_claim.clone(),
+                username_prefix: args.oidc_username_prefix.clone(),
+                groups_claim: args.oidc_groups_claim.clone(),
+                groups_prefix: args.oidc_groups_prefix.clone(),
+            },
+            source,
+        )));
+        tracing::info!(%issuer, "OIDC ID tokens accepted");
+    }
+    Ok(Authenticator {
+        disabled: false,
+        client_certificates: args.client_ca_file.is_some() || args.tls_cert_file.is_none(),
+        tokens,
+        anonymous: args.anonymous_auth,
     })
 }
 
@@ -183,6 +227,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 registry.find("", "v1", "secrets").cloned(),
             )),
     ));
+    // ServiceAccounts and their tokens (signed by the server's own key).
+    let (sa_private, sa_public) = pki::service_account_key(&args.data_dir)?;
+    let sa_tokens = serviceaccounts::register(&live, &store, &hub, |lookup| {
+        Ok(ServiceAccountTokens::new(
+            &args.service_account_issuer,
+            args.api_audiences.clone(),
+            sa_private.as_bytes(),
+            sa_public.as_bytes(),
+            lookup,
+        )?)
+    })?;
     resources::ensure_default_namespaces(&registry)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -206,15 +261,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let token = pki::admin_token(&args.data_dir)?;
     // kubectl never sends a bearer token over plain HTTP, so the loopback-only insecure mode
     // runs without authentication.
-    let tokens = if args.insecure_http {
-        Vec::new()
+    let authentication = if args.insecure_http {
+        Authenticator::disabled()
     } else {
-        vec![token.clone()]
+        authenticator(&args, &token, sa_tokens)?
     };
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
-        tokens,
         authorizer,
+        authentication: Some(authentication),
         ..ServerConfig::default()
     };
     let gauge_hub = hub.clone();
@@ -341,20 +396,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             _ => pki::local_tls(&args.data_dir, &hosts_for(&addr))?,
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let rustls_config = axum_server::tls_rustls::RustlsConfig::from_pem(
-            tls.cert_pem.clone().into_bytes(),
-            tls.key_pem.clone().into_bytes(),
-        )
-        .await
-        .context("invalid TLS certificate or key")?;
+        let client_ca = match &args.client_ca_file {
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+            ),
+            // The local CA signs the certificates of `porch-server users add`.
+            None if args.tls_cert_file.is_none() => tls.ca_pem.clone(),
+            None => None,
+        };
+        let rustls_config = tls::server_config(&tls.cert_pem, &tls.key_pem, client_ca.as_deref())?;
         let server_url = format!("https://{}", client_host(&addr));
         pki::write_private(
             &kubeconfig_path,
             kubeconfig::render(&server_url, tls.ca_pem.as_deref(), Some(&token))?.as_bytes(),
         )?;
         tracing::info!(url = %server_url, kubeconfig = %kubeconfig_path.display(), "serving HTTPS");
-        let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(rustls_config)
-            .acceptor(axum_server::accept::NoDelayAcceptor::new());
+        let acceptor = tls::ClientCertAcceptor::new(rustls_config);
         axum_server::from_tcp(listener)?
             .acceptor(acceptor)
             .handle(handle)

@@ -35,10 +35,7 @@ pub async fn prune_once(
     ttl: Duration,
     now: Timestamp,
 ) -> Result<usize, ApiError> {
-    let ctx = RequestContext {
-        user: "system:event-pruner".into(),
-        ..Default::default()
-    };
+    let ctx = RequestContext::system("system:event-pruner");
     let ttl_secs = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
     let page = events.list(&ctx, None, &ListOptions::default()).await?;
     let mut deleted = 0;

@@ -257,10 +257,7 @@ impl EventWriter {
     }
 
     async fn write(&self, events: &dyn ResourceBackend, r: &Record) -> Result<(), ApiError> {
-        let ctx = RequestContext {
-            user: format!("system:{}", self.component),
-            ..Default::default()
-        };
+        let ctx = RequestContext::system(&format!("system:{}", self.component));
         let (ns, name) = self.key(r);
         let mut last = None;
         for _ in 0..3 {

@@ -85,10 +85,7 @@ pub async fn run(live: LiveRegistry, store: Arc<dyn MetadataStore>, hub: Arc<Wat
         index: Index::default(),
         resources: HashSet::new(),
         listed_at: HashMap::new(),
-        ctx: RequestContext {
-            user: "system:serviceaccount:kube-system:generic-garbage-collector".into(),
-            ..Default::default()
-        },
+        ctx: RequestContext::system("system:serviceaccount:kube-system:generic-garbage-collector"),
     };
     let mut sub = hub.subscribe();
     gc.sweep().await;
