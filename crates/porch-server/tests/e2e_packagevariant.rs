@@ -357,3 +357,85 @@ async fn publishing_a_new_upstream_revision_yields_an_upgrade_draft() {
         first
     );
 }
+
+/// Deleting a namespace runs the finalizer of its PackageVariants before its contents go: the
+/// draft of a `delete` variant is deleted, the draft of an `orphan` variant stays without its
+/// owner. (Stored drafts outlive their Repository's registration: registering the same
+/// remote again in a namespace of the same name shows what the finalizers left.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleting_the_namespace_runs_the_variants_finalizer() {
+    const NS2: &str = "doomed";
+    let env = Env::start().await;
+    env.namespace(NS2).await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS2, "blueprints", &blueprints, json!({}))
+        .await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS2, "deployments", &deployments, json!({}))
+        .await;
+    let prs = env.prs(NS2);
+    init_published(&prs, "blueprints", "foo", "v1").await;
+    let pvs: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        NS2,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("config.porch.kpt.dev", "v1alpha1", "PackageVariant"),
+            "packagevariants",
+        ),
+    );
+    for (name, package, policy) in [("deleter", "a", "delete"), ("orphaner", "b", "orphan")] {
+        let yaml = format!(
+            "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: {name}\n  namespace: {NS2}\nspec:\n  upstream: {{repo: blueprints, package: foo, revision: 1}}\n  downstream: {{repo: deployments, package: {package}}}\n  deletionPolicy: {policy}\n"
+        );
+        let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(&yaml));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for name in ["deleter", "orphaner"] {
+        eventually("Ready", || async {
+            pvs.get(name)
+                .await
+                .is_ok_and(|pv| condition(&pv, "Ready").0 == "True")
+        })
+        .await;
+    }
+    let (a, b) = (
+        "deployments.a.packagevariant-1",
+        "deployments.b.packagevariant-1",
+    );
+    assert!(prs.get(a).await.is_ok() && prs.get(b).await.is_ok());
+
+    let out = env
+        .server
+        .kubectl(&["delete", "namespace", NS2, "--timeout=120s"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pvs.get("deleter").await.is_err());
+    assert!(pvs.get("orphaner").await.is_err());
+
+    // What the finalizers left, seen through the same remote registered again.
+    env.namespace(NS2).await;
+    env.register(NS2, "deployments", &deployments, json!({}))
+        .await;
+    eventually("the orphaned draft", || async { prs.get(b).await.is_ok() }).await;
+    let orphan = prs.get(b).await.expect("orphaned draft");
+    assert!(
+        orphan
+            .metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default()
+            .is_empty(),
+        "the orphaned draft lost its owner"
+    );
+    assert!(
+        prs.get(a).await.is_err(),
+        "the draft of the deleting variant is gone"
+    );
+}
