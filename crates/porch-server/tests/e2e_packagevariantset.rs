@@ -6,6 +6,7 @@
 mod common;
 
 use common::porch::*;
+use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::json;
 
@@ -470,4 +471,69 @@ async fn a_converged_fan_out_is_quiet() {
     .await;
     assert_eq!(versions(&sets).await, before.1);
     assert_eq!(versions(&pvs).await, before.0);
+
+    // Publishing the drafts (8 at a time) while their resources are read without pause: every
+    // read finds the draft or the published revision (never "<name> not found" in between),
+    // and the variants follow without a Warning.
+    let drafts: Vec<String> = repos
+        .iter()
+        .flat_map(|r| {
+            packages
+                .iter()
+                .map(move |p| format!("{r}.{p}.packagevariant-1"))
+        })
+        .collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (prrs, drafts, done) = (env.prrs(NS), drafts.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut missing = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for d in &drafts {
+                    if let Err(e) = prrs.get(d).await {
+                        missing.push(format!("{d}: {e}"));
+                    }
+                }
+            }
+            missing
+        })
+    };
+    futures::stream::iter(drafts.iter())
+        .for_each_concurrent(8, |d| {
+            let prs = prs.clone();
+            async move {
+                publish(&prs, d).await;
+            }
+        })
+        .await;
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let missing = reader.await.expect("reader");
+    assert!(
+        missing.is_empty(),
+        "reads failed while approving: {missing:?}"
+    );
+    within_two_minutes("variants Ready after publishing", || async {
+        pvs.list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .filter(|pv| is_ready(pv))
+            .count()
+            == 40
+    })
+    .await;
+    let warnings: Vec<String> = events
+        .list(&ListParams::default())
+        .await
+        .expect("events")
+        .items
+        .iter()
+        .filter(|e| e.data["type"] == "Warning")
+        .map(|e| format!("{} {}", e.data["reason"], e.data["message"]))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "warnings after publishing: {warnings:?}"
+    );
 }
