@@ -64,15 +64,7 @@ pub async fn run(
     let interest = SharedInterest::default();
     // Subscribed before the sets are listed, so no set's change falls in between.
     let store_events = hub.subscribe();
-    match objects.list(&packagevariantsets_gvr(), None, "").await {
-        Ok(sets) => {
-            let mut i = lock(&interest);
-            for set in &sets {
-                i.update(set, false);
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "cannot list PackageVariantSets"),
-    }
+    relearn(objects.as_ref(), &interest).await;
     let mut feeds = Vec::new();
     for (group, version, plural, wakes) in [
         (
@@ -110,6 +102,7 @@ pub async fn run(
     )));
     feeds.push(tokio::spawn(feed_from_store(
         registry.clone(),
+        objects.clone(),
         store_events,
         interest,
         tx.clone(),
@@ -187,6 +180,7 @@ async fn feed_from_engine(
 /// selects) wakes nothing.
 async fn feed_from_store(
     registry: LiveRegistry,
+    objects: Arc<dyn Objects>,
     mut rx: tokio::sync::broadcast::Receiver<Arc<Vec<porch_core::store::StoreEvent>>>,
     interest: SharedInterest,
     tx: mpsc::UnboundedSender<Wake>,
@@ -204,6 +198,8 @@ async fn feed_from_store(
         let batch = match batch {
             Ok(b) => b,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                // Missed changes, the sets' own among them.
+                relearn(objects.as_ref(), &interest).await;
                 if tx.send(Wake::All).is_err() {
                     return;
                 }
@@ -247,5 +243,19 @@ async fn feed_from_store(
                 return;
             }
         }
+    }
+}
+
+/// Rebuilds the sets' dependencies from a listing of every set.
+async fn relearn(objects: &dyn Objects, interest: &SharedInterest) {
+    match objects.list(&packagevariantsets_gvr(), None, "").await {
+        Ok(sets) => {
+            let mut fresh = Interest::default();
+            for set in &sets {
+                fresh.update(set, false);
+            }
+            *lock(interest) = fresh;
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot list PackageVariantSets"),
     }
 }
