@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 
 /// The approval pushed its tag; the draft's store record is not removed yet.
 pub const APPROVE_AFTER_PUSH: &str = "approve-after-push";
-/// The approval removed the draft's store record; the index is not updated yet.
+/// The approval put the published revision in the index and removed the draft's store
+/// record; the package's listing is not re-read yet.
 pub const APPROVE_AFTER_COMMIT: &str = "approve-after-commit";
 
 /// The environment variable naming the failpoint to trigger.

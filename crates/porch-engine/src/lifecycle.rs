@@ -234,6 +234,20 @@ impl Engine {
         };
         tracing::info!(revision = %published.key.revision, "published");
         failpoint::hit(failpoint::APPROVE_AFTER_PUSH);
+        if stored.is_some() {
+            // The published revision takes the draft's place in the index before the draft's
+            // record goes: a reader in between (a controller reading the files) finds the one
+            // or the other, never an entry whose record is gone ("<name> not found").
+            let kpt = self
+                .load_kpt(id, repo.as_ref(), std::slice::from_ref(&published))
+                .await;
+            let entry = published.clone();
+            self.mutate_in(id, &current.key.package, |ix| {
+                ix.drafts.remove(name.as_str());
+                ix.git.insert(entry.key.name().as_str().to_owned(), entry);
+                ix.add_kpt(kpt);
+            });
+        }
         if let Some(stored) = stored
             && let Err(e) = self
                 .inner

@@ -1,6 +1,7 @@
 //! Core `v1` `namespaces`, `secrets` and `configmaps`.
 //!
-//! Deleting a namespace deletes everything in it (in one atomic store write). Secret data is
+//! Deleting a namespace first deletes what holds finalizers through the API and waits for
+//! them (`namespace_finalize`), then deletes everything left in it (in one atomic store write). Secret data is
 //! never logged; `stringData` is folded into base64 `data` on write, as Kubernetes does.
 
 use std::sync::Arc;
@@ -156,6 +157,8 @@ impl ResourceBackend for NamespaceBackend {
         e: Expect,
     ) -> Result<Value, ApiError> {
         refuse_delete(name)?;
+        // Finalizers first (a PackageVariant releases its downstream by its policy).
+        crate::namespace_finalize::finalize_contents(&self.live, &self.store, name).await;
         let store = self.store.clone();
         let target = name.to_string();
         let resources = namespaced_resources(&self.live);

@@ -26,6 +26,7 @@ pub mod packagevariantsets;
 
 mod core;
 mod git_spec;
+mod namespace_finalize;
 mod packagerevisions;
 mod registry;
 mod repository;

@@ -1,20 +1,36 @@
 //! Runs the PackageVariantSet controller of `porch-controllers` in this server: objects
 //! through the registry ([`RegistryObjects`]), woken by the watches of PackageVariantSets,
-//! PackageVariants and Repositories (the streams clients get), by every other stored
-//! object's change (what an `objectSelector` may select, custom kinds included), and by the
-//! engine's events (an upstream revision appearing), with a periodic sweep behind them.
+//! PackageVariants and Repositories (the streams clients get), by changes of the stored
+//! objects of a kind some set's `objectSelector` names (custom kinds included; other kinds
+//! wake nothing), and by the engine's events about a set's upstream package, with a periodic
+//! sweep behind them. A set with nothing to do is not looked at.
 
-use std::sync::Arc;
+mod interest;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use porch_apiserver::{LiveRegistry, WatchHub};
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::runner::stopped;
+use porch_controllers::packagevariantset::packagevariantsets_gvr;
 use porch_controllers::packagevariantset::runner::{self, Wake};
+use porch_core::store::EventType;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::objects::RegistryObjects;
+use interest::Interest;
+
+/// The sets' dependencies, shared by the feeds (never locked across an await).
+type SharedInterest = Arc<Mutex<Interest>>;
+
+fn lock(interest: &SharedInterest) -> std::sync::MutexGuard<'_, Interest> {
+    interest
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Who the controller acts as.
 const USER: &str = "system:packagevariantset-controller";
@@ -45,6 +61,10 @@ pub async fn run(
     }
     let objects: Arc<dyn Objects> = Arc::new(RegistryObjects::new(registry.clone(), USER));
     let (tx, rx) = mpsc::unbounded_channel();
+    let interest = SharedInterest::default();
+    // Subscribed before the sets are listed, so no set's change falls in between.
+    let store_events = hub.subscribe();
+    relearn(objects.as_ref(), &interest).await;
     let mut feeds = Vec::new();
     for (group, version, plural, wakes) in [
         (
@@ -76,10 +96,18 @@ pub async fn run(
     }
     feeds.push(tokio::spawn(feed_from_engine(
         engine,
+        interest.clone(),
         tx.clone(),
         stop.clone(),
     )));
-    feeds.push(tokio::spawn(feed_from_store(hub, tx.clone(), stop.clone())));
+    feeds.push(tokio::spawn(feed_from_store(
+        registry.clone(),
+        objects.clone(),
+        store_events,
+        interest,
+        tx.clone(),
+        stop.clone(),
+    )));
     drop(tx);
     tracing::info!("PackageVariantSet controller started");
     // The runner returns when every feed (sender) has stopped.
@@ -111,9 +139,11 @@ async fn feed_from_watch(
     .await;
 }
 
-/// A package revision change may be the upstream a set waits for: wake its namespace.
+/// A package revision change may be the upstream a set waits for: wake the namespace when
+/// some set of it takes that package as its upstream.
 async fn feed_from_engine(
     engine: porch_engine::Engine,
+    interest: SharedInterest,
     tx: mpsc::UnboundedSender<Wake>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -124,7 +154,17 @@ async fn feed_from_engine(
             _ = stopped(&mut stop) => return,
         };
         let wake = match event {
-            Ok(e) => Wake::Namespace(e.revision.namespace.clone()),
+            Ok(e) => {
+                let r = &e.revision;
+                if !lock(&interest).wants_upstream(
+                    &r.namespace,
+                    r.key.repository.as_str(),
+                    r.key.package.as_str(),
+                ) {
+                    continue;
+                }
+                Wake::Namespace(r.namespace.clone())
+            }
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Wake::All,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         };
@@ -134,14 +174,22 @@ async fn feed_from_engine(
     }
 }
 
-/// Any stored object may be what a set's `objectSelector` selects: a change wakes the sets of
-/// its namespace. Events are left out (every controller action writes one).
+/// Keeps the sets' dependencies current from the store's changes of PackageVariantSets, and
+/// wakes the sets of a namespace when an object of a kind one of them selects
+/// (`objectSelector`) changes there. Every other write (drafts, events, ConfigMaps nobody
+/// selects) wakes nothing.
 async fn feed_from_store(
-    hub: Arc<WatchHub>,
+    registry: LiveRegistry,
+    objects: Arc<dyn Objects>,
+    mut rx: tokio::sync::broadcast::Receiver<Arc<Vec<porch_core::store::StoreEvent>>>,
+    interest: SharedInterest,
     tx: mpsc::UnboundedSender<Wake>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut rx = hub.subscribe();
+    let sets_resource = registry
+        .load()
+        .find(porch_api::CONFIG_GROUP, "v1alpha2", "packagevariantsets")
+        .map(|r| r.kind.store_resource());
     loop {
         let batch = tokio::select! {
             b = rx.recv() => b,
@@ -150,6 +198,8 @@ async fn feed_from_store(
         let batch = match batch {
             Ok(b) => b,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                // Missed changes, the sets' own among them.
+                relearn(objects.as_ref(), &interest).await;
                 if tx.send(Wake::All).is_err() {
                     return;
                 }
@@ -157,18 +207,55 @@ async fn feed_from_store(
             }
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         };
-        let mut namespaces: Vec<&str> = batch
+        // The sets' own changes first, so a set and an object it selects written together
+        // are seen together.
+        for e in batch.iter() {
+            if sets_resource.as_deref() == Some(e.object.key.resource.as_str())
+                && let Ok(obj) = serde_json::from_slice::<Value>(&e.object.data)
+            {
+                lock(&interest).update(&obj, e.event_type == EventType::Deleted);
+            }
+        }
+        let selected = {
+            let reg = registry.load();
+            lock(&interest).selected(|api_version, kind| {
+                reg.resources()
+                    .iter()
+                    .find(|r| r.kind.api_version() == api_version && r.kind.kind == kind)
+                    .map(|r| r.kind.store_resource())
+            })
+        };
+        if selected.is_empty() {
+            continue;
+        }
+        let namespaces: BTreeSet<&str> = batch
             .iter()
-            .filter(|e| !e.object.key.resource.ends_with("/events"))
+            .filter(|e| {
+                selected.contains(&(
+                    e.object.key.namespace.clone(),
+                    e.object.key.resource.clone(),
+                ))
+            })
             .map(|e| e.object.key.namespace.as_str())
-            .filter(|ns| !ns.is_empty())
             .collect();
-        namespaces.sort_unstable();
-        namespaces.dedup();
         for ns in namespaces {
             if tx.send(Wake::Namespace(ns.to_owned())).is_err() {
                 return;
             }
         }
+    }
+}
+
+/// Rebuilds the sets' dependencies from a listing of every set.
+async fn relearn(objects: &dyn Objects, interest: &SharedInterest) {
+    match objects.list(&packagevariantsets_gvr(), None, "").await {
+        Ok(sets) => {
+            let mut fresh = Interest::default();
+            for set in &sets {
+                fresh.update(set, false);
+            }
+            *lock(interest) = fresh;
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot list PackageVariantSets"),
     }
 }

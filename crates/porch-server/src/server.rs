@@ -333,6 +333,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let variants = tokio::spawn(resources::packagevariants::run(
         live.clone(),
         engine.clone(),
+        hub.clone(),
         Arc::new(resources::packagevariants::ControllerEvents(
             recorder.clone(),
         )),

@@ -357,3 +357,241 @@ async fn publishing_a_new_upstream_revision_yields_an_upgrade_draft() {
         first
     );
 }
+
+/// Deleting a namespace runs the finalizer of its PackageVariants before its contents go: the
+/// draft of a `delete` variant is deleted, the draft of an `orphan` variant stays without its
+/// owner. (Stored drafts outlive their Repository's registration: registering the same
+/// remote again in a namespace of the same name shows what the finalizers left.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleting_the_namespace_runs_the_variants_finalizer() {
+    const NS2: &str = "doomed";
+    let env = Env::start().await;
+    env.namespace(NS2).await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS2, "blueprints", &blueprints, json!({}))
+        .await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS2, "deployments", &deployments, json!({}))
+        .await;
+    let prs = env.prs(NS2);
+    init_published(&prs, "blueprints", "foo", "v1").await;
+    let pvs: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        NS2,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("config.porch.kpt.dev", "v1alpha1", "PackageVariant"),
+            "packagevariants",
+        ),
+    );
+    for (name, package, policy) in [("deleter", "a", "delete"), ("orphaner", "b", "orphan")] {
+        let yaml = format!(
+            "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: {name}\n  namespace: {NS2}\nspec:\n  upstream: {{repo: blueprints, package: foo, revision: 1}}\n  downstream: {{repo: deployments, package: {package}}}\n  deletionPolicy: {policy}\n"
+        );
+        let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(&yaml));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for name in ["deleter", "orphaner"] {
+        eventually("Ready", || async {
+            pvs.get(name)
+                .await
+                .is_ok_and(|pv| condition(&pv, "Ready").0 == "True")
+        })
+        .await;
+    }
+    let (a, b) = (
+        "deployments.a.packagevariant-1",
+        "deployments.b.packagevariant-1",
+    );
+    assert!(prs.get(a).await.is_ok() && prs.get(b).await.is_ok());
+
+    let out = env
+        .server
+        .kubectl(&["delete", "namespace", NS2, "--timeout=120s"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pvs.get("deleter").await.is_err());
+    assert!(pvs.get("orphaner").await.is_err());
+
+    // What the finalizers left, seen through the same remote registered again.
+    env.namespace(NS2).await;
+    env.register(NS2, "deployments", &deployments, json!({}))
+        .await;
+    eventually("the orphaned draft", || async { prs.get(b).await.is_ok() }).await;
+    let orphan = prs.get(b).await.expect("orphaned draft");
+    assert!(
+        orphan
+            .metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default()
+            .is_empty(),
+        "the orphaned draft lost its owner"
+    );
+    assert!(
+        prs.get(a).await.is_err(),
+        "the draft of the deleting variant is gone"
+    );
+}
+
+const NET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: networkconfigs.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: networkconfigs, singular: networkconfig, kind: NetworkConfig}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const SETTINGS: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  annotations:\n    kpt.dev/config-injection: required\ndata:\n  a: placeholder\n";
+const NET: &str = "apiVersion: example.com/v1\nkind: NetworkConfig\nmetadata:\n  name: net-config\n  annotations:\n    kpt.dev/config-injection: optional\nspec:\n  vlan: 1\n";
+
+fn kubectl_apply(env: &Env, yaml: &str) {
+    let out = env.server.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn settings_map(value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {NS}\ndata:\n  a: {value}\n"
+    )
+}
+
+/// `data.a` of the package's `settings.yaml`.
+async fn injected_value(prrs: &Api<DynamicObject>, name: &str) -> Option<String> {
+    let files = files_of(prrs, name).await;
+    let doc: Value = serde_yaml::from_str(files.get("settings.yaml")?.as_str()?).ok()?;
+    doc["data"]["a"].as_str().map(str::to_owned)
+}
+
+/// Config injection through the server: a required ConfigMap and an optional custom object
+/// named by injectors. Missing, the required one makes the variant Stalled with the Kptfile
+/// condition's message; created, both are injected with their Kptfile conditions and the
+/// required one's readiness gate; edited, the draft follows, and a published downstream gets
+/// an edit draft.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn config_injection_follows_the_injected_objects() {
+    let env = Env::start().await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS, "deployments", &deployments, json!({}))
+        .await;
+    let (prs, prrs, pvs) = (env.prs(NS), env.prrs(NS), variants(&env));
+    init(&prs, "blueprints", "foo", "v1").await;
+    put_files(
+        &prrs,
+        "blueprints.foo.v1",
+        &[("settings.yaml", SETTINGS), ("net.yaml", NET)],
+    )
+    .await
+    .expect("upstream files");
+    publish(&prs, "blueprints.foo.v1").await;
+    kubectl_apply(&env, NET_CRD);
+    env.server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/networkconfigs.example.com",
+        "--timeout=30s",
+    ]);
+
+    apply(
+        &env,
+        "injected",
+        "  upstream: {repo: blueprints, package: foo, revision: 1}\n  downstream: {repo: deployments, package: bar}\n  injectors:\n  - {kind: ConfigMap, name: settings}\n  - {group: example.com, kind: NetworkConfig, name: net}\n",
+    );
+    let draft = "deployments.bar.packagevariant-1";
+    eventually("Stalled on the missing ConfigMap", || async {
+        let (status, _, message) = condition(&pvs.get("injected").await.expect("pv"), "Stalled");
+        status == "True" && message.contains("config.injection.ConfigMap.settings")
+    })
+    .await;
+    let kf = kptfile_of(&prrs, draft).await;
+    let gates = kf["info"]["readinessGates"].to_string();
+    assert!(
+        gates.contains("config.injection.ConfigMap.settings")
+            && !gates.contains("config.injection.NetworkConfig.net-config"),
+        "a gate for the required point only: {gates}"
+    );
+
+    // The objects appear: both injected, the variant Ready.
+    kubectl_apply(
+        &env,
+        &format!(
+            "apiVersion: example.com/v1\nkind: NetworkConfig\nmetadata:\n  name: net\n  namespace: {NS}\nspec:\n  vlan: 100\n"
+        ),
+    );
+    kubectl_apply(&env, &settings_map("injected"));
+    eventually("the ConfigMap injected", || async {
+        injected_value(&prrs, draft).await.as_deref() == Some("injected")
+    })
+    .await;
+    eventually("Ready", || async {
+        let pv = pvs.get("injected").await.expect("pv");
+        condition(&pv, "Ready").0 == "True" && condition(&pv, "Stalled").0 == "False"
+    })
+    .await;
+    let files = files_of(&prrs, draft).await;
+    let net: Value =
+        serde_yaml::from_str(files["net.yaml"].as_str().expect("net.yaml")).expect("yaml");
+    assert_eq!(net["spec"]["vlan"], 100);
+    assert_eq!(
+        net["metadata"]["annotations"]["kpt.dev/injected-resource"],
+        "net"
+    );
+    let kf = kptfile_of(&prrs, draft).await;
+    for t in [
+        "config.injection.ConfigMap.settings",
+        "config.injection.NetworkConfig.net-config",
+    ] {
+        let c = kf["status"]["conditions"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["type"] == t))
+            .unwrap_or_else(|| panic!("condition {t}: {kf:?}"));
+        assert_eq!(c["status"], "True", "{t}: {c:?}");
+    }
+
+    // Edited: the draft follows.
+    kubectl_apply(&env, &settings_map("changed"));
+    eventually("the draft follows the ConfigMap", || async {
+        injected_value(&prrs, draft).await.as_deref() == Some("changed")
+    })
+    .await;
+
+    // Published, then edited: an edit draft carries the change.
+    publish(&prs, draft).await;
+    kubectl_apply(&env, &settings_map("again"));
+    let edit = "deployments.bar.packagevariant-2";
+    eventually("an edit draft", || async { prs.get(edit).await.is_ok() }).await;
+    eventually("the edit draft has the new value", || async {
+        injected_value(&prrs, edit).await.as_deref() == Some("again")
+    })
+    .await;
+    assert_eq!(
+        injected_value(&prrs, draft).await.as_deref(),
+        Some("changed"),
+        "the published revision is not changed"
+    );
+}

@@ -6,6 +6,7 @@
 mod common;
 
 use common::porch::*;
+use futures::StreamExt;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::json;
 
@@ -314,4 +315,225 @@ async fn an_object_selector_over_a_custom_kind_picks_its_targets() {
         names(&pvs).await == ["fan-east-foo", "fan-north-foo", "fan-west-foo"]
     })
     .await;
+}
+
+/// The controller's debug lines, one per set reconcile.
+fn set_reconciles(env: &Env) -> usize {
+    env.log().matches("packagevariantset reconcile").count()
+}
+
+fn core_api(env: &Env, kind: &str, plural: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        NS,
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", kind), plural),
+    )
+}
+
+/// `(name, resourceVersion)` of every object `api` lists.
+async fn versions(api: &Api<DynamicObject>) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .map(|o| {
+            (
+                o.metadata.name.unwrap_or_default(),
+                o.metadata.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn is_ready(o: &DynamicObject) -> bool {
+    o.data["status"]["conditions"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+}
+
+/// A 40-target fan-out converges without a Warning event; once converged the server writes
+/// no PackageVariant, set or Event while idle, a ConfigMap nobody selects wakes no set, and
+/// a Repository change (what sets depend on) does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_converged_fan_out_is_quiet() {
+    let mut env = Env::start().await;
+    env.server.envs.push((
+        "RUST_LOG".into(),
+        "info,porch_controllers::packagevariantset=debug".into(),
+    ));
+    tokio::task::block_in_place(|| env.server.restart());
+    env.server.wait_readyz().await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    let repos = ["r0", "r1", "r2", "r3"];
+    for repo in repos {
+        let url = env.empty_repo(repo);
+        env.register(NS, repo, &url, json!({})).await;
+    }
+    init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
+    let packages: Vec<String> = (0..10).map(|i| format!("p{i}")).collect();
+    let targets: String = repos
+        .iter()
+        .map(|r| {
+            format!(
+                "    - name: {r}\n      packageNames: [{}]\n",
+                packages.join(", ")
+            )
+        })
+        .collect();
+    apply_set(&env, &format!("  - repositories:\n{targets}"));
+
+    let (sets, pvs, prs, events) = (
+        api(&env, "v1alpha2", "PackageVariantSet", "packagevariantsets"),
+        api(&env, "v1alpha1", "PackageVariant", "packagevariants"),
+        env.prs(NS),
+        core_api(&env, "Event", "events"),
+    );
+    within_two_minutes("40 Ready PackageVariants and their drafts", || async {
+        let ready = pvs
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .filter(|pv| is_ready(pv))
+            .count();
+        let drafts = list_names(&prs, &Default::default())
+            .await
+            .iter()
+            .filter(|n| n.contains(".packagevariant-"))
+            .count();
+        ready == 40 && drafts == 40 && is_ready(&sets.get("fan").await.expect("set"))
+    })
+    .await;
+
+    // Converging made no error: no Warning event (a "not found" retry included).
+    let warnings: Vec<String> = events
+        .list(&ListParams::default())
+        .await
+        .expect("events")
+        .items
+        .iter()
+        .filter(|e| e.data["type"] == "Warning")
+        .map(|e| format!("{} {}", e.data["reason"], e.data["message"]))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "warnings while converging: {warnings:?}"
+    );
+
+    // Idle: nothing is written.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let before = (
+        versions(&pvs).await,
+        versions(&sets).await,
+        versions(&events).await,
+    );
+    let reconciles = set_reconciles(&env);
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let after = (
+        versions(&pvs).await,
+        versions(&sets).await,
+        versions(&events).await,
+    );
+    assert_eq!(
+        before, after,
+        "an idle server rewrote variants, sets or events"
+    );
+    assert_eq!(
+        set_reconciles(&env),
+        reconciles,
+        "an idle set was reconciled"
+    );
+
+    // A ConfigMap no set selects wakes no set.
+    env.server
+        .kubectl_ok(&["create", "configmap", "unrelated", "--from-literal=a=b"]);
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        set_reconciles(&env),
+        reconciles,
+        "an unrelated ConfigMap woke a set"
+    );
+    assert_eq!(versions(&sets).await, before.1);
+
+    // What a set does depend on wakes it (the count above can move), and still writes nothing.
+    env.server
+        .kubectl_ok(&["label", "repository", "r0", "tier=edge"]);
+    within_two_minutes("a Repository change wakes the set", || async {
+        set_reconciles(&env) > reconciles
+    })
+    .await;
+    assert_eq!(versions(&sets).await, before.1);
+    assert_eq!(versions(&pvs).await, before.0);
+
+    // Publishing the drafts (8 at a time) while their resources are read without pause: every
+    // read finds the draft or the published revision (never "<name> not found" in between),
+    // and the variants follow without a Warning.
+    let drafts: Vec<String> = repos
+        .iter()
+        .flat_map(|r| {
+            packages
+                .iter()
+                .map(move |p| format!("{r}.{p}.packagevariant-1"))
+        })
+        .collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (prrs, drafts, done) = (env.prrs(NS), drafts.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut missing = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for d in &drafts {
+                    if let Err(e) = prrs.get(d).await {
+                        missing.push(format!("{d}: {e}"));
+                    }
+                }
+            }
+            missing
+        })
+    };
+    futures::stream::iter(drafts.iter())
+        .for_each_concurrent(8, |d| {
+            let prs = prs.clone();
+            async move {
+                publish(&prs, d).await;
+            }
+        })
+        .await;
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let missing = reader.await.expect("reader");
+    assert!(
+        missing.is_empty(),
+        "reads failed while approving: {missing:?}"
+    );
+    within_two_minutes("variants Ready after publishing", || async {
+        pvs.list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .filter(|pv| is_ready(pv))
+            .count()
+            == 40
+    })
+    .await;
+    let warnings: Vec<String> = events
+        .list(&ListParams::default())
+        .await
+        .expect("events")
+        .items
+        .iter()
+        .filter(|e| e.data["type"] == "Warning")
+        .map(|e| format!("{} {}", e.data["reason"], e.data["message"]))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "warnings after publishing: {warnings:?}"
+    );
 }

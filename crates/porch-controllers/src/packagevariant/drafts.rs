@@ -35,6 +35,7 @@ impl Reconciler {
         let changed = mutate::apply(&v.pv, &mut files, &*self.objects)
             .await
             .map_err(|e| ReconcileError::Failed(e.to_string()))?;
+        status.note_injections(files.get(kpt::kptfile::KPTFILE).map(Vec::as_slice));
         if !changed {
             return Ok(current);
         }
@@ -80,6 +81,7 @@ impl Reconciler {
         let changed = mutate::apply(&v.pv, &mut files, &*self.objects)
             .await
             .map_err(|e| ReconcileError::Failed(e.to_string()))?;
+        status.note_injections(files.get(kpt::kptfile::KPTFILE).map(Vec::as_slice));
         if changed {
             self.save(&current, files, status).await?;
         }

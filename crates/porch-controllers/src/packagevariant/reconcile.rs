@@ -189,13 +189,22 @@ impl Reconciler {
                 return Err(ReconcileError::Failed(message));
             }
         };
-        status.valid();
+        // Each condition is set once per reconcile (a flip and back would move its
+        // transition time and rewrite a converged status).
         match self.ensure_targets(v, &upstream, &candidates, status).await {
+            Ok(targets) if status.has_missing_injections() => {
+                status.retain_targets(&targets);
+                // No retry: the object's appearance wakes the variant.
+                status.stall_on_missing_injections();
+                Ok(())
+            }
             Ok(targets) => {
+                status.valid();
                 status.ready(&targets);
                 Ok(())
             }
             Err(e) => {
+                status.valid();
                 status.failed(&e.to_string());
                 Err(e)
             }

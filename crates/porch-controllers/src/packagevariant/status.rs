@@ -22,6 +22,9 @@ fn now() -> String {
 pub struct Status {
     conditions: Vec<Value>,
     targets: Vec<Value>,
+    /// Required config injection points of the targets left without an object (the
+    /// Kptfile condition type and message); not stored, they make the variant Stalled.
+    missing_injections: Vec<String>,
 }
 
 impl Status {
@@ -36,6 +39,7 @@ impl Status {
         Status {
             conditions: list("/status/conditions"),
             targets: list("/status/downstreamTargets"),
+            missing_injections: Vec::new(),
         }
     }
 
@@ -116,6 +120,44 @@ impl Status {
             "NoErrors",
             "successfully ensured downstream package variant",
         );
+    }
+
+    /// Notes the required injection points of a target's Kptfile whose condition is not
+    /// True (`kpt.dev/config-injection: required` with no object to inject).
+    pub fn note_injections(&mut self, kptfile: Option<&[u8]>) {
+        let Some(kf) = kptfile
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|t| kpt::kptfile::Kptfile::parse(t).ok())
+        else {
+            return;
+        };
+        let gates = kf.info.map(|i| i.readiness_gates).unwrap_or_default();
+        for c in kf.status.map(|s| s.conditions).unwrap_or_default() {
+            if c.condition_type.starts_with("config.injection.")
+                && c.status != "True"
+                && gates.iter().any(|g| g.condition_type == c.condition_type)
+            {
+                let m = format!("{}: {}", c.condition_type, c.message);
+                if !self.missing_injections.contains(&m) {
+                    self.missing_injections.push(m);
+                }
+            }
+        }
+    }
+
+    pub fn has_missing_injections(&self) -> bool {
+        !self.missing_injections.is_empty()
+    }
+
+    /// A required injection point without its object: Stalled (and not Ready) with the
+    /// message of its Kptfile condition, until the object appears.
+    pub fn stall_on_missing_injections(&mut self) {
+        if self.missing_injections.is_empty() {
+            return;
+        }
+        let message = self.missing_injections.join("; ");
+        self.set_condition(STALLED, true, "NoResourceSelected", &message);
+        self.set_condition(READY, false, "NoResourceSelected", &message);
     }
 
     /// Keeps (in `targets` order) the entries of `targets`, adding missing ones.
@@ -238,5 +280,29 @@ mod tests {
         assert_eq!(v["downstreamTargets"][0], json!({"name": "b"}));
         assert_eq!(v["downstreamTargets"][1]["name"], "a");
         assert_eq!(v["downstreamTargets"][1]["renderStatus"]["error"], "");
+    }
+
+    #[test]
+    fn a_required_injection_without_its_object_stalls_the_variant() {
+        let kptfile = b"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\ninfo:\n  readinessGates:\n  - conditionType: config.injection.ConfigMap.settings\nstatus:\n  conditions:\n  - type: config.injection.ConfigMap.settings\n    status: \"False\"\n    reason: NoResourceSelected\n    message: no in-cluster resources of type v1.ConfigMap\n  - type: config.injection.NetworkConfig.net\n    status: \"False\"\n    reason: NoResourceSelected\n    message: optional, no gate\n";
+        let mut s = Status::of(&json!({}));
+        s.note_injections(Some(kptfile));
+        s.note_injections(Some(kptfile));
+        assert!(s.has_missing_injections());
+        s.stall_on_missing_injections();
+        let message =
+            "config.injection.ConfigMap.settings: no in-cluster resources of type v1.ConfigMap";
+        assert_eq!(
+            s.condition(STALLED),
+            Some(("True".into(), "NoResourceSelected".into(), message.into()))
+        );
+        assert_eq!(s.condition(READY).map(|c| c.0), Some("False".into()));
+
+        // Injected (condition True): nothing noted.
+        let done =
+            String::from_utf8_lossy(kptfile).replacen("status: \"False\"", "status: \"True\"", 1);
+        let mut s = Status::of(&json!({}));
+        s.note_injections(Some(done.as_bytes()));
+        assert!(!s.has_missing_injections());
     }
 }

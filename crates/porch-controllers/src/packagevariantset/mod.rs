@@ -20,8 +20,10 @@
 //! [`runner::run`] is what porch-server spawns: `tokio::spawn(run(objects, rx, resync))`. The
 //! caller sends a [`runner::Wake`] on the channel
 //! - `Set { namespace, name }` when that PackageVariantSet is created, changed or deleted;
-//! - `Namespace(ns)` when a PackageVariant, PackageRevision or Repository (or any object a set
-//!   may select) of `ns` changes — as upstream, every set of the namespace is reconciled;
+//! - `Namespace(ns)` when a PackageVariant or Repository of `ns` changes, a PackageRevision of
+//!   a set's upstream package, or an object of a kind a set's `objectSelector` names — as
+//!   upstream, every set of the namespace is reconciled (porch-server sends nothing for other
+//!   writes, so an idle set costs nothing);
 //! - `All` to sweep everything.
 //!
 //! Every `resync` the runner sweeps all namespaces anyway, so a lost wake only delays. Wakes

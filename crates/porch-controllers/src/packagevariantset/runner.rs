@@ -91,6 +91,8 @@ pub async fn process(objects: &dyn Objects, pending: BTreeSet<Wake>) -> Result<(
         }
     }
     for (ns, name) in &sets {
+        // Tests count these lines to prove what does (not) wake a set.
+        tracing::debug!(namespace = %ns, name = %name, "packagevariantset reconcile");
         match reconcile(objects, ns, name).await {
             Ok(Outcome::Stalled { reason, message }) => {
                 tracing::info!(namespace = %ns, name = %name, %reason, %message, "packagevariantset stalled");

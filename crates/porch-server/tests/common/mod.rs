@@ -64,8 +64,9 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .args(&self.extra)
-            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            // `envs` may override the log level.
             .env("RUST_LOG", "info")
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(log);
         let child = cmd.spawn().expect("spawn porch-server");
