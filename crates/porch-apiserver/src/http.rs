@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub version: String,
     /// Reject namespaced writes into namespaces that do not exist.
     pub enforce_namespaces: bool,
+    /// Where requests are audited, if anywhere (`--audit-policy-file`).
+    pub audit: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +55,7 @@ impl Default for ServerConfig {
             tokens: Vec::new(),
             version: env!("CARGO_PKG_VERSION").into(),
             enforce_namespaces: true,
+            audit: None,
         }
     }
 }
@@ -97,7 +100,7 @@ impl ApiServer {
 
     /// The axum router serving everything.
     pub fn router(self: &Arc<Self>) -> Router {
-        Router::new()
+        let router = Router::new()
             .route("/version", get(version))
             .route("/version/", get(version))
             .route("/healthz", get(healthz))
@@ -110,7 +113,16 @@ impl ApiServer {
             .route("/apis/", get(apis))
             .route("/openapi/v3", get(openapi_index))
             .route("/openapi/v3/{*path}", get(openapi_doc))
-            .fallback(resources)
+            .fallback(resources);
+        // Inside `observe`, so that the event names the authenticated user.
+        let router = match &self.config.audit {
+            Some(auditor) => router.layer(axum::middleware::from_fn_with_state(
+                auditor.clone(),
+                crate::audit::layer,
+            )),
+            None => router,
+        };
+        router
             .layer(axum::middleware::from_fn_with_state(self.clone(), observe))
             .with_state(self.clone())
     }
@@ -489,8 +501,14 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
                 .unwrap_or("");
             crate::apply::manager_from_user_agent(agent)
         });
+    // Authors and approvers are recorded under the authenticated user's name.
+    let user = req
+        .extensions()
+        .get::<crate::auth::UserInfo>()
+        .map(|u| u.name.clone())
+        .unwrap_or_else(|| "admin".into());
     let ctx = RequestContext {
-        user: "admin".into(),
+        user,
         field_manager: Some(field_manager),
         dry_run,
         force: flag(&q, "force"),
@@ -599,12 +617,14 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
+            crate::audit::request_object(&obj);
             written(rest.create(&ns, obj, fv).await?)
         }
         (&Method::PUT, Some(name)) => {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
+            crate::audit::request_object(&obj);
             if let Some(sub) = &custom_sub {
                 let out = target
                     .resource

@@ -21,6 +21,7 @@
 //! binary decides those. Authentication is a static bearer-token check; there is no RBAC.
 
 mod apply;
+pub mod audit;
 pub mod auth;
 mod body;
 mod discovery;
