@@ -37,11 +37,17 @@ pub fn local_path(url: &str) -> Option<String> {
 
 /// Why `url` may not be used, if it is a local URL outside the allowed directories.
 pub fn problem(url: &str) -> Option<String> {
-    let path = local_path(url)?;
+    local_path(url)?;
     let roots = ROOTS
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone()?;
+    problem_under(url, &roots)
+}
+
+/// Why `url` may not be used when local URLs are allowed under `roots` (canonical paths) only.
+fn problem_under(url: &str, roots: &[PathBuf]) -> Option<String> {
+    let path = local_path(url)?;
     let refused = || {
         Some(if roots.is_empty() {
             format!(
@@ -75,7 +81,6 @@ mod tests {
 
     #[test]
     fn local_urls_only_under_allowed_roots() {
-        // One test owns the process-wide setting (this crate's other tests never set it).
         assert_eq!(
             local_path("file:///srv/git/a.git").as_deref(),
             Some("/srv/git/a.git")
@@ -89,24 +94,24 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let allowed = dir.path().join("allowed");
         std::fs::create_dir_all(allowed.join("a.git")).expect("mkdir");
-        restrict_to(vec![]);
-        let refusal = problem("file:///tmp/x.git").expect("refused");
+        let allowed = std::fs::canonicalize(&allowed).expect("canonical");
+        let refusal = problem_under("file:///tmp/x.git", &[]).expect("refused");
         assert!(refusal.contains(FLAG), "{refusal}");
-        assert_eq!(problem("https://example.com/a.git"), None);
-        restrict_to(vec![allowed.clone()]);
+        assert_eq!(problem_under("https://example.com/a.git", &[]), None);
+        let roots = [allowed.clone()];
+        let check = |url: String| problem_under(&url, &roots);
         let inside = allowed.join("a.git");
-        assert_eq!(problem(&format!("file://{}", inside.display())), None);
-        assert_eq!(problem(&inside.display().to_string()), None);
-        assert!(problem(&format!("file://{}/../x.git", allowed.display())).is_some());
-        assert!(problem(&format!("file://{}/%2e%2e/x.git", allowed.display())).is_some());
-        assert!(problem("file:///etc/x.git").is_some());
-        assert!(problem(&format!("file://localhost{}", inside.display())).is_some());
+        assert_eq!(check(format!("file://{}", inside.display())), None);
+        assert_eq!(check(inside.display().to_string()), None);
+        assert!(check(format!("file://{}/../x.git", allowed.display())).is_some());
+        assert!(check(format!("file://{}/%2e%2e/x.git", allowed.display())).is_some());
+        assert!(check("file:///etc/x.git".into()).is_some());
+        assert!(check(format!("file://localhost{}", inside.display())).is_some());
         // A symlink inside that leads out is judged by where it leads.
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink("/etc", allowed.join("out")).expect("symlink");
-            assert!(problem(&format!("file://{}/out", allowed.display())).is_some());
+            assert!(check(format!("file://{}/out", allowed.display())).is_some());
         }
-        *ROOTS.write().expect("roots") = None;
     }
 }

@@ -188,6 +188,25 @@ async fn file_urls_need_allow_local_repositories() {
             other => panic!("{other:?}"),
         }
     }
+    // Nor as a clone's raw git upstream.
+    let fixtures = tempfile::tempdir().expect("tempdir");
+    empty_remote(fixtures.path(), "target");
+    let git = git_server(fixtures.path());
+    register(&client, NS, "target", &git.url_for("target.git"), json!({})).await;
+    let clone = json!([{"type": "clone", "clone": {"upstreamRef": {"type": "git", "git": {
+        "repo": inside, "ref": "main", "directory": "/"}}}}]);
+    let e = revisions(&client, NS)
+        .create(
+            &PostParams::default(),
+            &new_revision("target", "copy", "v1", clone),
+        )
+        .await
+        .expect_err("local upstream refused");
+    assert!(
+        matches!(&e, kube::Error::Api(s) if s.code >= 400 && s.code < 500
+            && s.message.contains("--allow-local-repositories")),
+        "{e:?}"
+    );
     drop(strict);
 
     // Allowed under the named directory only.
