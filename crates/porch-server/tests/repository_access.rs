@@ -121,7 +121,8 @@ async fn a_shared_mirror_serves_only_repositories_with_their_own_credentials() {
         .delete("owner", &DeleteParams::default())
         .await
         .expect("delete owner");
-    env.server.restart();
+    tokio::task::block_in_place(|| env.server.restart());
+    // Ready only once every start-up Repository is loaded and its status written afresh.
     env.client = env.server.wait_readyz().await;
     assert_locked_out(&env.client, "intruder").await;
     assert_locked_out(&env.client, "anonymous").await;
