@@ -49,6 +49,8 @@ pub struct ServerConfig {
     pub enforce_namespaces: bool,
     /// RBAC enforcement on every request (`authz`); `None` lets every authenticated request in.
     pub authorizer: Option<Arc<crate::authz::Authorizer>>,
+    /// Where requests are audited, if anywhere (`--audit-policy-file`).
+    pub audit: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl Default for ServerConfig {
@@ -60,6 +62,7 @@ impl Default for ServerConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             enforce_namespaces: true,
             authorizer: None,
+            audit: None,
         }
     }
 }
@@ -108,7 +111,7 @@ impl ApiServer {
 
     /// The axum router serving everything.
     pub fn router(self: &Arc<Self>) -> Router {
-        Router::new()
+        let router = Router::new()
             .route("/version", get(version))
             .route("/version/", get(version))
             .route("/healthz", get(healthz))
@@ -125,7 +128,17 @@ impl ApiServer {
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
                 crate::authz::middleware,
-            ))
+            ));
+        // Inside `observe`, so that the event names the authenticated user; outside the
+        // authorizer, so that refusals are audited too.
+        let router = match &self.config.audit {
+            Some(auditor) => router.layer(axum::middleware::from_fn_with_state(
+                auditor.clone(),
+                crate::audit::layer,
+            )),
+            None => router,
+        };
+        router
             .layer(axum::middleware::from_fn_with_state(self.clone(), observe))
             .with_state(self.clone())
     }
@@ -629,6 +642,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
+            crate::audit::request_object(&obj);
             written(rest.create(&ns, obj, fv).await?)
         }
         (&Method::POST, Some(name)) if custom_sub.is_some() => {
@@ -647,6 +661,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
             let fv = fv()?;
             let (headers, body) = read_body(s, req).await?;
             let obj = crate::rest::parse_object(&kind, &body, &content_type(&headers))?;
+            crate::audit::request_object(&obj);
             if let Some(sub) = &custom_sub {
                 let out = target
                     .resource

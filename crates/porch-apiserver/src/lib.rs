@@ -21,6 +21,7 @@
 //! binary decides those. Authentication is a static bearer-token check; authorization is RBAC (`authz`).
 
 mod apply;
+pub mod audit;
 pub mod auth;
 pub mod authz;
 mod body;

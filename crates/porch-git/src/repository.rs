@@ -105,6 +105,18 @@ impl GitRepository {
         self.mirror.path()
     }
 
+    /// Proves this registration's own credentials against the remote (one ref
+    /// advertisement). The mirror is shared by every registration of the URL: without this,
+    /// a registration with no or wrong credentials would serve what another one fetched.
+    /// (Every sync proves them again: its fetch asks the remote with this registration's
+    /// credentials before anything moves.)
+    pub async fn check_access(&self) -> Result<(), GitError> {
+        let remote = self.ctx.remote.clone();
+        self.mirror
+            .run(move |state| crate::transport::ls_remote(state, &remote).map(|_| ()))
+            .await?
+    }
+
     /// Runs `f` on the mirror worker and publishes the registration's snapshot afterwards.
     async fn op<R, F>(&self, f: F) -> Result<R, GitError>
     where

@@ -19,6 +19,7 @@ pub mod controller;
 pub mod crd;
 pub mod events;
 pub mod gc;
+pub mod local_repos;
 pub mod objects;
 pub mod opener;
 pub mod packagevariants;

@@ -108,6 +108,12 @@ impl ResourceHooks for RepositoryHooks {
                                     &json!(url),
                                     problem,
                                 ));
+                            } else if let Some(problem) = crate::local_repos::problem(url) {
+                                errs.push(FieldError::invalid(
+                                    "spec.git.repo",
+                                    &json!(url),
+                                    &problem,
+                                ));
                             }
                         }
                     }

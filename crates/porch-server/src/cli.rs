@@ -216,6 +216,30 @@ pub struct Args {
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+
+    /// `audit.k8s.io/v1` Policy deciding what is audited and at which level (with
+    /// --audit-log-path; without a policy nothing is audited).
+    #[arg(long)]
+    pub audit_policy_file: Option<PathBuf>,
+
+    /// Where audit events are written as JSON lines; `-` is standard output.
+    #[arg(long)]
+    pub audit_log_path: Option<PathBuf>,
+
+    /// Size in megabytes (MiB; fractions allowed) at which the audit log is rotated
+    /// (0: never).
+    #[arg(long, default_value_t = 100.0)]
+    pub audit_log_maxsize: f64,
+
+    /// Rotated audit logs kept (0: all, as kube-apiserver).
+    #[arg(long, default_value_t = 0)]
+    pub audit_log_maxbackup: usize,
+
+    /// A directory under which `file://` and plain-path repository URLs are allowed;
+    /// repeatable. None by default: such a URL would let anyone who may register a
+    /// Repository read any git repository this server's user can read.
+    #[arg(long = "allow-local-repositories", value_name = "DIR")]
+    pub allow_local_repositories: Vec<PathBuf>,
 }
 
 /// Commands besides serving.

@@ -1,7 +1,9 @@
 //! The `RepositoryOpener` backed by porch-git: registers the repository on a shared mirror
 //! pool and with the engine (whose first sync the Ready condition reports), and keeps it
 //! synced on its schedule, feeding change reports to the engine, until the Repository is
-//! deleted or changed.
+//! deleted or changed. A Repository proves its own credentials against the remote before it
+//! is registered (mirrors are shared by URL), and local URLs must be under an allowed
+//! directory (`porch_resources::local_repos`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -77,8 +79,16 @@ impl RepositoryOpener for GitOpener {
         if let Ok(mut open) = self.open.lock() {
             open.remove(&key);
         }
-        let repo = GitRepository::open(&self.pool, &self.options, Self::spec(target)?)
-            .map_err(|e| e.to_string())?;
+        let spec = Self::spec(target)?;
+        if let Some(problem) = porch_resources::local_repos::problem(&spec.url) {
+            return Err(problem);
+        }
+        let repo =
+            GitRepository::open(&self.pool, &self.options, spec).map_err(|e| e.to_string())?;
+        // Before anything of a shared mirror is served: this Repository's own credentials.
+        repo.check_access()
+            .await
+            .map_err(|e| format!("cannot access the repository with its credentials: {e}"))?;
         let name = repo.name().clone();
         self.engine.unregister(&target.namespace, &name);
         let options = porch_engine::RegisterOptions {

@@ -129,7 +129,51 @@ fn authenticator(
     })
 }
 
-/// Runs the server until SIGTERM/SIGINT.
+/// A clone's raw git upstream obeys `--allow-local-repositories` as Repositories do.
+struct LocalGate<F>(F);
+
+impl<F: porch_core::upstream::UpstreamFetcher> porch_core::upstream::UpstreamFetcher
+    for LocalGate<F>
+{
+    fn fetch(
+        &self,
+        req: porch_core::upstream::UpstreamFetch,
+    ) -> porch_core::repository::BoxFuture<
+        '_,
+        Result<porch_core::upstream::FetchedPackage, porch_core::repository::RepositoryError>,
+    > {
+        match resources::local_repos::problem(&req.repo) {
+            Some(problem) => {
+                Box::pin(
+                    async move { Err(porch_core::repository::RepositoryError::Invalid(problem)) },
+                )
+            }
+            None => self.0.fetch(req),
+        }
+    }
+}
+
+/// The audit log the flags ask for: both a policy and a path, or none.
+fn audit_log(args: &Args) -> anyhow::Result<Option<Arc<porch_apiserver::audit::Auditor>>> {
+    use porch_apiserver::audit::{Auditor, LogTarget, Policy};
+    let (Some(policy_file), Some(path)) = (&args.audit_policy_file, &args.audit_log_path) else {
+        if args.audit_policy_file.is_some() {
+            tracing::warn!("--audit-policy-file without --audit-log-path: nothing is audited");
+        }
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(policy_file)
+        .with_context(|| format!("cannot read the audit policy {}", policy_file.display()))?;
+    let policy = Policy::parse(&text).with_context(|| policy_file.display().to_string())?;
+    let target = LogTarget {
+        path: path.clone(),
+        max_bytes: (args.audit_log_maxsize.max(0.0) * 1024.0 * 1024.0) as u64,
+        max_backups: args.audit_log_maxbackup,
+    };
+    tracing::info!(path = %path.display(), "auditing requests");
+    Ok(Some(Auditor::start(policy, target)?))
+}
+
 /// The runtime for function images, its cache under the data directory unless configured.
 fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRuntime> {
     let cache = args
@@ -146,6 +190,7 @@ fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRunti
         .with_context(|| format!("cannot open the function image cache {}", cache.display()))
 }
 
+/// Runs the server until SIGTERM/SIGINT.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.insecure_http && !args.listen.ip().is_loopback() {
         bail!(
@@ -165,6 +210,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         std::fs::set_permissions(&args.data_dir, std::fs::Permissions::from_mode(0o700))?;
     }
 
+    // Local git URLs only under the directories the operator named (none by default).
+    resources::local_repos::restrict_to(args.allow_local_repositories.clone());
     let store_path = args.data_dir.join("store.redb");
     let options = StoreOptions {
         event_retention: args.event_retention,
@@ -220,13 +267,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             args.event_ttl,
         ));
     }
-    engine.set_upstream_fetcher(Arc::new(
+    engine.set_upstream_fetcher(Arc::new(LocalGate(
         porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))
             .with_timeout(args.git_timeout)
             .with_credentials(upstream_credentials(
                 registry.find("", "v1", "secrets").cloned(),
             )),
-    ));
+    )));
     // ServiceAccounts and their tokens (signed by the server's own key).
     let (sa_private, sa_public) = pki::service_account_key(&args.data_dir)?;
     let sa_tokens = serviceaccounts::register(&live, &store, &hub, |lookup| {
@@ -266,10 +313,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         authenticator(&args, &token, sa_tokens)?
     };
+    let audit = audit_log(&args)?;
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
         authorizer,
         authentication: Some(authentication),
+        audit: audit.clone(),
         ..ServerConfig::default()
     };
     let gauge_hub = hub.clone();
@@ -290,6 +339,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "porch_events_dropped",
                 "Events dropped because the event queue was full.",
                 gauge_recorder.dropped() as f64,
+            ),
+            (
+                "porch_audit_events_dropped",
+                "Audit events dropped because the audit log writer fell behind.",
+                audit.as_ref().map_or(0, |a| a.dropped()) as f64,
             ),
         ]
     });
@@ -377,7 +431,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             handle.graceful_shutdown(Some(grace));
         });
     }
-    let service = app.into_make_service();
+    let service = app.into_make_service_with_connect_info::<SocketAddr>();
     if args.insecure_http {
         let server_url = format!("http://{}", client_host(&addr));
         pki::write_private(

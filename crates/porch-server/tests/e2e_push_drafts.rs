@@ -358,6 +358,9 @@ async fn push_drafts_restart_keeps_drafts() {
         .envs
         .push(("PORCH_PUSH_DRAFTS_TO_GIT".into(), "true".into()));
     tokio::task::block_in_place(|| env.server.restart());
+    // The Repository's Ready condition is still the one written before the restart: wait
+    // until the new process has loaded it (readyz) before listing.
+    env.server.wait_readyz().await;
     wait_ready(&env.client, NS, "git").await;
     assert_eq!(
         list_names(&prs, &ListParams::default()).await,

@@ -1,5 +1,7 @@
 //! The Events of package revisions: what each lifecycle change and render failure reports
-//! (reasons listed in docs/server.md, "Events"). Recording is fire-and-forget.
+//! (reasons listed in docs/server.md, "Events"). Recording is fire-and-forget. The same
+//! changes annotate the request's audit event (`porch.kpt.dev/packagerevision`,
+//! `porch.kpt.dev/lifecycle`).
 
 use porch_core::lifecycle::Lifecycle;
 use porch_engine::{EngineError, PackageRevision};
@@ -68,12 +70,20 @@ pub fn lifecycle_change(
 }
 
 /// Records a lifecycle change of `pr` from `from`.
+/// Names the revision and its lifecycle change on the audit event of this request.
+fn audit(pr: &PackageRevision, lifecycle: String) {
+    porch_apiserver::audit::annotate("porch.kpt.dev/packagerevision", pr.name().as_str());
+    porch_apiserver::audit::annotate("porch.kpt.dev/lifecycle", lifecycle);
+}
+
 pub fn changed(sink: &dyn EventSink, from: Lifecycle, pr: &PackageRevision, user: &str) {
+    audit(pr, format!("{from}->{}", pr.lifecycle));
     let (reason, action, message) = lifecycle_change(from, pr, user);
     sink.record(&of(pr), EventType::Normal, reason, action, &message);
 }
 
 pub fn created(sink: &dyn EventSink, pr: &PackageRevision, user: &str) {
+    audit(pr, format!("->{}", pr.lifecycle));
     let message = format!(
         "Created {} in repository {}{}",
         pr.lifecycle,
@@ -84,6 +94,7 @@ pub fn created(sink: &dyn EventSink, pr: &PackageRevision, user: &str) {
 }
 
 pub fn deleted(sink: &dyn EventSink, pr: &PackageRevision, user: &str) {
+    audit(pr, format!("{}->Deleted", pr.lifecycle));
     let message = format!("Deleted{}", by(user));
     sink.record(&of(pr), EventType::Normal, "Deleted", "Delete", &message);
 }

@@ -109,6 +109,8 @@ pub fn start_server_with(
         .arg("--data-dir")
         .arg(&data)
         .args(["--listen", "127.0.0.1:0"])
+        // The benchmarks' remotes are file:// paths.
+        .args(["--allow-local-repositories", "/"])
         .args(flags)
         .env(
             "RUST_LOG",

@@ -19,6 +19,9 @@ pub struct Server {
     pub extra: Vec<String>,
     /// Extra environment variables of the next (re)start.
     pub envs: Vec<(String, String)>,
+    /// Start with `--allow-local-repositories /` (the tests' remotes are `file://` paths);
+    /// see [`Server::start_strict`].
+    pub allow_local: bool,
 }
 
 impl Server {
@@ -37,6 +40,25 @@ impl Server {
             port: 0,
             extra: extra.iter().map(|s| s.to_string()).collect(),
             envs: Vec::new(),
+            allow_local: true,
+        };
+        s.spawn(0);
+        s
+    }
+
+    /// Like [`Server::start_with`], without allowing local repository URLs: the server's
+    /// default.
+    pub fn start_strict(extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = tempfile::tempdir().expect("home tempdir");
+        let mut s = Server {
+            dir,
+            home,
+            child: None,
+            port: 0,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            envs: Vec::new(),
+            allow_local: false,
         };
         s.spawn(0);
         s
@@ -64,6 +86,11 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .args(&self.extra)
+            .args(if self.allow_local {
+                &["--allow-local-repositories", "/"][..]
+            } else {
+                &[]
+            })
             // `envs` may override the log level.
             .env("RUST_LOG", "info")
             .envs(self.envs.iter().map(|(k, v)| (k, v)))

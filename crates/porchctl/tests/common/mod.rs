@@ -64,6 +64,8 @@ impl Server {
             .arg("--data-dir")
             .arg(&data)
             .args(["--listen", "127.0.0.1:0"])
+            // The tests' remotes are file:// paths.
+            .args(["--allow-local-repositories", "/"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
