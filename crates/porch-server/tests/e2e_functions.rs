@@ -347,19 +347,27 @@ async fn repository_guardrails_mutate_every_change_and_validators_block_approval
         )
         .await
         .expect("add a validator");
-    let mut last = String::new();
-    for _ in 0..100 {
-        match set_approval(&prs, "git.app.ws", "Published").await {
-            Err(kube::Error::Api(e)) if e.message.contains("every package needs an owner") => {
-                last = e.message;
-                break;
-            }
-            Err(e) => last = format!("{e:?}"),
-            Ok(_) => panic!("approved despite the failing validator"),
+    // The validator applies once the controller has reopened the repository with it.
+    let repos = env.repos(NS);
+    eventually("the repository reopened with its validator", || {
+        let repos = repos.clone();
+        async move {
+            let r = repos.get("git").await.expect("get repository");
+            let ready = r.data["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            });
+            ready && r.data["status"]["observedGeneration"] == json!(r.metadata.generation)
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(last.contains("repository validator"), "{last}");
+    })
+    .await;
+    let (code, msg) = api_err(set_approval(&prs, "git.app.ws", "Published").await);
+    assert_eq!(code, 422, "{msg}");
+    assert!(msg.contains("every package needs an owner"), "{msg}");
+    assert!(
+        msg.contains("repository validator \"example.com/policy/require-owner:v1\""),
+        "{msg}"
+    );
     assert_eq!(
         spec(&prs.get("git.app.ws").await.expect("get"))["lifecycle"],
         "Proposed"
