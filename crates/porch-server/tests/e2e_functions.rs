@@ -373,3 +373,60 @@ async fn repository_guardrails_mutate_every_change_and_validators_block_approval
         "Proposed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn function_config_runs_an_image_over_a_builtin_within_its_memory_limit() {
+    let env = Env::start().await;
+    let url = env.empty_repo("git");
+    env.register(NS, "git", &url, json!({})).await;
+    let prs = env.prs(NS);
+    let prrs = env.prrs(NS);
+    init(&prs, "git", "app", "ws").await;
+    // An image named like a built-in, which allocates 100 MB and then fails saying so.
+    let registry = porch_testkit::registry::Registry::start();
+    let hog = porch_testkit::registry::function_image(
+        "x=$(head -c 100000000 /dev/zero | tr '\\0' a)\necho allocated ${#x} >&2\nexit 1\n",
+    );
+    let free = registry.push(&hog, "fns/set-labels:v1", false);
+    let tight = registry.push(&hog, "tight/set-labels:v1", false);
+    let step = |image: &str| {
+        kptfile(
+            "app",
+            &format!("    - image: {image}\n      configMap:\n        team: blue\n"),
+        )
+    };
+
+    // Without a FunctionConfig the built-in wins for its name, whatever the registry.
+    put_files(
+        &prrs,
+        "git.app.ws",
+        &[("Kptfile", &step(&free)), ("cm.yaml", CM)],
+    )
+    .await
+    .expect("the built-in set-labels runs");
+
+    // podExecutor: the image itself runs, in the sandbox, with the server's memory limit.
+    configure(
+        &env,
+        "free",
+        json!({"image": "set-labels", "prefixes": [format!("{}/fns", registry.addr)],
+               "podExecutor": {"tags": ["v1"]}}),
+    )
+    .await;
+    let (code, msg) = api_err(put_files(&prrs, "git.app.ws", &[("Kptfile", &step(&free))]).await);
+    assert_eq!(code, 422, "{msg}");
+    assert!(msg.contains("allocated 100000000"), "{msg}");
+
+    // The FunctionConfig's memory limit stops the same image.
+    configure(
+        &env,
+        "tight",
+        json!({"image": "set-labels", "prefixes": [format!("{}/tight", registry.addr)],
+               "podExecutor": {"tags": ["v1"]}, "limits": {"memory": "32Mi"}}),
+    )
+    .await;
+    let (code, msg) = api_err(put_files(&prrs, "git.app.ws", &[("Kptfile", &step(&tight))]).await);
+    assert_eq!(code, 422, "{msg}");
+    assert!(!msg.contains("allocated"), "{msg}");
+    assert!(msg.contains(&tight), "{msg}");
+}
