@@ -85,8 +85,11 @@ pub async fn run(
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let objects = RegistryObjects::new(live.clone(), USER);
-    apply_all(&objects, &configs).await;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+    // A first pass even when there is nothing to watch yet; the watch's initial events
+    // (every current object) ask for another once it is established, so nothing written
+    // before it is missed.
+    let _ = tx.try_send(());
     let follow = tokio::spawn({
         let live = live.clone();
         let stop = stop.clone();
@@ -94,7 +97,7 @@ pub async fn run(
             crate::objects::follow(
                 &live,
                 (porch_api::CONFIG_GROUP, "v1alpha1", "functionconfigs"),
-                false,
+                true,
                 USER,
                 stop,
                 |_| {
