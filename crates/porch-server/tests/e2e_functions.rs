@@ -430,3 +430,43 @@ async fn function_config_runs_an_image_over_a_builtin_within_its_memory_limit() 
     assert!(!msg.contains("allocated"), "{msg}");
     assert!(msg.contains(&tight), "{msg}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn function_config_budget_stops_a_builtin_the_server_budget_allows() {
+    let env = Env::start().await;
+    let url = env.empty_repo("git");
+    env.register(NS, "git", &url, json!({})).await;
+    let prs = env.prs(NS);
+    let prrs = env.prrs(NS);
+    init(&prs, "git", "loop", "ws").await;
+    // The server has no step limit; this FunctionConfig gives starlark one.
+    configure(
+        &env,
+        "starlark",
+        json!({"image": "starlark", "prefixes": [""],
+               "goExecutor": {"tags": ["v0.4.3"]},
+               "limits": {"maxSteps": 100000}}),
+    )
+    .await;
+    let kf = kptfile(
+        "loop",
+        "    - image: starlark:v0.4.3\n      configPath: star.yaml\n",
+    );
+    let star = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: run\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nsource: |\n  for i in range(2147483647):\n    pass\n";
+    let started = Instant::now();
+    let (code, msg) = api_err(
+        put_files(
+            &prrs,
+            "git.loop.ws",
+            &[("Kptfile", &kf), ("star.yaml", star)],
+        )
+        .await,
+    );
+    assert_eq!(code, 422, "{msg}");
+    assert!(msg.contains("exceeded the limit of 100000 steps"), "{msg}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
