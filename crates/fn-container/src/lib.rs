@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod cache;
+pub mod catalog;
 pub mod image;
 pub mod pull;
 pub mod reference;

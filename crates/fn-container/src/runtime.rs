@@ -221,7 +221,10 @@ impl FunctionRuntime for ContainerRuntime {
             &SandboxOptions {
                 bwrap: self.options.bwrap.clone(),
                 allow_network: self.options.allow_network,
-                memory_limit: self.options.memory_limit,
+                memory_limit: options
+                    .budget
+                    .sandbox_memory_bytes
+                    .or(self.options.memory_limit),
             },
         );
         let line = argv

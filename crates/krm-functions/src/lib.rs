@@ -10,6 +10,7 @@
 //! helm) are not provided; the runtime set reports them with a hint.
 
 mod budget;
+pub mod catalog;
 mod common;
 mod error;
 mod registry;

@@ -16,6 +16,8 @@
 
 pub mod core;
 pub mod event;
+pub mod function;
+pub mod functionconfig;
 pub mod package;
 pub mod packagerevision;
 pub mod packagevariant;
@@ -26,13 +28,15 @@ pub mod resources;
 mod schema;
 pub mod tasks;
 
+pub use function::{Function, FunctionSpec};
+pub use functionconfig::{FunctionConfig, FunctionConfigSpec, FunctionConfigStatus};
 pub use package::{PackageSpec, PackageStatus, PorchPackage};
 pub use packagerevision::{PackageRevision, PackageRevisionSpec, PackageRevisionStatus};
 pub use packagevariant::{PackageVariant, PackageVariantSpec, PackageVariantStatus};
 pub use packagevariantset::{PackageVariantSet, PackageVariantSetSpec, PackageVariantSetStatus};
 pub use repository::{
-    GitRepository, OciRepository, Repository, RepositorySpec, RepositoryStatus, RepositorySync,
-    SecretRef,
+    FunctionEval, FunctionEvalRef, GitRepository, OciRepository, Repository, RepositorySpec,
+    RepositoryStatus, RepositorySync, SecretRef,
 };
 pub use resources::{
     PackageRevisionResources, PackageRevisionResourcesSpec, PackageRevisionResourcesStatus,

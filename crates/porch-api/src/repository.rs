@@ -27,7 +27,7 @@ pub struct RepositorySpec {
     /// `git` or `oci`; immutable.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
-    /// Deprecated; only `Package` is allowed (the default).
+    /// `Package` (the default) or `Function` (an OCI registry of function images).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -36,6 +36,35 @@ pub struct RepositorySpec {
     pub git: Option<GitRepository>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oci: Option<OciRepository>,
+    /// Functions run after every package's own mutators on every change (Porch's legacy
+    /// guardrails), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mutators: Vec<FunctionEval>,
+    /// Functions run after every package's own validators on every change; one failing
+    /// refuses the change (and approval).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validators: Vec<FunctionEval>,
+}
+
+/// A guardrail function (Porch `FunctionEval`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionEval {
+    /// The function image; mutually exclusive with `functionRef`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// A `Function` of the Repository's namespace (its image is run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_ref: Option<FunctionEvalRef>,
+    /// The function's config, as a ConfigMap's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// A reference to a `Function` by name.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct FunctionEvalRef {
+    pub name: String,
 }
 
 /// When Porch synchronises the repository cache.

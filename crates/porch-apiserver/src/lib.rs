@@ -55,6 +55,6 @@ pub use resource::{
 };
 pub use rest::{FieldValidation, Part, Rest};
 pub use rest::{ORPHAN_FINALIZER, delete_object};
-pub use selector::Selectors;
+pub use selector::{FieldReq, Selectors};
 pub use table::{Column, eval_path, human_duration};
 pub use validation::{is_dns1123_label, is_dns1123_subdomain};

@@ -133,7 +133,7 @@ impl Engine {
         }
         .apply(&mut files)?;
 
-        let rendered = self.render(files, package.package().to_owned()).await?;
+        let rendered = self.render(id, files, package.package().to_owned()).await?;
         if !rendered.status.error.is_empty() {
             return Err(rendered.into_error());
         }

@@ -158,6 +158,7 @@ impl Engine {
                     queue: SerialQueue::spawn(),
                     index: RepoIndex {
                         deployment: options.deployment,
+                        guardrails: Arc::new(options.guardrails),
                         ..RepoIndex::default()
                     },
                     retry: Arc::default(),
@@ -192,7 +193,10 @@ impl Engine {
     ) -> Result<()> {
         let id: RepoId = (namespace.to_owned(), name.clone());
         self.handle(&id)?;
-        self.mutate(&id, |ix| ix.deployment = options.deployment);
+        self.mutate(&id, |ix| {
+            ix.deployment = options.deployment;
+            ix.guardrails = Arc::new(options.guardrails);
+        });
         Ok(())
     }
 

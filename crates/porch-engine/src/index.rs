@@ -45,6 +45,8 @@ pub(crate) struct RepoIndex {
     pub kpt_interned: HashSet<Arc<KptInfo>>,
     /// The repository is a deployment repository.
     pub deployment: bool,
+    /// Functions run after every package's pipeline (Repository `spec.mutators`/`validators`).
+    pub guardrails: std::sync::Arc<crate::guardrails::Guardrails>,
     /// Has a full listing been loaded?
     pub loaded: bool,
     /// Last sync error, if the last sync failed.

@@ -66,6 +66,7 @@ mod dryrun;
 mod engine;
 mod error;
 pub mod failpoint;
+mod guardrails;
 mod heal;
 mod index;
 mod inflight;
@@ -87,6 +88,7 @@ mod upgrade;
 
 pub use engine::Engine;
 pub use error::{EngineError, Result};
+pub use guardrails::{GuardrailFunction, Guardrails};
 pub use model::{
     Condition, CreateRequest, EngineEvent, EngineOptions, GIT_MIRROR_CONDITION,
     LATEST_REVISION_LABEL, ListOptions, MetadataUpdate, Origin, OwnerReference,

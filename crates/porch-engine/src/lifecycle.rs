@@ -52,6 +52,13 @@ impl Engine {
         let (repo, queue) = self.handle(&id)?;
         let guard = self.inner.in_flight.revision(namespace, name)?;
         let span = tracing::info_span!("update_lifecycle", revision = %name, namespace, to = %to);
+        // The repository's validators must pass on what is approved (they may have been
+        // added after the revision was proposed); checked outside the queue.
+        if to == Lifecycle::Published {
+            self.check_guardrails(&id, name)
+                .instrument(span.clone())
+                .await?;
+        }
         // Porch re-renders a draft before proposing it: done here, outside the queue.
         let pre = if to == Lifecycle::Proposed {
             self.prerender_proposal(&id, name)
@@ -77,6 +84,32 @@ impl Engine {
             .await?
     }
 
+    /// Runs the repository's validators over stored revision `name`; their failure refuses
+    /// the approval with the validator's message.
+    async fn check_guardrails(&self, id: &RepoId, name: &str) -> Result<()> {
+        let has_validators = self
+            .with_index(id, |ix| !ix.guardrails.validators.is_empty())
+            .unwrap_or(false);
+        let current = self.get(&id.0, name)?;
+        if !has_validators || current.origin != Origin::Store {
+            return Ok(());
+        }
+        let stored = self.stored_draft_of(id, &current).await?;
+        let checked = self
+            .render_as(
+                id,
+                stored.files()?,
+                current.key.package.package().to_owned(),
+                crate::render::Guarded::ValidatorsOnly,
+            )
+            .await?;
+        if checked.status.error.is_empty() {
+            Ok(())
+        } else {
+            Err(checked.into_error())
+        }
+    }
+
     /// The render a proposal of stored draft `name` needs, or `None` when the revision is
     /// not a stored draft (the transition then decides). A failed render stops the proposal.
     async fn prerender_proposal(&self, id: &RepoId, name: &str) -> Result<Option<Prerendered>> {
@@ -86,7 +119,11 @@ impl Engine {
         }
         let stored = self.stored_draft_of(id, &current).await?;
         let pre = self
-            .prerender(stored.files()?, current.key.package.package().to_owned())
+            .prerender(
+                id,
+                stored.files()?,
+                current.key.package.package().to_owned(),
+            )
             .await?;
         pre.failure()?;
         Ok(Some(pre))

@@ -80,7 +80,7 @@ impl Engine {
         let mut files = stored.files()?;
         edit.apply(&mut files)?;
         let pre = self
-            .prerender(files, current.key.package.package().to_owned())
+            .prerender(id, files, current.key.package.package().to_owned())
             .await?;
         pre.failure()?;
         Ok(Some(pre))

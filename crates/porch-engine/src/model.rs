@@ -284,6 +284,8 @@ pub struct RegisterOptions {
     /// Repository `spec.deployment`: revisions report `status.deployment` and clones into
     /// it regenerate `package-context.yaml`.
     pub deployment: bool,
+    /// Repository `spec.mutators` / `spec.validators`, run after every package's pipeline.
+    pub guardrails: crate::guardrails::Guardrails,
 }
 
 /// The render outcome of a resources update (`status.renderStatus`).

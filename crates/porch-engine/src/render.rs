@@ -9,6 +9,8 @@ use porch_core::repository::PackageFiles;
 
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
+use crate::guardrails::{self, Guardrails};
+use crate::index::RepoId;
 use crate::model::RenderStatus;
 
 /// kpt's condition type for the outcome of the last render.
@@ -73,8 +75,28 @@ impl Engine {
     /// skipped when there is no root Kptfile. Runs on a thread of its own: functions are
     /// CPU-bound and may need a deep stack. Dropping the returned future (an abandoned
     /// request) cancels the render, and so does [`Engine::cancel_renders`].
-    pub(crate) async fn render(&self, files: PackageFiles, root_name: String) -> Result<Rendered> {
-        if !files.contains_key(KPTFILE) {
+    pub(crate) async fn render(
+        &self,
+        id: &RepoId,
+        files: PackageFiles,
+        root_name: String,
+    ) -> Result<Rendered> {
+        self.render_as(id, files, root_name, Guarded::All).await
+    }
+
+    /// [`Engine::render`] or, with [`Guarded::ValidatorsOnly`], only the repository's
+    /// validators over the files as they are (the check of an approval).
+    pub(crate) async fn render_as(
+        &self,
+        id: &RepoId,
+        files: PackageFiles,
+        root_name: String,
+        mode: Guarded,
+    ) -> Result<Rendered> {
+        let rails = self
+            .with_index(id, |ix| ix.guardrails.clone())
+            .unwrap_or_default();
+        if !files.contains_key(KPTFILE) && rails.is_empty() {
             return Ok(Rendered {
                 files,
                 status: RenderStatus::default(),
@@ -100,7 +122,7 @@ impl Engine {
             .stack_size(RENDER_STACK)
             .spawn(move || {
                 let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    render_now(runtime.as_ref(), files, root_name, budget)
+                    render_now(runtime.as_ref(), files, root_name, budget, &rails, mode)
                 }));
                 // The caller may have gone away; its guard has cancelled the budget.
                 let _ = tx.send(out);
@@ -118,11 +140,12 @@ impl Engine {
     /// [`Engine::render`] before taking the write queue, kept for [`Prerendered::take`].
     pub(crate) async fn prerender(
         &self,
+        id: &RepoId,
         files: PackageFiles,
         root_name: String,
     ) -> Result<Prerendered> {
         let input = files.clone();
-        let output = self.render(files, root_name).await?;
+        let output = self.render(id, files, root_name).await?;
         Ok(Prerendered { input, output })
     }
 
@@ -144,27 +167,78 @@ impl Engine {
     }
 }
 
+/// What a render runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Guarded {
+    /// The package's pipeline, then the repository's mutators and validators.
+    All,
+    /// Only the repository's validators.
+    ValidatorsOnly,
+}
+
 fn render_now(
     runtime: &dyn FunctionRuntime,
     files: PackageFiles,
     root_name: String,
     budget: Budget,
+    guard: &Guardrails,
+    mode: Guarded,
 ) -> Rendered {
     let input = kpt::package::PackageFiles::from_map(files);
-    let out = kpt::render::render(
-        &input,
-        &RenderOptions {
-            runtime,
-            run: RunOptions {
-                budget,
-                ..RunOptions::default()
+    let run = RunOptions {
+        budget,
+        ..RunOptions::default()
+    };
+    if mode == Guarded::ValidatorsOnly {
+        let checked = guardrails::run(runtime, input, guard, &run, &root_name, true);
+        return Rendered {
+            files: checked.files.into_map(),
+            status: RenderStatus {
+                results: checked.steps,
+                error: checked.error.unwrap_or_default(),
             },
-            root_name,
-            write_status: true,
-        },
-    );
+        };
+    }
+    let has_kptfile = input.get(KPTFILE).is_some();
+    let out = if has_kptfile {
+        kpt::render::render(
+            &input,
+            &RenderOptions {
+                runtime,
+                run: run.clone(),
+                root_name: root_name.clone(),
+                write_status: true,
+            },
+        )
+    } else {
+        kpt::render::RenderOutput {
+            files: input,
+            mutation_steps: Vec::new(),
+            validation_steps: Vec::new(),
+            packages: 0,
+            error: None,
+            log: Vec::new(),
+            items: Vec::new(),
+        }
+    };
     let mut results = out.mutation_steps;
     results.extend(out.validation_steps);
+    if out.error.is_none() && !guard.is_empty() {
+        let pipeline_ran = !results.is_empty();
+        let checked = guardrails::run(runtime, out.files, guard, &run, &root_name, false);
+        results.extend(checked.steps);
+        let mut files = checked.files.into_map();
+        if checked.error.is_none() && has_kptfile && !pipeline_ran {
+            mark_rendered(&mut files);
+        }
+        return Rendered {
+            files,
+            status: RenderStatus {
+                results,
+                error: checked.error.unwrap_or_default(),
+            },
+        };
+    }
     let mut files = out.files.into_map();
     // kpt writes the Rendered condition only when a step ran; Porch's render always
     // leaves one behind on success, empty pipelines included (CLI goldens rpkg-init,

@@ -101,7 +101,7 @@ impl Engine {
         }
         let files = heal_comments(&existing, files);
         let rendered = self
-            .render(files, current.key.package.package().to_owned())
+            .render(id, files, current.key.package.package().to_owned())
             .await?;
         let failed = !rendered.status.error.is_empty();
         let push_anyway = current

@@ -18,6 +18,7 @@
 pub mod controller;
 pub mod crd;
 pub mod events;
+pub mod functions;
 pub mod gc;
 pub mod local_repos;
 pub mod objects;

@@ -38,6 +38,7 @@ pub fn registry_with_events(
     reg.add_generic(repository::kind(), store, hub);
     reg.add_generic(variants::package_variant_kind(), store, hub);
     reg.add_generic(variants::package_variant_set_kind(), store, hub);
+    reg.add_generic(crate::functions::config::kind(), store, hub);
     packagerevisions::register(&mut reg, engine, store, sink);
     reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");
     live.update(|served| *served = reg.clone());

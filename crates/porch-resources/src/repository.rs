@@ -74,6 +74,29 @@ fn valid_cron(s: &str) -> bool {
         })
 }
 
+/// `spec.mutators` / `spec.validators`: each names exactly one of `image` or `functionRef`.
+fn guardrail_problems(spec: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for list in ["mutators", "validators"] {
+        let items = spec.get(list).and_then(Value::as_array);
+        for (i, f) in items.into_iter().flatten().enumerate() {
+            let image = f
+                .get("image")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty());
+            let by_ref = f.get("functionRef").is_some_and(|r| !r.is_null());
+            if image == by_ref {
+                errs.push(FieldError::invalid(
+                    format!("spec.{list}[{i}]"),
+                    f,
+                    "exactly one of image or functionRef must be set",
+                ));
+            }
+        }
+    }
+    errs
+}
+
 impl ResourceHooks for RepositoryHooks {
     fn default(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
@@ -163,16 +186,24 @@ impl ResourceHooks for RepositoryHooks {
                 &["git", "oci"],
             )),
         }
-        if let Some(c) = spec.get("content").and_then(Value::as_str)
-            && !c.is_empty()
-            && c != "Package"
-        {
-            errs.push(FieldError::not_supported(
+        match spec.get("content").and_then(Value::as_str) {
+            None | Some("" | "Package") => {}
+            // Function repositories are OCI registries of function images (listed as
+            // `functions`); Porch never implemented them on git.
+            Some("Function") if spec.get("type").and_then(Value::as_str) != Some("oci") => errs
+                .push(FieldError::invalid(
+                    "spec.content",
+                    &json!("Function"),
+                    "Function repositories must be of type oci",
+                )),
+            Some("Function") => {}
+            Some(c) => errs.push(FieldError::not_supported(
                 "spec.content",
                 &json!(c),
-                &["Package"],
-            ));
+                &["Package", "Function"],
+            )),
         }
+        errs.extend(guardrail_problems(spec));
         if let Some(s) = str_at(obj, "/spec/sync/schedule")
             && !s.is_empty()
             && !valid_cron(s)

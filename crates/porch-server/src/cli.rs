@@ -164,6 +164,11 @@ pub struct Args {
     #[arg(long, default_value_t = 2048)]
     pub function_memory_mb: u64,
 
+    /// Directory relative FunctionConfig `binaryExecutor` paths are found in (Porch's
+    /// function-runner `--functions`); default `<data-dir>/functions`.
+    #[arg(long, env = "PORCH_FUNCTIONS_DIR")]
+    pub functions_dir: Option<std::path::PathBuf>,
+
     /// Also keep every draft and proposed revision on a Porch-layout git branch
     /// (`drafts/<package>/<workspace>`, `proposed/<package>/<workspace>`), as Porch's
     /// `--db-push-drafts-to-git`. The store stays the source of truth: a failed push does

@@ -68,12 +68,56 @@ impl GitOpener {
     }
 }
 
+/// The image a guardrail names: its `image`, or the image of the built-in or FunctionConfig
+/// `Function` its `functionRef` names (`builtin:<name>:<version>`).
+fn guardrail_image(f: &porch_api::FunctionEval) -> Result<String, String> {
+    if let Some(image) = f.image.as_ref().filter(|i| !i.is_empty()) {
+        return Ok(image.clone());
+    }
+    let name = f
+        .function_ref
+        .as_ref()
+        .map(|r| r.name.as_str())
+        .ok_or("a mutator or validator names neither image nor functionRef")?;
+    match name.splitn(3, ':').collect::<Vec<_>>()[..] {
+        [repo, function, version] if repo == "builtin" || repo == "functionconfig" => {
+            Ok(format!("{function}:{version}"))
+        }
+        _ => Err(format!(
+            "functionRef {name:?}: only built-in and FunctionConfig functions can be referenced; name the image instead"
+        )),
+    }
+}
+
+fn guardrails(spec: &porch_api::RepositorySpec) -> Result<porch_engine::Guardrails, String> {
+    let convert = |list: &[porch_api::FunctionEval]| {
+        list.iter()
+            .map(|f| {
+                Ok(porch_engine::GuardrailFunction {
+                    image: guardrail_image(f)?,
+                    config_map: f.config_map.clone().unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+    };
+    Ok(porch_engine::Guardrails {
+        mutators: convert(&spec.mutators)?,
+        validators: convert(&spec.validators)?,
+    })
+}
+
 #[async_trait::async_trait]
 impl RepositoryOpener for GitOpener {
     async fn open(&self, target: &RepositoryTarget) -> Result<Opened, String> {
         if target.spec.type_.as_deref() == Some("oci") {
-            return Err("OCI repositories are not supported by this server".into());
+            // A registry of function images holds no packages: its images are listed as
+            // `functions` when read.
+            if target.spec.content.as_deref() == Some("Function") {
+                return Ok(Opened::default());
+            }
+            return Err("OCI package repositories are not supported by this server".into());
         }
+        let guardrails = guardrails(&target.spec)?;
         let key = (target.namespace.clone(), target.name.clone());
         // A changed spec replaces the previous registration (and stops its sync loop).
         if let Ok(mut open) = self.open.lock() {
@@ -93,6 +137,7 @@ impl RepositoryOpener for GitOpener {
         self.engine.unregister(&target.namespace, &name);
         let options = porch_engine::RegisterOptions {
             deployment: target.spec.deployment.unwrap_or(false),
+            guardrails,
         };
         self.engine
             .register_with(&target.namespace, repo.clone(), options)

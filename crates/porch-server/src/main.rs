@@ -9,6 +9,7 @@
 //! It does not (yet) serve package revisions: the engine plugs them in as another resource.
 
 mod cli;
+mod function_catalog;
 mod git_opener;
 mod kubeconfig;
 mod oidc;

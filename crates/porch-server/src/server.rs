@@ -222,16 +222,26 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
     );
     let hub = WatchHub::attach(&store, 4096);
-    let mut runtimes = kpt::runtime::Runtimes::new()
-        .with(krm_functions::Builtins)
-        .with(if args.allow_exec_functions {
+    // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs),
+    // unless a FunctionConfig chooses another executor for the image.
+    let function_configs = resources::functions::FunctionConfigs::default();
+    let executors = resources::functions::Executors {
+        builtins: Arc::new(krm_functions::Builtins),
+        exec: Arc::new(if args.allow_exec_functions {
             kpt::runtime::exec::ExecRuntime::allowed()
         } else {
             kpt::runtime::exec::ExecRuntime::denied()
-        });
-    // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs).
-    runtimes.push(Box::new(container_runtime(&args)?));
-    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(runtimes);
+        }),
+        binary: Arc::new(kpt::runtime::exec::ExecRuntime::allowed()),
+        images: Some(Arc::new(container_runtime(&args)?)),
+        functions_dir: args
+            .functions_dir
+            .clone()
+            .unwrap_or_else(|| args.data_dir.join("functions")),
+    };
+    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(
+        resources::functions::ConfiguredRuntime::new(executors, function_configs.clone()),
+    );
     let engine = porch_engine::Engine::with_options(
         store.clone(),
         runtime,
@@ -256,6 +266,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let live = porch_apiserver::LiveRegistry::default();
     let (registry, crds) =
         resources::registry_with_events(&store, &hub, &engine, &live, recorder.clone());
+    resources::functions::serve(
+        &live,
+        function_configs.clone(),
+        Some(Arc::new(crate::function_catalog::RegistryCatalog::new(
+            &args,
+        ))),
+    );
     let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if served > 0 {
         tracing::info!(crds = served, "serving the custom resources of stored CRDs");
@@ -384,6 +401,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         let _ = ready_tx.send(true);
     }
+    tokio::spawn(resources::functions::apply::run(
+        live.clone(),
+        function_configs,
+        stop_rx.clone(),
+    ));
     let variants = tokio::spawn(resources::packagevariants::run(
         live.clone(),
         engine.clone(),

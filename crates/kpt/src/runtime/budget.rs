@@ -95,6 +95,9 @@ pub struct Budget {
     pub max_memory_bytes: Option<usize>,
     /// Most steps (calls and loop iterations) a starlark program may take.
     pub max_steps: Option<u64>,
+    /// Address-space limit of a sandboxed (container) function's processes, replacing the
+    /// container runtime's own (a per-function setting of the server).
+    pub sandbox_memory_bytes: Option<u64>,
 }
 
 /// Why a budget stopped a render.

@@ -145,8 +145,15 @@ async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyh
     let bp = w.empty_remote("bp.git")?;
     w.register("bp", &bp).await?;
     let dep = w.empty_remote("dep.git")?;
-    w.register_with("dep", &dep, RegisterOptions { deployment: true })
-        .await?;
+    w.register_with(
+        "dep",
+        &dep,
+        RegisterOptions {
+            deployment: true,
+            ..Default::default()
+        },
+    )
+    .await?;
     let source = publish_init(&w.engine, "bp", "basens", "v1").await?;
     assert!(!w.engine.get(NS, &source)?.deployment);
     let c = w
@@ -175,7 +182,10 @@ async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyh
     w.engine.set_repository_options(
         NS,
         &porch_core::names::RepositoryName::new("dep")?,
-        RegisterOptions { deployment: false },
+        RegisterOptions {
+            deployment: false,
+            ..Default::default()
+        },
     )?;
     assert!(!w.engine.get(NS, "dep.sites.edge1.ws")?.deployment);
     assert_eq!(

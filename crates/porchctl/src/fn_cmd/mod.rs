@@ -1,6 +1,7 @@
 //! `porchctl fn render` and `porchctl fn eval`, with kpt's flags and output.
 
 mod eval;
+mod list;
 mod output;
 mod render;
 
@@ -19,6 +20,9 @@ pub enum FnCommand {
     Render(Box<render::RenderArgs>),
     /// Run one function over a directory's resources.
     Eval(Box<eval::EvalArgs>),
+    /// List the functions a Porch server offers to pipelines (`functions`).
+    #[command(visible_alias = "ls")]
+    List(Box<list::ListArgs>),
 }
 
 /// Run a `fn` subcommand.
@@ -26,6 +30,7 @@ pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         FnCommand::Render(a) => render::run(*a),
         FnCommand::Eval(a) => eval::run(*a),
+        FnCommand::List(a) => list::run(*a),
     }
 }
 
