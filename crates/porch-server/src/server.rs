@@ -85,7 +85,27 @@ fn upstream_credentials(
     })
 }
 
-/// Runs the server until SIGTERM/SIGINT.
+/// How pipeline functions run: in process (built-ins, exec, then the container sandbox),
+/// or, with `--function-runner`, every image on the runner and only `exec:` here.
+fn function_runtimes(args: &Args) -> anyhow::Result<kpt::runtime::Runtimes> {
+    let exec = if args.allow_exec_functions {
+        kpt::runtime::exec::ExecRuntime::allowed()
+    } else {
+        kpt::runtime::exec::ExecRuntime::denied()
+    };
+    if let Some(address) = &args.function_runner {
+        let remote = porch_fn_proto::RemoteRuntime::connect(address, args.max_request_body_size)?;
+        tracing::info!(runner = %address, "function images are evaluated by the function runner");
+        return Ok(kpt::runtime::Runtimes::new().with(exec).with(remote));
+    }
+    let mut runtimes = kpt::runtime::Runtimes::new()
+        .with(krm_functions::Builtins)
+        .with(exec);
+    // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs).
+    runtimes.push(Box::new(container_runtime(args)?));
+    Ok(runtimes)
+}
+
 /// The runtime for function images, its cache under the data directory unless configured.
 fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRuntime> {
     let cache = args
@@ -102,6 +122,7 @@ fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRunti
         .with_context(|| format!("cannot open the function image cache {}", cache.display()))
 }
 
+/// Runs the server until SIGTERM/SIGINT.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.insecure_http && !args.listen.ip().is_loopback() {
         bail!(
@@ -131,16 +152,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
     );
     let hub = WatchHub::attach(&store, 4096);
-    let mut runtimes = kpt::runtime::Runtimes::new()
-        .with(krm_functions::Builtins)
-        .with(if args.allow_exec_functions {
-            kpt::runtime::exec::ExecRuntime::allowed()
-        } else {
-            kpt::runtime::exec::ExecRuntime::denied()
-        });
-    // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs).
-    runtimes.push(Box::new(container_runtime(&args)?));
-    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(runtimes);
+    let runtime: Arc<dyn kpt::runtime::FunctionRuntime> = Arc::new(function_runtimes(&args)?);
     let engine = porch_engine::Engine::with_options(
         store.clone(),
         runtime,
