@@ -275,3 +275,88 @@ fn from_status(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpt::runtime::Budget;
+    use tonic::metadata::{BinaryMetadataValue, MetadataValue};
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn map(status: tonic::Status, elapsed: Duration) -> Result<FunctionOutput, RuntimeError> {
+        from_status(
+            "img",
+            "runner:9445",
+            Duration::from_secs(5),
+            elapsed,
+            &Budget::default(),
+            status,
+        )
+    }
+
+    #[test]
+    fn not_found_stays_not_found() {
+        let r = map(tonic::Status::not_found("no runtime for img"), SECOND);
+        assert!(matches!(r, Err(RuntimeError::NotFound(m)) if m == "no runtime for img"));
+    }
+
+    #[test]
+    fn a_failure_from_our_runner_keeps_its_exit_code_and_results() {
+        let mut status = tonic::Status::internal("Failed to execute function \"img\": boom");
+        status
+            .metadata_mut()
+            .insert(wire::EXIT_CODE_TRAILER, MetadataValue::from_static("3"));
+        status.metadata_mut().insert_bin(
+            wire::RESOURCE_LIST_TRAILER,
+            BinaryMetadataValue::from_bytes(
+                b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n- message: bad thing\n  severity: error\n",
+            ),
+        );
+        let out = map(status, SECOND).expect("a failed run, not an error");
+        assert_eq!(out.exit_code, 3);
+        assert_eq!(out.list.results.len(), 1);
+        assert_eq!(out.list.results[0].message, "bad thing");
+        assert!(out.stderr.contains("boom"), "{}", out.stderr);
+    }
+
+    #[test]
+    fn a_failure_from_porchs_runner_is_a_failed_run_with_its_message() {
+        let out =
+            map(tonic::Status::internal("func failed: exit 1"), SECOND).expect("a failed run");
+        assert_eq!(out.exit_code, 1);
+        assert!(out.list.results.is_empty());
+        assert_eq!(out.stderr, "func failed: exit 1");
+    }
+
+    #[test]
+    fn a_call_past_its_deadline_is_a_timeout_whatever_the_code() {
+        for status in [
+            tonic::Status::deadline_exceeded("late"),
+            tonic::Status::cancelled("Timeout expired"),
+        ] {
+            let r = map(status, Duration::from_secs(6));
+            assert!(
+                matches!(r, Err(RuntimeError::Timeout { seconds: 5, .. })),
+                "{r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unreachable_runner_is_named() {
+        let r = map(tonic::Status::unavailable("connection refused"), SECOND);
+        let Err(e) = r else { panic!("an error") };
+        assert!(e.to_string().contains("runner:9445"), "{e}");
+    }
+
+    #[test]
+    fn addresses_without_a_scheme_get_http() {
+        let rt = RemoteRuntime::connect("127.0.0.1:1", 1024).expect("lazy connect");
+        assert_eq!(rt.address(), "127.0.0.1:1");
+        assert!(rt.handles(&FunctionRef::Image("x".into())));
+        assert!(!rt.handles(&FunctionRef::Exec("x".into())));
+        let err = RemoteRuntime::connect("http://bad host", 1024).expect_err("invalid");
+        assert_eq!(err.kind(), "invalid-address");
+    }
+}
