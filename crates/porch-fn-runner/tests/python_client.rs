@@ -2,53 +2,14 @@
 //! (Python grpcio-tools), not from our Rust types: a built-in function, a failing one, an
 //! unknown image, and the standard health check.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+
+use common::Runner;
 
 use serde_json::Value;
-
-/// A runner on a free loopback port; killed on drop.
-struct Runner {
-    child: Child,
-    address: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Runner {
-    fn start(extra: &[&str]) -> Runner {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_porch-fn-runner"))
-            .args(["--port", "0", "--bind-address", "127.0.0.1"])
-            .arg("--function-cache-dir")
-            .arg(dir.path().join("images"))
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn porch-fn-runner");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read");
-        let address = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        Runner {
-            child,
-            address,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The venv's python (created once by the CI script).
 fn python() -> PathBuf {
