@@ -81,12 +81,12 @@ async fn run(args: cli::Args) -> anyhow::Result<()> {
                 .max_decoding_message_size(max)
                 .max_encoding_message_size(max),
         )
-        .serve_with_incoming_shutdown(tokio_stream_from(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
         .context("server failed")?;
     Ok(())
 }
 
-fn tokio_stream_from(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
+fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
     tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
 }
