@@ -20,3 +20,5 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# porch-fn-runner's interoperability test: a Python gRPC client (venv under ~/.cache).
+"$(dirname "$0")/python-grpc.sh" >/dev/null

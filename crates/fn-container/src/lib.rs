@@ -17,7 +17,7 @@ mod runtime;
 pub mod sandbox;
 pub mod unpack;
 
-pub use runtime::{ContainerOptions, ContainerRuntime, LazyContainerRuntime};
+pub use runtime::{ContainerOptions, ContainerRuntime, LazyContainerRuntime, PullPolicy};
 
 /// Why an image could not be made ready to run.
 #[derive(Debug, thiserror::Error)]

@@ -34,6 +34,36 @@ pub struct ContainerOptions {
     pub memory_limit: Option<u64>,
     /// The bubblewrap program.
     pub bwrap: String,
+    /// When to ask the registry (kpt's `--image-pull-policy`).
+    pub pull_policy: PullPolicy,
+}
+
+/// kpt's `--image-pull-policy`: when a tag already in the cache is pulled again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PullPolicy {
+    /// Pull on every run (the cache keeps the result; an unchanged digest is not unpacked
+    /// twice).
+    Always,
+    /// Pull only what the cache lacks.
+    #[default]
+    IfNotPresent,
+    /// Never pull: a missing image fails the function.
+    Never,
+}
+
+impl std::str::FromStr for PullPolicy {
+    type Err = String;
+    /// kpt's values, case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "always" => Ok(PullPolicy::Always),
+            "ifnotpresent" => Ok(PullPolicy::IfNotPresent),
+            "never" => Ok(PullPolicy::Never),
+            _ => Err(format!(
+                "invalid image pull policy {s:?}: must be one of Always, IfNotPresent, Never"
+            )),
+        }
+    }
 }
 
 impl ContainerOptions {
@@ -48,6 +78,7 @@ impl ContainerOptions {
             allow_network: false,
             memory_limit: Some(2 << 30),
             bwrap: "bwrap".into(),
+            pull_policy: PullPolicy::IfNotPresent,
         }
     }
 }
@@ -100,8 +131,8 @@ impl ContainerRuntime {
         &self.cache
     }
 
-    /// The image for `image`, pulled unless cached (kpt's default pull policy for tags
-    /// already present: use them). Waits within the run's budget.
+    /// The image for `image`, pulled as the pull policy says (by default only when not
+    /// cached). Waits within the run's budget.
     pub fn ensure_image(&self, image: &str, run: &RunOptions) -> Result<CachedImage, RuntimeError> {
         let start = |e: ContainerError| RuntimeError::Start {
             function: image.to_string(),
@@ -109,8 +140,20 @@ impl ContainerRuntime {
         };
         let reference = crate::reference::resolve(image).map_err(start)?;
         let key = reference.whole();
-        if let Some(found) = self.cache.lookup(&key) {
+        let policy = self.options.pull_policy;
+        if policy != PullPolicy::Always
+            && let Some(found) = self.cache.lookup(&key)
+        {
             return Ok(found);
+        }
+        if policy == PullPolicy::Never {
+            return Err(RuntimeError::Start {
+                function: image.to_string(),
+                reason: format!(
+                    "image {key} is not in the function image cache and the image pull policy \
+                     is Never; hint: pull it once with --image-pull-policy IfNotPresent"
+                ),
+            });
         }
         let (tx, rx) = mpsc::channel();
         let cache = self.cache.clone();
@@ -124,7 +167,10 @@ impl ContainerRuntime {
             let result = (|| {
                 let mut lock = cache.ref_lock(&key)?;
                 let _pulling = lock.write()?;
-                if let Some(found) = cache.lookup(&key) {
+                // Someone else pulled it meanwhile (Always pulls regardless).
+                if policy != PullPolicy::Always
+                    && let Some(found) = cache.lookup(&key)
+                {
                     return Ok(found);
                 }
                 let staging = cache.staging()?;

@@ -390,3 +390,64 @@ fn a_stopped_function_leaves_no_process_behind() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// kpt's `--image-pull-policy`: `IfNotPresent` keeps using a cached tag after the registry's
+/// tag moved, `Always` pulls the moved tag, `Never` runs only what is cached.
+#[test]
+fn the_image_pull_policy_decides_when_the_registry_is_asked() {
+    use fn_container::PullPolicy;
+    let registry = Registry::start();
+    let first = registry.push(
+        &function_image("echo first >&2\ncat\n"),
+        "fn/moving:v1",
+        false,
+    );
+    let (_d, cache) = temp();
+    let with = |pull_policy: PullPolicy| {
+        ContainerRuntime::new(ContainerOptions {
+            pull_policy,
+            ..ContainerOptions::new(&cache)
+        })
+        .expect("runtime")
+    };
+    let stderr_of = |rt: &ContainerRuntime| {
+        let out = run(rt, &first, Budget::default()).expect("ran");
+        assert_eq!(out.exit_code, 0, "{}", out.stderr);
+        out.stderr.trim().to_owned()
+    };
+    // Never, before anything is cached: refused, naming the policy.
+    let err = run(&with(PullPolicy::Never), &first, Budget::default()).expect_err("not cached");
+    assert!(err.to_string().contains("pull policy is Never"), "{err}");
+    assert_eq!(stderr_of(&with(PullPolicy::IfNotPresent)), "first");
+
+    // The tag moves to another image.
+    let moved = registry.push(
+        &function_image("echo second >&2\ncat\n"),
+        "fn/moving:v1",
+        false,
+    );
+    assert_eq!(moved, first);
+    assert_eq!(stderr_of(&with(PullPolicy::IfNotPresent)), "first");
+    assert_eq!(stderr_of(&with(PullPolicy::Never)), "first");
+    assert_eq!(stderr_of(&with(PullPolicy::Always)), "second");
+    // What Always pulled is now the cached image of the tag.
+    assert_eq!(stderr_of(&with(PullPolicy::Never)), "second");
+
+    // Never works without the registry at all.
+    drop(registry);
+    assert_eq!(stderr_of(&with(PullPolicy::Never)), "second");
+    let err = run(&with(PullPolicy::Always), &first, Budget::default()).expect_err("no registry");
+    assert!(matches!(err, RuntimeError::Start { .. }), "{err}");
+}
+
+#[test]
+fn pull_policies_parse_as_kpt_spells_them() {
+    use fn_container::PullPolicy;
+    assert_eq!("Always".parse::<PullPolicy>(), Ok(PullPolicy::Always));
+    assert_eq!(
+        "IfNotPresent".parse::<PullPolicy>(),
+        Ok(PullPolicy::IfNotPresent)
+    );
+    assert_eq!("never".parse::<PullPolicy>(), Ok(PullPolicy::Never));
+    assert!("Sometimes".parse::<PullPolicy>().is_err());
+}

@@ -160,6 +160,13 @@ pub struct Args {
     #[arg(long)]
     pub allow_function_network: bool,
 
+    /// Send every image function of server-side rendering to this function runner
+    /// (`host:port` or `http://host:port`, Porch's `evaluator.FunctionEvaluator` gRPC API:
+    /// `porch-fn-runner` or Porch's function runner) instead of running it in process.
+    /// `exec:` functions still run here (when allowed).
+    #[arg(long, env = "PORCH_FUNCTION_RUNNER")]
+    pub function_runner: Option<String>,
+
     /// Address-space limit of one function container, in MiB (0: none).
     #[arg(long, default_value_t = 2048)]
     pub function_memory_mb: u64,

@@ -174,6 +174,17 @@ fn audit_log(args: &Args) -> anyhow::Result<Option<Arc<porch_apiserver::audit::A
     Ok(Some(Auditor::start(policy, target)?))
 }
 
+/// With `--function-runner`, the runner evaluates every function image (built-ins included, as
+/// Porch's server sends everything to its runner); `exec:` steps still run here.
+fn function_runner(args: &Args) -> anyhow::Result<Option<Arc<dyn kpt::runtime::FunctionRuntime>>> {
+    let Some(address) = &args.function_runner else {
+        return Ok(None);
+    };
+    let remote = porch_fn_proto::RemoteRuntime::connect(address, args.max_request_body_size)?;
+    tracing::info!(runner = %address, "function images are evaluated by the function runner");
+    Ok(Some(Arc::new(remote)))
+}
+
 /// The runtime for function images, its cache under the data directory unless configured.
 fn container_runtime(args: &Args) -> anyhow::Result<fn_container::ContainerRuntime> {
     let cache = args
@@ -225,15 +236,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs),
     // unless a FunctionConfig chooses another executor for the image.
     let function_configs = resources::functions::FunctionConfigs::default();
+    let runner = function_runner(&args)?;
     let executors = resources::functions::Executors {
-        builtins: Arc::new(krm_functions::Builtins),
+        builtins: match &runner {
+            Some(remote) => remote.clone(),
+            None => Arc::new(krm_functions::Builtins),
+        },
         exec: Arc::new(if args.allow_exec_functions {
             kpt::runtime::exec::ExecRuntime::allowed()
         } else {
             kpt::runtime::exec::ExecRuntime::denied()
         }),
         binary: Arc::new(kpt::runtime::exec::ExecRuntime::allowed()),
-        images: Some(Arc::new(container_runtime(&args)?)),
+        images: Some(match runner {
+            Some(remote) => remote,
+            None => Arc::new(container_runtime(&args)?),
+        }),
         functions_dir: args
             .functions_dir
             .clone()

@@ -60,3 +60,62 @@ fn render_and_eval_run_container_images_after_built_ins() {
     assert_ne!(code, 0, "{stderr}");
     assert!(stderr.contains("boom: no way"), "{stderr}");
 }
+
+/// `--image-pull-policy` as kpt's: `Never` refuses an image not cached, `IfNotPresent` keeps
+/// the cached image after its tag moved, `Always` pulls the moved tag.
+#[test]
+fn the_image_pull_policy_flag_is_honoured() {
+    let registry = Registry::start();
+    let image = registry.push(
+        &function_image("echo first >&2\ncat\n"),
+        "fn/moving:v1",
+        false,
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).expect("mkdir");
+    std::fs::write(
+        pkg.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
+    )
+    .expect("cm");
+    let cache = tmp.path().join("cache");
+    let eval = |policy: &str| {
+        porchctl(
+            &[
+                "fn",
+                "eval",
+                "pkg",
+                "--image",
+                &image,
+                "--image-pull-policy",
+                policy,
+            ],
+            tmp.path(),
+            &cache,
+        )
+    };
+
+    let (code, stderr) = eval("Never");
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("pull policy is Never"), "{stderr}");
+    let (code, stderr) = eval("IfNotPresent");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("first"), "{stderr}");
+
+    registry.push(
+        &function_image("echo second >&2\ncat\n"),
+        "fn/moving:v1",
+        false,
+    );
+    let (code, stderr) = eval("IfNotPresent");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("first"), "{stderr}");
+    let (code, stderr) = eval("Always");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("second"), "{stderr}");
+
+    let (code, stderr) = eval("Sometimes");
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("Always, IfNotPresent, Never"), "{stderr}");
+}

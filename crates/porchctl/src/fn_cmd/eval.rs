@@ -54,9 +54,10 @@ pub struct EvalArgs {
     /// Write a FunctionResultList to this directory.
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
-    /// Accepted for kpt compatibility (no container images are pulled).
+    /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
+    /// is) or `Never` (only cached images run).
     #[arg(long, default_value = "IfNotPresent")]
-    pub image_pull_policy: String,
+    pub image_pull_policy: fn_container::PullPolicy,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
     pub fn_timeout: u64,
@@ -141,7 +142,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         namespace: a.exclude_namespace.clone().unwrap_or_default(),
         ..Default::default()
     };
-    let runtime = super::runtimes(a.exec.is_some());
+    let runtime = super::runtimes_with(a.exec.is_some(), false, a.image_pull_policy);
     let ropts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {

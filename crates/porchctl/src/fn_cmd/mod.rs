@@ -35,20 +35,20 @@ pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The function runtimes available locally: native built-ins, then exec when allowed, then
-/// other images pulled and run in a sandbox (without network).
-pub fn runtimes(allow_exec: bool) -> Runtimes {
-    runtimes_with(allow_exec, false)
-}
-
-/// [`runtimes`], with container functions allowed the network (`fn render --allow-network`).
-pub fn runtimes_with(allow_exec: bool, allow_network: bool) -> Runtimes {
+/// other images pulled (as kpt's `--image-pull-policy` says) and run in a sandbox, with the
+/// network only when allowed (`fn render --allow-network`).
+pub fn runtimes_with(
+    allow_exec: bool,
+    allow_network: bool,
+    pull_policy: fn_container::PullPolicy,
+) -> Runtimes {
     let exec = if allow_exec {
         ExecRuntime::allowed()
     } else {
         ExecRuntime::denied()
     };
     let mut all = Runtimes::new().with(krm_functions::Builtins).with(exec);
-    if let Some(containers) = container_runtime(allow_network) {
+    if let Some(containers) = container_runtime(allow_network, pull_policy) {
         all.push(Box::new(containers));
     }
     all
@@ -57,7 +57,10 @@ pub fn runtimes_with(allow_exec: bool, allow_network: bool) -> Runtimes {
 /// Images cache under `$PORCHCTL_FN_CACHE_DIR`, else the user's cache directory (opened
 /// only when an image runs); `$PORCHCTL_INSECURE_REGISTRIES` (comma-separated `host[:port]`)
 /// are reached over plain HTTP. Without any cache directory images are not run.
-fn container_runtime(allow_network: bool) -> Option<fn_container::LazyContainerRuntime> {
+fn container_runtime(
+    allow_network: bool,
+    pull_policy: fn_container::PullPolicy,
+) -> Option<fn_container::LazyContainerRuntime> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -70,6 +73,7 @@ fn container_runtime(allow_network: bool) -> Option<fn_container::LazyContainerR
     })?;
     let mut options = fn_container::ContainerOptions::new(cache);
     options.allow_network = allow_network;
+    options.pull_policy = pull_policy;
     options.insecure_registries = std::env::var("PORCHCTL_INSECURE_REGISTRIES")
         .unwrap_or_default()
         .split(',')

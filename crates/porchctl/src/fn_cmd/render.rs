@@ -23,9 +23,10 @@ pub struct RenderArgs {
     /// Accepted for kpt compatibility; native functions never use the network.
     #[arg(long)]
     pub allow_network: bool,
-    /// Accepted for kpt compatibility (no container images are pulled).
+    /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
+    /// is) or `Never` (only cached images run).
     #[arg(long, default_value = "IfNotPresent")]
-    pub image_pull_policy: String,
+    pub image_pull_policy: fn_container::PullPolicy,
     /// Write a FunctionResultList to this directory.
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
@@ -59,7 +60,7 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
     // Symlinks inside the package are not followed (as kpt).
     let (before, _symlinks) =
         fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
-    let runtime = super::runtimes_with(a.allow_exec, a.allow_network);
+    let runtime = super::runtimes_with(a.allow_exec, a.allow_network, a.image_pull_policy);
     let opts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {
