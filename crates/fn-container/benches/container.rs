@@ -19,7 +19,8 @@ use kpt::runtime::{FunctionRef, FunctionRuntime, RunOptions};
 use porch_testkit::registry::{Registry, function_image, function_image_with_payload};
 
 fn resources(n: usize) -> ResourceList {
-    let mut yaml = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    let mut yaml =
+        String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
     for i in 0..n {
         yaml.push_str(&format!(
             "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-{i}\n  data:\n    key: value-{i}\n"
@@ -30,7 +31,9 @@ fn resources(n: usize) -> ResourceList {
 
 fn run(rt: &dyn FunctionRuntime, f: &FunctionRef, input: ResourceList) -> (Duration, ResourceList) {
     let start = Instant::now();
-    let out = rt.run(f, input, &RunOptions::default()).expect("function ran");
+    let out = rt
+        .run(f, input, &RunOptions::default())
+        .expect("function ran");
     assert_eq!(out.exit_code, 0, "{}", out.stderr);
     (start.elapsed(), out.list)
 }
@@ -44,7 +47,12 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-fn calls(rt: &dyn FunctionRuntime, f: &FunctionRef, input: &ResourceList, n: usize) -> Vec<Duration> {
+fn calls(
+    rt: &dyn FunctionRuntime,
+    f: &FunctionRef,
+    input: &ResourceList,
+    n: usize,
+) -> Vec<Duration> {
     let mut times: Vec<Duration> = (0..n).map(|_| run(rt, f, input.clone()).0).collect();
     times.sort();
     times
@@ -79,9 +87,15 @@ fn main() {
     let cat = FunctionRef::Image(registry.push(&function_image("cat"), "bench/cat:v1", false));
     let hundred = resources(100);
     run(&rt, &cat, hundred.clone());
-    row("warm image, 100 resources (cat)", &calls(&rt, &cat, &hundred, warm_calls));
+    row(
+        "warm image, 100 resources (cat)",
+        &calls(&rt, &cat, &hundred, warm_calls),
+    );
     let host_cat = FunctionRef::Exec("cat".into());
-    row("  baseline: exec on the host (cat)", &calls(&exec, &host_cat, &hundred, warm_calls));
+    row(
+        "  baseline: exec on the host (cat)",
+        &calls(&exec, &host_cat, &hundred, warm_calls),
+    );
 
     let big = function_image_with_payload("cat", 20 << 20);
     let big = FunctionRef::Image(registry.push(&big, "bench/big:v1", false));
@@ -93,7 +107,10 @@ fn main() {
         "cold: first call of a 20 MB image (pull+unpack)",
         ms(cold)
     );
-    row("  baseline: warm calls of that image", &calls(&cold_rt, &big, &hundred, 10));
+    row(
+        "  baseline: warm calls of that image",
+        &calls(&cold_rt, &big, &hundred, 10),
+    );
 
     let thousand = resources(1000);
     let images: Vec<FunctionRef> = (0..5)
@@ -110,7 +127,10 @@ fn main() {
             list = run(rt, f, list).1;
         }
         let yaml = list.to_yaml();
-        assert!(yaml.contains("f4: v") && yaml.contains("f0: v"), "labels applied");
+        assert!(
+            yaml.contains("f4: v") && yaml.contains("f0: v"),
+            "labels applied"
+        );
         start.elapsed()
     };
     pipeline(&rt, &images);

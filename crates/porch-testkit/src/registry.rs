@@ -254,7 +254,12 @@ fn noise(len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn write_manifest_sized(layout: &Path, script: &str, arch: &str, payload: usize) -> (String, usize) {
+fn write_manifest_sized(
+    layout: &Path,
+    script: &str,
+    arch: &str,
+    payload: usize,
+) -> (String, usize) {
     let busybox = std::fs::read(need("busybox")).expect("read busybox");
     let base = tar_layer(&[
         ("bin/", b"", 0o755),
