@@ -2,6 +2,10 @@
 //! client certificates from `porch-server users add`, ServiceAccount tokens from
 //! `kubectl create token`, OIDC ID tokens verified against a local issuer's JWKS, anonymous
 //! requests; and every kind of bad credential answered 401 and logged without the secret.
+//!
+//! These servers run with `--authorization-mode AlwaysAllow`: what is tested here is who a
+//! request is, not what that user may do (tests/rbac.rs; `authenticated_users_get_their_roles`
+//! below joins both).
 
 mod common;
 
@@ -69,7 +73,12 @@ async fn token_file_users_anonymous_and_unknown_tokens() {
         "alice-secret-token,alice,u1,\"porch-authors,porch-approvers\"\n",
     )
     .expect("write tokens");
-    let s = Server::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8")]);
+    let s = Server::start_with(&[
+        "--authorization-mode",
+        "AlwaysAllow",
+        "--token-auth-file",
+        tokens.to_str().expect("utf-8"),
+    ]);
     s.kubectl_ok(&[
         "create",
         "namespace",
@@ -128,7 +137,7 @@ async fn token_file_users_anonymous_and_unknown_tokens() {
 
 #[tokio::test]
 async fn anonymous_auth_names_requests_without_credentials() {
-    let s = Server::start_with(&["--anonymous-auth"]);
+    let s = Server::start_with(&["--authorization-mode", "AlwaysAllow", "--anonymous-auth"]);
     let kc = kube::config::Kubeconfig::read_from(s.kubeconfig()).expect("kubeconfig");
     let mut cfg =
         kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
@@ -208,7 +217,7 @@ fn client_cert(
 
 #[tokio::test]
 async fn client_certificates_from_users_add() {
-    let s = Server::start();
+    let s = Server::start_with(&["--authorization-mode", "AlwaysAllow"]);
     let alice = users_add(&s, "alice", &["porch-approvers"]);
     let text = std::fs::read_to_string(&alice).expect("alice kubeconfig");
     assert!(text.contains("client-certificate-data") && !text.contains("token"));
@@ -294,7 +303,7 @@ async fn client_certificates_from_users_add() {
 
 #[tokio::test]
 async fn service_account_tokens_authenticate_while_the_account_exists() {
-    let s = Server::start();
+    let s = Server::start_with(&["--authorization-mode", "AlwaysAllow"]);
     s.kubectl_ok(&["create", "serviceaccount", "ci-bot"]);
     let token = s.kubectl_ok(&["create", "token", "ci-bot", "--duration=20m"]);
     let token = token.trim();
@@ -390,6 +399,8 @@ fn now() -> i64 {
 async fn oidc_id_tokens_verified_against_the_issuer_keys() {
     let idp = Issuer::start();
     let s = Server::start_with(&[
+        "--authorization-mode",
+        "AlwaysAllow",
         "--oidc-issuer-url",
         &idp.url,
         "--oidc-client-id",
@@ -444,7 +455,13 @@ async fn revisions_and_events_name_the_authenticated_user() {
     let files = tempfile::tempdir().expect("tempdir");
     let tokens = files.path().join("tokens.csv");
     std::fs::write(&tokens, "alice-secret-token,alice,u1,porch-authors\n").expect("tokens");
-    let env = Env::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8")]).await;
+    let env = Env::start_with(&[
+        "--authorization-mode",
+        "AlwaysAllow",
+        "--token-auth-file",
+        tokens.to_str().expect("utf-8"),
+    ])
+    .await;
     let url = env.empty_repo("authors");
     env.register("default", "authors", &url, json!({})).await;
 
@@ -488,4 +505,99 @@ async fn revisions_and_events_name_the_authenticated_user() {
         assert!(Instant::now() < deadline, "events: {messages:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// A client whose kubeconfig is the admin's with `token` instead.
+async fn client_with_token(env: &Env, file: &str, token: &str) -> kube::Client {
+    let mut kc: Value = serde_yaml::from_str(
+        &std::fs::read_to_string(env.server.kubeconfig()).expect("kubeconfig"),
+    )
+    .expect("yaml");
+    kc["users"][0]["user"] = json!({ "token": token });
+    let path = env
+        .server
+        .write_file(file, &serde_yaml::to_string(&kc).expect("yaml"));
+    common::client_from(&path).await
+}
+
+/// Authentication and RBAC together (the default mode): token-file users in groups bound to
+/// the shipped roles do exactly their part, and the approver is recorded as the publisher.
+#[tokio::test]
+async fn authenticated_users_get_their_roles() {
+    use common::porch::{propose, set_approval};
+    let files = tempfile::tempdir().expect("tempdir");
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(
+        &tokens,
+        "alice-token,alice,u1,porch-authors\nbob-token,bob,u2,porch-approvers\ncarol-token,carol,u3\n",
+    )
+    .expect("tokens");
+    let env = Env::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8")]).await;
+    let url = env.empty_repo("team");
+    env.register("default", "team", &url, json!({})).await;
+    for (binding, role, group) in [
+        ("authors", "porch-author", "porch-authors"),
+        ("approvers", "porch-approver", "porch-approvers"),
+    ] {
+        env.server.kubectl_ok(&[
+            "create",
+            "rolebinding",
+            binding,
+            &format!("--clusterrole={role}"),
+            &format!("--group={group}"),
+            "-n",
+            "default",
+        ]);
+    }
+    let alice = revisions(
+        &client_with_token(&env, "alice.kubeconfig", "alice-token").await,
+        "default",
+    );
+    let bob = revisions(
+        &client_with_token(&env, "bob.kubeconfig", "bob-token").await,
+        "default",
+    );
+    let carol = revisions(
+        &client_with_token(&env, "carol.kubeconfig", "carol-token").await,
+        "default",
+    );
+
+    let forbidden = |r: Result<kube::api::DynamicObject, kube::Error>, what: &str| match r {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 403, "{what}: {s:?}");
+            s.message
+        }
+        other => panic!("{what}: expected 403, got {other:?}"),
+    };
+    // carol has no role: not even a list.
+    match carol.list(&Default::default()).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 403, "{s:?}"),
+        other => panic!("carol listed: {other:?}"),
+    }
+    // alice authors and proposes, but may not approve.
+    let draft = init(&alice, "team", "pkg", "ws1").await;
+    let name = name(&draft);
+    propose(&alice, &name).await;
+    let msg = forbidden(
+        set_approval(&alice, &name, "Published").await,
+        "alice approves",
+    );
+    assert!(
+        msg.contains("User \"alice\" cannot update resource \"packagerevisions/approval\""),
+        "{msg}"
+    );
+    // bob approves, but may not author.
+    let published = set_approval(&bob, &name, "Published")
+        .await
+        .expect("bob approves");
+    assert_eq!(published.data["spec"]["lifecycle"], "Published");
+    assert_eq!(published.data["status"]["publishedBy"], "bob");
+    let body: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+        "metadata": {"namespace": "default"},
+        "spec": {"repository": "team", "packageName": "other", "workspaceName": "ws",
+                 "tasks": [{"type": "init", "init": {}}]},
+    }))
+    .expect("object");
+    forbidden(bob.create(&Default::default(), &body).await, "bob creates");
 }

@@ -252,7 +252,30 @@ async fn server_and_token_flags_override_the_kubeconfig() {
     assert!(err.contains("hint: is porch-server running"), "{err}");
     // The right server given explicitly works.
     assert_eq!(s.porchctl_ok(&["repo", "get", "-s", &server]), "");
-    // kubectl's other global flags are accepted.
+    // kubectl's other global flags are accepted; `--as`/`--as-group` impersonate (the admin
+    // may), and the impersonated user, who holds no role, is refused by RBAC by name.
+    let out = s.porchctl(&[
+        "repo",
+        "get",
+        "-v",
+        "4",
+        "--cache-dir",
+        "/nonexistent",
+        "--as",
+        "me",
+        "--as-group",
+        "g1",
+        "--as-group",
+        "g2",
+        "--request-timeout",
+        "30s",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("User \"me\" cannot list resource \"repositories\""),
+        "{err}"
+    );
     assert_eq!(
         s.porchctl_ok(&[
             "repo",
@@ -264,9 +287,7 @@ async fn server_and_token_flags_override_the_kubeconfig() {
             "--as",
             "me",
             "--as-group",
-            "g1",
-            "--as-group",
-            "g2",
+            "system:masters",
             "--request-timeout",
             "30s"
         ]),
