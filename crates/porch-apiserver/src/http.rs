@@ -537,6 +537,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
         field_manager: Some(field_manager),
         dry_run,
         force: flag(&q, "force"),
+        access: s.config.authorizer.clone(),
     };
     let namespaces = if s.config.enforce_namespaces {
         reg.find("", "v1", "namespaces")

@@ -162,9 +162,47 @@ pub struct RequestContext {
     pub dry_run: bool,
     /// `force` of a server-side apply: take the ownership of conflicting fields.
     pub force: bool,
+    /// The authorizer of the request's server, for checks a resource makes beyond the
+    /// request itself (a clone reads its upstream); `None`: everything is allowed.
+    pub access: Option<std::sync::Arc<crate::authz::Authorizer>>,
 }
 
 impl RequestContext {
+    /// Checks that the requester may `verb` the `resource` of `group` named `name` in
+    /// `namespace`, as RBAC would for a request of its own (always allowed without an
+    /// authorizer); a refusal is kube-apiserver's 403 ending in `: <why>`.
+    pub fn require(
+        &self,
+        verb: &str,
+        (group, resource): (&str, &str),
+        namespace: &str,
+        name: &str,
+        why: &str,
+    ) -> Result<(), crate::ApiError> {
+        let Some(authorizer) = &self.access else {
+            return Ok(());
+        };
+        let user = crate::auth::UserInfo {
+            name: self.user.clone(),
+            groups: self.groups.clone(),
+            ..Default::default()
+        };
+        let attrs = crate::authz::Attributes {
+            verb: verb.into(),
+            resource_request: true,
+            api_group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        if authorizer.authorize(&user, &attrs).allowed {
+            Ok(())
+        } else {
+            Err(crate::authz::forbidden(&self.user, &attrs, why))
+        }
+    }
+
     /// An in-process component (a controller) acting under its own name, with the
     /// administrator's groups (it is part of the server).
     pub fn system(user: &str) -> Self {

@@ -529,7 +529,7 @@ async fn authenticated_users_get_their_roles() {
     let tokens = files.path().join("tokens.csv");
     std::fs::write(
         &tokens,
-        "alice-token,alice,u1,porch-authors\nbob-token,bob,u2,porch-approvers\ncarol-token,carol,u3\n",
+        "alice-token,alice,u1,porch-authors\nbob-token,bob,u2,porch-approvers\ncarol-token,carol,u3\ndave-token,dave,u4\n",
     )
     .expect("tokens");
     let env = Env::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8")]).await;
@@ -600,4 +600,71 @@ async fn authenticated_users_get_their_roles() {
     }))
     .expect("object");
     forbidden(bob.create(&Default::default(), &body).await, "bob creates");
+
+    // dave may create revisions but not read the upstream: his clone of it is refused (a
+    // clone reads its upstream), until he may get that one revision.
+    let dave = revisions(
+        &client_with_token(&env, "dave.kubeconfig", "dave-token").await,
+        "default",
+    );
+    let k = |args: &[&str]| env.server.kubectl_ok(args);
+    k(&[
+        "create",
+        "role",
+        "creator",
+        "--verb=create",
+        "--resource=packagerevisions.porch.kpt.dev",
+        "-n",
+        "default",
+    ]);
+    k(&[
+        "create",
+        "rolebinding",
+        "creator",
+        "--role=creator",
+        "--user=dave",
+        "-n",
+        "default",
+    ]);
+    let clone: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
+        "metadata": {"namespace": "default"},
+        "spec": {"repository": "team", "packageName": "copy", "workspaceName": "ws",
+                 "tasks": [{"type": "clone", "clone": {"upstreamRef": {"upstreamRef": {"name": name}}}}]},
+    }))
+    .expect("object");
+    let msg = forbidden(
+        dave.create(&Default::default(), &clone).await,
+        "dave clones",
+    );
+    assert!(
+        msg.contains("User \"dave\" cannot get resource \"packagerevisions\"")
+            && msg.ends_with("a clone reads its upstream"),
+        "{msg}"
+    );
+    let one = format!("--resource-name={name}");
+    k(&[
+        "create",
+        "role",
+        "read-one",
+        "--verb=get",
+        "--resource=packagerevisions.porch.kpt.dev",
+        &one,
+        "-n",
+        "default",
+    ]);
+    k(&[
+        "create",
+        "rolebinding",
+        "read-one",
+        "--role=read-one",
+        "--user=dave",
+        "-n",
+        "default",
+    ]);
+    let created = dave
+        .create(&Default::default(), &clone)
+        .await
+        .expect("dave clones what he may read");
+    assert_eq!(created.data["spec"]["packageName"], "copy");
 }

@@ -288,6 +288,7 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
+        super::access::check_create(ctx, namespace, &obj)?;
         let req = self.create_request(namespace, &obj)?;
         let pr = match self.engine.create(req).await {
             Ok(pr) => pr,

@@ -4,6 +4,7 @@
 //! This module only translates: names, columns, validation that Porch does in its REST
 //! strategy, JSON conversion and watch. Every rule about revisions lives in porch-engine.
 
+mod access;
 mod backend;
 mod cache;
 mod convert;
