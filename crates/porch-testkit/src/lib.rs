@@ -9,6 +9,8 @@
 //!   bundle, or from the Go Porch test tarballs.
 //! - [`registry`]: a real OCI registry (`docker-registry`) and busybox-based KRM function
 //!   images pushed to it with `skopeo`, for the container function runtime.
+//! - [`PostgresServer`]: a throwaway PostgreSQL cluster (private data dir, port and socket dir).
+//! - [`store_conformance`]: the `MetadataStore` conformance cases every store runs.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
 //!
 //! It does not mock git: every byte goes through the real `git` binary. It is not a
@@ -16,6 +18,7 @@
 
 mod error;
 mod http;
+mod postgres;
 mod server;
 mod ssh;
 
@@ -23,7 +26,9 @@ pub mod conformance;
 pub mod generate;
 pub mod registry;
 pub mod repos;
+pub mod store_conformance;
 
 pub use error::TestkitError;
+pub use postgres::PostgresServer;
 pub use server::{Fault, GitServer};
 pub use ssh::SshServer;
