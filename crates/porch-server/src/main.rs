@@ -9,10 +9,12 @@
 //! It does not (yet) serve package revisions: the engine plugs them in as another resource.
 
 mod cli;
+mod cluster;
 mod git_opener;
 mod kubeconfig;
 mod pki;
 mod server;
+mod store;
 
 use clap::Parser;
 
