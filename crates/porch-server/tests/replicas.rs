@@ -57,21 +57,23 @@ fn counter(cm: &ConfigMap) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writers_on_every_replica_lose_no_update_and_watchers_agree() {
     let c = cluster(3).await;
-    let created = configmaps(&c.clients[0])
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "shared"}, "data": {"n": "0"}}))
+    let objects = 10;
+    let mut from = String::new();
+    for o in 0..objects {
+        let created = configmaps(&c.clients[o % 3])
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(
+                    json!({"metadata": {"name": format!("shared-{o}")}, "data": {"n": "0"}}),
+                )
                 .expect("configmap"),
-        )
-        .await
-        .expect("create");
-    let from = created
-        .metadata
-        .resource_version
-        .clone()
-        .expect("resourceVersion");
+            )
+            .await
+            .expect("create");
+        from = created.metadata.resource_version.expect("resourceVersion");
+    }
 
-    // A watcher on each replica, from the creation on.
+    // A watcher on each replica, from the last creation on.
     let mut watchers = Vec::new();
     for client in &c.clients {
         let stream = configmaps(client)
@@ -81,22 +83,24 @@ async fn writers_on_every_replica_lose_no_update_and_watchers_agree() {
         watchers.push(stream.boxed());
     }
 
-    // 60 writers, 20 per replica, 2 increments each, retrying on 409.
-    let writers = 60;
+    // 100 concurrent writers spread over the replicas, 10 per shared object, 2 increments
+    // each, read-modify-write retried on 409.
+    let writers = 100;
     let per_writer = 2;
     let mut tasks = Vec::new();
     for w in 0..writers {
         let api = configmaps(&c.clients[w % c.clients.len()]);
+        let name = format!("shared-{}", w % objects);
         tasks.push(tokio::spawn(async move {
             let mut conflicts = 0u32;
             for _ in 0..per_writer {
                 loop {
-                    let mut cm = api.get("shared").await.expect("get");
+                    let mut cm = api.get(&name).await.expect("get");
                     let n = counter(&cm);
                     cm.data
                         .get_or_insert_default()
                         .insert("n".into(), (n + 1).to_string());
-                    match api.replace("shared", &PostParams::default(), &cm).await {
+                    match api.replace(&name, &PostParams::default(), &cm).await {
                         Ok(_) => break,
                         Err(kube::Error::Api(e)) if e.code == 409 => conflicts += 1,
                         Err(e) => panic!("replace: {e:?}"),
@@ -110,22 +114,29 @@ async fn writers_on_every_replica_lose_no_update_and_watchers_agree() {
     for t in tasks {
         conflicts += t.await.expect("writer");
     }
-    let total = (writers * per_writer) as u64;
+    let per_object = (writers / objects * per_writer) as u64;
     for client in &c.clients {
-        let cm = configmaps(client).get("shared").await.expect("get");
-        assert_eq!(
-            counter(&cm),
-            total,
-            "no lost update (after {conflicts} conflicts)"
-        );
+        for o in 0..objects {
+            let cm = configmaps(client)
+                .get(&format!("shared-{o}"))
+                .await
+                .expect("get");
+            assert_eq!(
+                counter(&cm),
+                per_object,
+                "no lost update on shared-{o} (after {conflicts} conflicts)"
+            );
+        }
     }
 
-    // Every watcher saw the same MODIFIED stream, in the same order.
+    // Every watcher saw the same MODIFIED stream, in the same order, each object's values
+    // climbing one by one.
+    let total = writers * per_writer;
     let mut streams = Vec::new();
     for mut w in watchers {
         let mut seen = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while seen.len() < total as usize {
+        while seen.len() < total {
             let left = deadline.saturating_duration_since(Instant::now());
             let ev = tokio::time::timeout(left, w.try_next())
                 .await
@@ -135,16 +146,29 @@ async fn writers_on_every_replica_lose_no_update_and_watchers_agree() {
             if let WatchEvent::Modified(cm) = ev {
                 seen.push((
                     cm.metadata.resource_version.clone().expect("rv"),
+                    cm.metadata.name.clone().expect("name"),
                     counter(&cm),
                 ));
             }
         }
-        let values: Vec<u64> = seen.iter().map(|(_, n)| *n).collect();
-        assert_eq!(
-            values,
-            (1..=total).collect::<Vec<_>>(),
-            "every update once, in order"
-        );
+        for o in 0..objects {
+            let name = format!("shared-{o}");
+            let values: Vec<u64> = seen
+                .iter()
+                .filter(|(_, n, _)| *n == name)
+                .map(|(_, _, v)| *v)
+                .collect();
+            assert_eq!(
+                values,
+                (1..=per_object).collect::<Vec<_>>(),
+                "{name}: every update once, in order"
+            );
+        }
+        let rvs: Vec<u64> = seen
+            .iter()
+            .map(|(rv, _, _)| rv.parse().expect("numeric rv"))
+            .collect();
+        assert!(rvs.windows(2).all(|w| w[0] < w[1]), "resourceVersion order");
         streams.push(seen);
     }
     assert!(streams.windows(2).all(|w| w[0] == w[1]), "replicas agree");
