@@ -1,5 +1,6 @@
 //! Test harness: spawns the real `porch-server` binary on a temporary data directory and
-//! talks to it with kubectl 1.32 and a kube-rs client.
+//! talks to it with kubectl 1.32 and a kube-rs client. `PORCH_TEST_STORE=postgres` runs every
+//! server of the suites on a PostgreSQL of its own (`--store postgres://…`).
 
 #![allow(dead_code)]
 
@@ -19,6 +20,9 @@ pub struct Server {
     pub extra: Vec<String>,
     /// Extra environment variables of the next (re)start.
     pub envs: Vec<(String, String)>,
+    /// The PostgreSQL the server stores into, with `PORCH_TEST_STORE=postgres` (the test
+    /// matrix switch: the same suites on PostgreSQL instead of the embedded store).
+    pub pg: Option<porch_testkit::PostgresServer>,
 }
 
 impl Server {
@@ -30,13 +34,18 @@ impl Server {
     pub fn start_with(extra: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = tempfile::tempdir().expect("home tempdir");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let pg = (std::env::var("PORCH_TEST_STORE").as_deref() == Ok("postgres")
+            && !extra.iter().any(|f| f == "--store"))
+        .then(|| porch_testkit::PostgresServer::start().expect("postgres"));
         let mut s = Server {
             dir,
             home,
             child: None,
             port: 0,
-            extra: extra.iter().map(|s| s.to_string()).collect(),
+            extra,
             envs: Vec::new(),
+            pg,
         };
         s.spawn(0);
         s
@@ -64,6 +73,14 @@ impl Server {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .args(&self.extra)
+            // Kept across restarts whatever a test does with `extra`.
+            .args(
+                self.pg
+                    .as_ref()
+                    .filter(|_| !self.extra.iter().any(|f| f == "--store"))
+                    .map(|pg| vec!["--store".to_owned(), pg.url()])
+                    .unwrap_or_default(),
+            )
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
