@@ -2,7 +2,7 @@
 //! binary: read-modify-write writers spread over the replicas lose no update, concurrent
 //! publishes of one package through different replicas get distinct revision numbers, a
 //! watcher on each replica sees the same ordered stream, the controllers move to another
-//! replica when the leader is killed, and a PostgreSQL outage fails requests cleanly (503,
+//! replica when the leader is killed mid-write (every acknowledged write survives), and a PostgreSQL outage fails requests cleanly (503,
 //! readiness false) until it is back.
 
 mod common;
@@ -327,6 +327,35 @@ async fn the_controllers_move_when_the_leader_is_killed() {
             .log()
             .contains("leading: starting the PackageVariant")
     );
+    // Writers on every replica while the leader is killed: each stops at its first failure
+    // and reports what was acknowledged.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (r, client) in c.clients.iter().enumerate() {
+        let (api, stop) = (configmaps(client), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            for i in 0.. {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                let name = format!("ack-{r}-{i}");
+                let cm: ConfigMap =
+                    serde_json::from_value(json!({"metadata": {"name": name}})).expect("configmap");
+                match tokio::time::timeout(
+                    Duration::from_secs(5),
+                    api.create(&PostParams::default(), &cm),
+                )
+                .await
+                {
+                    Ok(Ok(_)) => acked.push(name),
+                    _ => break,
+                }
+            }
+            acked
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
     c.replicas[first].kill9();
     let killed = Instant::now();
     let next = loop {
@@ -351,6 +380,23 @@ async fn the_controllers_move_when_the_leader_is_killed() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Every acknowledged write survived, whichever replica took it.
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.expect("writer"));
+    }
+    assert!(acked.len() > 3, "writes were acknowledged: {}", acked.len());
+    let stored: BTreeSet<String> = configmaps(&c.clients[next])
+        .list(&Default::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    let lost: Vec<&String> = acked.iter().filter(|n| !stored.contains(*n)).collect();
+    assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
     // The survivors still serve writes.
     configmaps(&c.clients[next])
         .create(
