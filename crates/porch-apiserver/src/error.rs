@@ -88,6 +88,8 @@ pub enum Special {
     Gone,
     TooLarge,
     UnsupportedMediaType,
+    /// The metadata store cannot be reached (PostgreSQL down): nothing was written, retry.
+    ServiceUnavailable,
 }
 
 /// `Status.details`.
@@ -208,6 +210,7 @@ impl ApiError {
                 Special::Gone => (410, "Expired"),
                 Special::TooLarge => (413, "RequestEntityTooLarge"),
                 Special::UnsupportedMediaType => (415, "UnsupportedMediaType"),
+                Special::ServiceUnavailable => (503, "ServiceUnavailable"),
             };
         }
         match self.kind {
@@ -320,6 +323,13 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match &e {
             StoreError::Gone { .. } => ApiError::gone(e.to_string()),
+            // Unlike an unreachable git remote (500, see `code_and_reason`), a store outage
+            // is the server's own state: 503, and readiness is false meanwhile.
+            StoreError::Unavailable(_) => ApiError::special(
+                Special::ServiceUnavailable,
+                ErrorKind::Unavailable,
+                e.to_string(),
+            ),
             _ => ApiError::new(e.kind(), e.to_string()),
         }
     }

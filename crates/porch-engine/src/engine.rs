@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub(crate) fetcher: RwLock<Option<Arc<dyn UpstreamFetcher>>>,
     /// Parent of every render's cancellation token ([`Engine::cancel_renders`]).
     pub(crate) renders: kpt::runtime::CancelToken,
+    /// Leases of a cluster of engines on one store (`cluster.rs`); none standalone.
+    pub(crate) cluster: RwLock<Option<Arc<dyn crate::cluster::RepositoryLeases>>>,
 }
 
 /// The package orchestration engine. Cheap to clone (a shared handle).
@@ -97,6 +99,7 @@ impl Engine {
                 in_flight: InFlight::default(),
                 fetcher: RwLock::new(None),
                 renders: kpt::runtime::CancelToken::new(),
+                cluster: RwLock::new(None),
             }),
         }
     }
@@ -155,7 +158,7 @@ impl Engine {
                 id.clone(),
                 RepoState {
                     repo,
-                    queue: SerialQueue::spawn(),
+                    queue: SerialQueue::spawn_gated(self.gate(&id)),
                     index: RepoIndex {
                         deployment: options.deployment,
                         guardrails: Arc::new(options.guardrails),

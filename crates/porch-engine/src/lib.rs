@@ -60,6 +60,7 @@
 //! git by another server (they are listed and can be approved or deleted, not edited,
 //! proposed or rejected), or cleaning object metadata of revisions removed by someone else.
 
+pub mod cluster;
 mod create;
 mod drafts;
 mod dryrun;

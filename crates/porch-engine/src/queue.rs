@@ -4,32 +4,53 @@
 //! other, so checks-then-writes (uniqueness, next revision number, resourceVersion) cannot
 //! interleave. Different repositories have different queues and proceed in parallel. A job
 //! keeps running when its caller goes away, so an operation is never left half done.
+//!
+//! In a cluster (`cluster.rs`) the queue has a gate that runs before each job: it takes the
+//! repository's cluster-wide lease, held until the job ends, and catches up with the others.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::cluster::Gate;
 use crate::error::{EngineError, Result};
 
 type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A FIFO of jobs run by one task.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct SerialQueue {
     tx: mpsc::UnboundedSender<Job>,
+    gate: Option<Gate>,
+}
+
+impl std::fmt::Debug for SerialQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SerialQueue")
+            .field("gated", &self.gate.is_some())
+            .finish()
+    }
 }
 
 impl SerialQueue {
     /// Spawns the worker on the current tokio runtime; it ends when the last handle drops.
+    #[cfg(test)]
     pub(crate) fn spawn() -> Self {
+        Self::spawn_gated(None)
+    }
+
+    /// Spawns the worker on the current tokio runtime (it ends when the last handle drops),
+    /// with a gate run before every job (a failing gate fails the job
+    /// without running it).
+    pub(crate) fn spawn_gated(gate: Option<Gate>) -> Self {
         let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
         tokio::spawn(async move {
             while let Some(job) = rx.recv().await {
                 job.await;
             }
         });
-        SerialQueue { tx }
+        SerialQueue { tx, gate }
     }
 
     /// Runs `fut` after every job queued before it and returns its output.
@@ -39,15 +60,27 @@ impl SerialQueue {
         F: Future<Output = T> + Send + 'static,
     {
         let (otx, orx) = oneshot::channel();
+        let gate = self.gate.clone();
         self.tx
             .send(Box::pin(async move {
+                let lease = match gate {
+                    Some(g) => match g().await {
+                        Ok(lease) => Some(lease),
+                        Err(e) => {
+                            let _ = otx.send(Err(e));
+                            return;
+                        }
+                    },
+                    None => None,
+                };
                 // The caller may have gone away; the work is done either way.
-                let _ = otx.send(fut.await);
+                let _ = otx.send(Ok(fut.await));
+                drop(lease);
             }))
             .map_err(|_| EngineError::Internal("repository work queue stopped".into()))?;
         orx.await.map_err(|_| {
             EngineError::Internal("repository job ended without an answer (panicked?)".into())
-        })
+        })?
     }
 }
 

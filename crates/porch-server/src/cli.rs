@@ -122,6 +122,15 @@ pub struct Args {
     #[arg(long, default_value_t = 6 * 1024 * 1024)]
     pub max_request_body_size: usize,
 
+    /// The metadata store: `redb` (an embedded file under --data-dir) or a PostgreSQL URL
+    /// (`postgres://user@host:port/db`), which several replicas can share.
+    #[arg(long, env = "PORCH_STORE", default_value = "redb")]
+    pub store: String,
+
+    /// Connections each replica keeps to PostgreSQL at most.
+    #[arg(long, default_value_t = 16)]
+    pub store_max_connections: usize,
+
     /// How many store events are kept for watch resumption (older resourceVersions get 410).
     #[arg(long, default_value_t = 50_000)]
     pub event_retention: u64,

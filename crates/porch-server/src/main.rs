@@ -9,6 +9,7 @@
 //! It does not (yet) serve package revisions: the engine plugs them in as another resource.
 
 mod cli;
+mod cluster;
 mod function_catalog;
 mod git_opener;
 mod kubeconfig;
@@ -16,6 +17,7 @@ mod oidc;
 mod pki;
 mod server;
 mod serviceaccounts;
+mod store;
 mod tls;
 mod users;
 

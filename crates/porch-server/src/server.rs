@@ -3,12 +3,11 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use porch_apiserver::{ApiServer, ServerConfig, WatchHub};
-use porch_core::store::MetadataStore;
-use porch_store::{RedbStore, StoreOptions};
 
 use crate::cli::Args;
 use crate::git_opener::GitOpener;
@@ -223,15 +222,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 
     // Local git URLs only under the directories the operator named (none by default).
     resources::local_repos::restrict_to(args.allow_local_repositories.clone());
-    let store_path = args.data_dir.join("store.redb");
-    let options = StoreOptions {
-        event_retention: args.event_retention,
-        cache_size_bytes: args.store_cache_mb.saturating_mul(1024 * 1024),
-        ..StoreOptions::default()
-    };
-    let store: Arc<dyn MetadataStore> = Arc::new(
-        tokio::task::spawn_blocking(move || RedbStore::open(&store_path, options)).await??,
-    );
+    let opened = crate::store::open(&args).await?;
+    let store = opened.store.clone();
     let hub = WatchHub::attach(&store, 4096);
     // Images no built-in provides are pulled and run sandboxed (built-ins win for theirs),
     // unless a FunctionConfig chooses another executor for the image.
@@ -268,6 +260,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             render: args.render_limits(),
         },
     );
+    if let Some(pg) = &opened.postgres {
+        engine.set_cluster(Arc::new(crate::cluster::PgLeases(pg.clone())));
+        tokio::spawn(crate::cluster::follow(engine.clone(), hub.clone()));
+        tracing::info!("running as a replica on PostgreSQL");
+    }
     if args.push_drafts_to_git {
         tracing::info!("drafts and proposed revisions are mirrored to git branches");
     }
@@ -388,6 +385,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // Controllers. `ready` turns true once every start-up Repository is loaded; `stop` on
     // shutdown.
     let (ready_tx, ready_rx) = tokio::sync::watch::channel(false);
+    // Ready = the start-up repositories are loaded and the store answers (PostgreSQL).
+    let loaded = Arc::new(AtomicBool::new(true));
+    let store_ok = Arc::new(AtomicBool::new(true));
+    let set_ready: Arc<dyn Fn() + Send + Sync> = {
+        let (api, loaded, store_ok) = (api.clone(), loaded.clone(), store_ok.clone());
+        Arc::new(move || {
+            let ready = loaded.load(Ordering::SeqCst) && store_ok.load(Ordering::SeqCst);
+            api.ready.store(ready, Ordering::SeqCst);
+        })
+    };
+    if let Some(pg) = opened.postgres.clone() {
+        let set_ready = set_ready.clone();
+        tokio::spawn(crate::store::probe(pg, store_ok.clone(), move || {
+            set_ready()
+        }));
+    }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(resources::gc::run(live.clone(), store.clone(), hub.clone()));
     if let Some(repos) = registry
@@ -401,12 +414,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             args.git_timeout,
         ));
         // Not ready until every Repository there at start-up is loaded (controller.rs).
-        api.ready.store(false, std::sync::atomic::Ordering::SeqCst);
-        let ready_api = api.clone();
+        loaded.store(false, Ordering::SeqCst);
+        set_ready();
+        let set_ready = set_ready.clone();
+        let loaded = loaded.clone();
         let gate = controller::StartupGate::new(move || {
-            ready_api
-                .ready
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            loaded.store(true, Ordering::SeqCst);
+            set_ready();
             let _ = ready_tx.send(true);
         });
         tokio::spawn(controller::run(
@@ -424,23 +438,46 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         function_configs,
         stop_rx.clone(),
     ));
-    let variants = tokio::spawn(resources::packagevariants::run(
-        live.clone(),
-        engine.clone(),
-        hub.clone(),
-        Arc::new(resources::packagevariants::ControllerEvents(
-            recorder.clone(),
-        )),
-        ready_rx.clone(),
-        stop_rx.clone(),
-    ));
-    let variant_sets = tokio::spawn(resources::packagevariantsets::run(
-        live.clone(),
-        engine.clone(),
-        hub.clone(),
-        ready_rx,
-        stop_rx,
-    ));
+    let start_controllers = {
+        let (live, engine, recorder, hub) =
+            (live.clone(), engine.clone(), recorder.clone(), hub.clone());
+        move |ready: tokio::sync::watch::Receiver<bool>,
+              stop: tokio::sync::watch::Receiver<bool>| {
+            let variants = resources::packagevariants::run(
+                live.clone(),
+                engine.clone(),
+                hub.clone(),
+                Arc::new(resources::packagevariants::ControllerEvents(
+                    recorder.clone(),
+                )),
+                ready.clone(),
+                stop.clone(),
+            );
+            let sets = resources::packagevariantsets::run(
+                live.clone(),
+                engine.clone(),
+                hub.clone(),
+                ready,
+                stop,
+            );
+            async move {
+                tokio::join!(variants, sets);
+            }
+        }
+    };
+    // On PostgreSQL the fan-out controllers run on the elected leader only.
+    let controllers = match opened.postgres.clone() {
+        Some(pg) => {
+            let ready = ready_rx.clone();
+            tokio::spawn(crate::cluster::while_leading(
+                pg,
+                ready_rx,
+                stop_rx,
+                move |stop| start_controllers(ready.clone(), stop),
+            ))
+        }
+        None => tokio::spawn(start_controllers(ready_rx, stop_rx)),
+    };
 
     let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
         format!(
@@ -514,8 +551,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .serve(service)
             .await?;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), variants).await;
-    let _ = tokio::time::timeout(Duration::from_secs(2), variant_sets).await;
+    let _ = tokio::time::timeout(Duration::from_secs(4), controllers).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -11,6 +11,8 @@
 //!   images pushed to it with `skopeo`, for the container function runtime.
 //! - [`python`]: a Python interpreter with the official Kubernetes client, for tests that
 //!   drive the server as Python automation does.
+//! - [`PostgresServer`]: a throwaway PostgreSQL cluster (private data dir, port and socket dir).
+//! - [`store_conformance`]: the `MetadataStore` conformance cases every store runs.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
 //!
 //! It does not mock git: every byte goes through the real `git` binary. It is not a
@@ -18,6 +20,7 @@
 
 mod error;
 mod http;
+mod postgres;
 mod server;
 mod ssh;
 
@@ -26,7 +29,9 @@ pub mod generate;
 pub mod python;
 pub mod registry;
 pub mod repos;
+pub mod store_conformance;
 
 pub use error::TestkitError;
+pub use postgres::PostgresServer;
 pub use server::{Fault, GitServer};
 pub use ssh::SshServer;

@@ -274,6 +274,9 @@ pub fn api_error(e: EngineError, plural: &str, name: &str) -> ApiError {
     let kind = e.kind();
     let message = e.to_string();
     match (&e, kind) {
+        (EngineError::Store(porch_core::store::StoreError::Unavailable(m)), _) => {
+            ApiError::from(porch_core::store::StoreError::Unavailable(m.clone()))
+        }
         (EngineError::NotFound(_), _) | (_, ErrorKind::NotFound) => {
             ApiError::new(ErrorKind::NotFound, message).with_details(name, GROUP, plural)
         }

@@ -1,5 +1,6 @@
 //! Test harness: spawns the real `porch-server` binary on a temporary data directory and
-//! talks to it with kubectl 1.32 and a kube-rs client.
+//! talks to it with kubectl 1.32 and a kube-rs client. `PORCH_TEST_STORE=postgres` runs every
+//! server of the suites on a PostgreSQL of its own (`--store postgres://…`).
 
 #![allow(dead_code)]
 
@@ -22,6 +23,9 @@ pub struct Server {
     /// Start with `--allow-local-repositories /` (the tests' remotes are `file://` paths);
     /// see [`Server::start_strict`].
     pub allow_local: bool,
+    /// The PostgreSQL the server stores into, with `PORCH_TEST_STORE=postgres` (the test
+    /// matrix switch: the same suites on PostgreSQL instead of the embedded store).
+    pub pg: Option<porch_testkit::PostgresServer>,
 }
 
 impl Server {
@@ -33,14 +37,19 @@ impl Server {
     pub fn start_with(extra: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = tempfile::tempdir().expect("home tempdir");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let pg = (std::env::var("PORCH_TEST_STORE").as_deref() == Ok("postgres")
+            && !extra.iter().any(|f| f == "--store"))
+        .then(|| porch_testkit::PostgresServer::start().expect("postgres"));
         let mut s = Server {
             dir,
             home,
             child: None,
             port: 0,
-            extra: extra.iter().map(|s| s.to_string()).collect(),
+            extra,
             envs: Vec::new(),
             allow_local: true,
+            pg,
         };
         s.spawn(0);
         s
@@ -59,6 +68,7 @@ impl Server {
             extra: extra.iter().map(|s| s.to_string()).collect(),
             envs: Vec::new(),
             allow_local: false,
+            pg: None,
         };
         s.spawn(0);
         s
@@ -91,6 +101,14 @@ impl Server {
             } else {
                 &[]
             })
+            // Kept across restarts whatever a test does with `extra`.
+            .args(
+                self.pg
+                    .as_ref()
+                    .filter(|_| !self.extra.iter().any(|f| f == "--store"))
+                    .map(|pg| vec!["--store".to_owned(), pg.url()])
+                    .unwrap_or_default(),
+            )
             // `envs` may override the log level.
             .env("RUST_LOG", "info")
             .envs(self.envs.iter().map(|(k, v)| (k, v)))

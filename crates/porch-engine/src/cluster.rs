@@ -1,0 +1,138 @@
+//! Several engines (porch-server replicas) on one shared store.
+//!
+//! Each replica keeps its own in-memory index and its own git mirror. Two things keep them
+//! coherent once a [`RepositoryLeases`] port is set (`Engine::set_cluster`):
+//! * every job on a repository's queue (writes, syncs) first takes the repository's
+//!   cluster-wide lease, then reloads the repository's drafts and object metadata from the
+//!   store and fetches git, so checks-then-writes (next revision number, resourceVersion,
+//!   uniqueness) see what other replicas committed and cannot interleave with theirs;
+//! * [`Engine::refresh_record`] runs such a (no-op) job when the shared event log shows a
+//!   change to one of the engine's records, so reads and watches on every replica follow
+//!   writes made through the others.
+//!
+//! Without the port (one server on the embedded store) nothing changes: the index is fed by
+//! the engine's own writes only, as before.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use porch_core::store::ObjectKey;
+
+use crate::drafts::DRAFT_RESOURCE;
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::index::RepoId;
+use crate::objmeta::META_RESOURCE;
+
+/// A held lease; dropping it releases the lease.
+pub type LeaseGuard = Box<dyn Send + Sync>;
+
+/// The future of [`RepositoryLeases::acquire`].
+pub type LeaseFuture = Pin<Box<dyn Future<Output = Result<LeaseGuard>> + Send>>;
+
+/// Cluster-wide mutual exclusion per repository (e.g. PostgreSQL advisory locks). A lease must
+/// be released when its holder dies.
+pub trait RepositoryLeases: Send + Sync {
+    /// Waits for the lease of repository `name` in `namespace`.
+    fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture;
+}
+
+/// What a queue runs before each job: take the lease, then catch up with the cluster.
+pub(crate) type Gate = Arc<dyn Fn() -> LeaseFuture + Send + Sync>;
+
+impl Engine {
+    /// Joins a cluster of engines sharing this engine's store: repository jobs are serialized
+    /// across the cluster by `leases`. Call before registering repositories.
+    pub fn set_cluster(&self, leases: Arc<dyn RepositoryLeases>) {
+        *self
+            .inner
+            .cluster
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(leases);
+    }
+
+    /// Whether [`Engine::set_cluster`] was called.
+    pub fn is_clustered(&self) -> bool {
+        self.cluster().is_some()
+    }
+
+    fn cluster(&self) -> Option<Arc<dyn RepositoryLeases>> {
+        self.inner
+            .cluster
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The gate of the queue of repository `id`, when clustered.
+    pub(crate) fn gate(&self, id: &RepoId) -> Option<Gate> {
+        let leases = self.cluster()?;
+        let weak = Arc::downgrade(&self.inner);
+        let id = id.clone();
+        Some(Arc::new(move || {
+            let (leases, weak, id) = (leases.clone(), weak.clone(), id.clone());
+            Box::pin(async move {
+                let guard = leases.acquire(&id.0, id.1.as_str()).await?;
+                if let Some(inner) = weak.upgrade() {
+                    Engine { inner }.catch_up_now(&id).await?;
+                }
+                Ok(guard)
+            })
+        }))
+    }
+
+    /// Reloads the drafts and object metadata of `id` from the store and fetches git; for
+    /// jobs on the repository's queue. A git failure is recorded (as by any sync) but does
+    /// not stop the job: drafts need no remote.
+    async fn catch_up_now(&self, id: &RepoId) -> Result<()> {
+        let drafts = self.inner.store.list_drafts(&id.0, &id.1).await?;
+        let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
+        self.mutate(id, |ix| {
+            ix.drafts.clear();
+            ix.tombstones.clear();
+            for d in drafts {
+                let name = d.key().name().as_str().to_owned();
+                if d.deleted {
+                    ix.tombstones.insert(name, d);
+                } else {
+                    ix.drafts.insert(name, d);
+                }
+            }
+            ix.meta = metas.into_iter().collect();
+        });
+        let Ok((repo, _)) = self.handle(id) else {
+            return Ok(());
+        };
+        if let Err(e) = self.sync_now(id, &repo).await {
+            tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
+        }
+        Ok(())
+    }
+
+    /// The repositories whose records `key` may be (drafts and object metadata are named
+    /// `<repository>.<…>`); empty for other resources.
+    pub fn repositories_of_record(&self, key: &ObjectKey) -> Vec<RepoId> {
+        if key.resource != DRAFT_RESOURCE && key.resource != META_RESOURCE {
+            return Vec::new();
+        }
+        self.repositories(Some(&key.namespace))
+            .into_iter()
+            .filter(|(_, name)| {
+                key.name
+                    .strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+            })
+            .collect()
+    }
+
+    /// Brings repository `id` up to date with the cluster (a no-op job: the queue's gate
+    /// catches up). Without a cluster it does nothing.
+    pub async fn refresh_repository(&self, id: &RepoId) -> Result<()> {
+        if !self.is_clustered() {
+            return Ok(());
+        }
+        let (_, queue) = self.handle(id)?;
+        queue.run(async { Ok::<(), EngineError>(()) }).await?
+    }
+}

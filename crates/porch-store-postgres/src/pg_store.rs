@@ -1,0 +1,231 @@
+//! `PgStore`: the `MetadataStore` implementation on PostgreSQL.
+
+use std::str::FromStr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use porch_core::store::{
+    EventListener, ListPage, ListQuery, MetadataStore, ObjectKey, ResourceVersion, StoreError,
+    StoreEvent, StoredObject, Write,
+};
+use tokio_postgres::NoTls;
+
+use crate::bridge::Bridge;
+use crate::error::{PgError, pg};
+use crate::follow::{self, Delivery};
+use crate::lease::Lease;
+use crate::{ops, schema};
+
+/// Tuning of the store.
+#[derive(Debug, Clone)]
+pub struct PgStoreOptions {
+    /// How many events the log keeps for watch resumption; older resourceVersions get 410 Gone.
+    pub event_retention: u64,
+    /// The bound of the connection pool (per replica).
+    pub max_connections: usize,
+    /// How long a connection attempt or a wait for a pooled connection may take before the
+    /// call fails as `Unavailable`.
+    pub timeout: Duration,
+    /// How often the event follower reads the log when no notification arrives.
+    pub poll_interval: Duration,
+    /// Threads of the store's runtime (they only wait on the network).
+    pub threads: usize,
+}
+
+impl Default for PgStoreOptions {
+    fn default() -> Self {
+        Self {
+            event_retention: 50_000,
+            max_connections: 16,
+            timeout: Duration::from_secs(5),
+            poll_interval: Duration::from_secs(1),
+            threads: 2,
+        }
+    }
+}
+
+/// The PostgreSQL store. Cheap to share behind an `Arc`.
+pub struct PgStore {
+    // Declared first so queries stop before the pool goes away.
+    bridge: Bridge,
+    pool: Pool,
+    config: tokio_postgres::Config,
+    delivery: Arc<Delivery>,
+    retention: u64,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/dbname[?…]`, or the key=value
+    /// form), applies the schema migrations and starts the event follower. Blocks: call it
+    /// from a blocking thread.
+    pub fn connect(url: &str, options: PgStoreOptions) -> Result<Self, StoreError> {
+        let mut config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| StoreError::from(PgError::Config(e.to_string())))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(options.timeout);
+        }
+        // A dead peer (a partitioned database, a lease holder gone) is noticed in seconds.
+        config.keepalives(true);
+        config.keepalives_idle(Duration::from_secs(5));
+        config.application_name("porch-server");
+        let bridge = Bridge::new(options.threads)?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = {
+            let _guard = bridge.handle().enter();
+            Pool::builder(manager)
+                .max_size(options.max_connections.max(2))
+                .runtime(Runtime::Tokio1)
+                .wait_timeout(Some(options.timeout))
+                .create_timeout(Some(options.timeout))
+                .recycle_timeout(Some(options.timeout))
+                .build()
+                .map_err(|e| StoreError::from(PgError::Config(e.to_string())))?
+        };
+        let p = pool.clone();
+        let version = bridge.run(async move {
+            let mut client = pg(p.get().await)?;
+            schema::migrate(&mut client).await
+        })?;
+        let p = pool.clone();
+        let rv = bridge.run(async move { ops::current_rv(&p).await })?;
+        let delivery = Arc::new(Delivery {
+            pool: pool.clone(),
+            listener: RwLock::new(None),
+            cursor: tokio::sync::Mutex::new(None),
+            wake: tokio::sync::Notify::new(),
+        });
+        bridge.handle().spawn(follow::run(
+            delivery.clone(),
+            config.clone(),
+            options.poll_interval,
+        ));
+        tracing::info!(
+            schema = version,
+            resource_version = rv,
+            "opened the PostgreSQL metadata store"
+        );
+        Ok(Self {
+            bridge,
+            pool,
+            config,
+            delivery,
+            retention: options.event_retention,
+        })
+    }
+
+    /// Checks that the database answers (for readiness). Async: runs on the store's runtime.
+    pub async fn check(&self) -> Result<(), StoreError> {
+        let pool = self.pool.clone();
+        let task = self.bridge.handle().spawn(async move {
+            let client = pg(pool.get().await)?;
+            pg(client.simple_query("SELECT 1").await)?;
+            Ok::<_, StoreError>(())
+        });
+        task.await
+            .map_err(|e| StoreError::Unavailable(format!("store check failed: {e}")))?
+    }
+
+    /// Waits for the cluster lease `name` (e.g. a repository's git write lease).
+    pub async fn lease(&self, name: &str) -> Result<Lease, StoreError> {
+        let (config, name) = (self.config.clone(), name.to_owned());
+        self.bridge
+            .handle()
+            .spawn(async move { Lease::acquire(&config, &name).await })
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("lease task failed: {e}")))?
+    }
+
+    /// The connection settings, for leases and leader election.
+    pub fn connection_config(&self) -> &tokio_postgres::Config {
+        &self.config
+    }
+
+    /// The store's runtime, where lease connections are best driven.
+    pub fn runtime(&self) -> &tokio::runtime::Handle {
+        self.bridge.handle()
+    }
+}
+
+impl MetadataStore for PgStore {
+    fn get(&self, key: &ObjectKey) -> Result<Option<StoredObject>, StoreError> {
+        let (pool, key) = (self.pool.clone(), key.clone());
+        self.bridge.run(async move { ops::get(&pool, &key).await })
+    }
+
+    fn list(&self, query: &ListQuery) -> Result<ListPage, StoreError> {
+        let (pool, query) = (self.pool.clone(), query.clone());
+        self.bridge
+            .run(async move { ops::list(&pool, query).await })
+    }
+
+    fn write(&self, writes: Vec<Write>) -> Result<Vec<StoreEvent>, StoreError> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (pool, delivery, retention) =
+            (self.pool.clone(), self.delivery.clone(), self.retention);
+        self.bridge.run(async move {
+            let events = ops::write(&pool, writes, retention).await?;
+            delivery.after_commit(&events).await;
+            Ok(events)
+        })
+    }
+
+    fn events_since(
+        &self,
+        after: ResourceVersion,
+        limit: usize,
+    ) -> Result<Vec<StoreEvent>, StoreError> {
+        let pool = self.pool.clone();
+        self.bridge
+            .run(async move { ops::events_since(&pool, after, limit).await })
+    }
+
+    fn current_resource_version(&self) -> Result<ResourceVersion, StoreError> {
+        let pool = self.pool.clone();
+        self.bridge.run(async move { ops::current_rv(&pool).await })
+    }
+
+    fn set_listener(&self, listener: EventListener) {
+        if let Ok(mut g) = self.delivery.listener.write() {
+            *g = Some(listener);
+        }
+        // Deliver what commits from now on (as the embedded store does): start the cursor at
+        // the current version unless it already runs.
+        let delivery = self.delivery.clone();
+        let pool = self.pool.clone();
+        let started = self.bridge.run(async move {
+            let rv = ops::current_rv(&pool).await;
+            let mut cursor = delivery.cursor.lock().await;
+            if cursor.is_none() {
+                match rv {
+                    Ok(rv) => *cursor = Some(rv),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot read the resourceVersion; events are delivered from the start of the log");
+            let delivery = self.delivery.clone();
+            self.bridge.handle().spawn(async move {
+                let mut cursor = delivery.cursor.lock().await;
+                cursor.get_or_insert(0);
+            });
+        }
+        self.delivery.wake.notify_one();
+    }
+}

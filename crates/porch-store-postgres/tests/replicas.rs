@@ -1,0 +1,195 @@
+//! Several `PgStore`s on one database behave as one store: migrations race safely, a stale
+//! write through one replica conflicts with the other's, each replica's listener receives every
+//! replica's events once and in order, leases exclude each other and die with their holder,
+//! and an outage fails calls as `Unavailable` until the database is back.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use porch_core::ErrorKind;
+use porch_core::store::{MetadataStore, Precondition, StoreError};
+use porch_store_postgres::{LeaderElection, Lease, PgStore, PgStoreOptions};
+use porch_testkit::PostgresServer;
+use porch_testkit::store_conformance::{key, put};
+
+fn connect(url: &str) -> Arc<PgStore> {
+    Arc::new(PgStore::connect(url, PgStoreOptions::default()).expect("connect"))
+}
+
+#[test]
+fn replicas_share_versions_conflicts_and_events() {
+    let server = PostgresServer::start().expect("postgres");
+    let url = server.url();
+    // Three replicas migrate an empty database at once.
+    let replicas: Vec<Arc<PgStore>> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || connect(&url))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    let seen: Vec<Arc<Mutex<Vec<u64>>>> = replicas
+        .iter()
+        .map(|r| {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let l = seen.clone();
+            r.set_listener(Arc::new(move |evs| {
+                l.lock()
+                    .expect("lock")
+                    .extend(evs.iter().map(|e| e.object.resource_version));
+            }));
+            seen
+        })
+        .collect();
+
+    let ev = replicas[0]
+        .write(vec![put("shared", Precondition::MustNotExist, "0")])
+        .expect("create");
+    let rv0 = ev[0].object.resource_version;
+    replicas[1]
+        .write(vec![put("shared", Precondition::ResourceVersion(rv0), "1")])
+        .expect("update through another replica");
+    let err = replicas[2]
+        .write(vec![put("shared", Precondition::ResourceVersion(rv0), "2")])
+        .expect_err("stale through a third");
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+
+    // Writers on every replica at once.
+    let threads: Vec<_> = replicas
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                for n in 0..50 {
+                    r.write(vec![put(
+                        &format!("r{i}-{n}"),
+                        Precondition::MustNotExist,
+                        "x",
+                    )])
+                    .expect("write");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    let last = replicas[0].current_resource_version().expect("rv");
+    assert_eq!(last, rv0 + 151, "one gapless counter across replicas");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let done = seen
+            .iter()
+            .all(|s| s.lock().expect("lock").last() == Some(&last));
+        if done || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let expected: Vec<u64> = (rv0..=last).collect();
+    for (i, s) in seen.iter().enumerate() {
+        assert_eq!(
+            *s.lock().expect("lock"),
+            expected,
+            "replica {i} saw every event once, in order"
+        );
+    }
+}
+
+#[test]
+fn leases_exclude_each_other_and_leadership_moves() {
+    let server = PostgresServer::start().expect("postgres");
+    let store = connect(&server.url());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let config = store.connection_config().clone();
+        let held = Lease::acquire(&config, "repo/a").await.expect("lease");
+        assert!(held.is_held());
+        assert!(
+            Lease::try_acquire(&config, "repo/a")
+                .await
+                .expect("try")
+                .is_none(),
+            "held elsewhere"
+        );
+        assert!(
+            Lease::try_acquire(&config, "repo/b")
+                .await
+                .expect("try")
+                .is_some(),
+            "other names are independent"
+        );
+        drop(held);
+        let again = tokio::time::timeout(Duration::from_secs(5), store.lease("repo/a"))
+            .await
+            .expect("released on drop")
+            .expect("lease");
+        drop(again);
+
+        let first = LeaderElection::start(config.clone(), "leader", Duration::from_millis(100));
+        let mut leading = first.leading();
+        tokio::time::timeout(Duration::from_secs(5), leading.wait_for(|l| *l))
+            .await
+            .expect("first leads")
+            .expect("watch");
+        let second = LeaderElection::start(config.clone(), "leader", Duration::from_millis(100));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!*second.leading().borrow(), "one leader at a time");
+        drop(first);
+        let mut leading = second.leading();
+        tokio::time::timeout(Duration::from_secs(5), leading.wait_for(|l| *l))
+            .await
+            .expect("leadership moves")
+            .expect("watch");
+    });
+}
+
+#[test]
+fn an_outage_fails_calls_as_unavailable_until_the_database_is_back() {
+    let mut server = PostgresServer::start().expect("postgres");
+    let store = Arc::new(
+        PgStore::connect(
+            &server.url(),
+            PgStoreOptions {
+                timeout: Duration::from_secs(1),
+                ..Default::default()
+            },
+        )
+        .expect("connect"),
+    );
+    store
+        .write(vec![put("before", Precondition::MustNotExist, "x")])
+        .expect("write");
+    server.stop().expect("stop");
+    let err = store
+        .write(vec![put("during", Precondition::MustNotExist, "x")])
+        .expect_err("down");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err}");
+    assert!(matches!(
+        store.get(&key("before")),
+        Err(StoreError::Unavailable(_))
+    ));
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    assert!(rt.block_on(store.check()).is_err(), "readiness check fails");
+    server.start_again().expect("start");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match store.write(vec![put("after", Precondition::MustNotExist, "x")]) {
+            Ok(_) => break,
+            Err(e) if Instant::now() < deadline => {
+                assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("not back: {e}"),
+        }
+    }
+    assert!(rt.block_on(store.check()).is_ok());
+    assert!(store.get(&key("before")).expect("get").is_some());
+    assert!(
+        store.get(&key("during")).expect("get").is_none(),
+        "no half-done write"
+    );
+}
