@@ -23,31 +23,9 @@ use serde_json::json;
 
 mod common;
 
-use common::{api, ms, object, pct, rss_kib, rss_split, start_server, status_kib};
+use common::{api, fifty_resources, ms, object, pct, rss_kib, rss_split, start_server, status_kib};
 
 const NS: &str = "default";
-
-/// A Kptfile with three built-in mutators and 50 ConfigMaps.
-fn fifty_resources(name: &str, value: usize) -> serde_json::Map<String, serde_json::Value> {
-    let mut files = serde_json::Map::new();
-    files.insert(
-        "Kptfile".into(),
-        format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\npipeline:\n  mutators:\n  - image: set-namespace:v0.4.1\n    configMap:\n      namespace: bench\n  - image: set-labels:v0.2.0\n    configMap:\n      app: bench\n  - image: set-annotations:v0.1.4\n    configMap:\n      owner: bench\n"
-        )
-        .into(),
-    );
-    for i in 0..50 {
-        files.insert(
-            format!("cm-{i:02}.yaml"),
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02} # generated\ndata:\n  value: \"{value}\"\n"
-            )
-            .into(),
-        );
-    }
-    files
-}
 
 /// Creates draft `edited-<i>` (workspace `ws`) in `repository` and writes its 50 resources
 /// (rendered on write): its name and how long the resources update took.

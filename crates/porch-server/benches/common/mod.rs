@@ -132,3 +132,26 @@ pub fn start_server_with(
     std::thread::sleep(Duration::from_millis(50));
     Ok((proc, kube::config::Kubeconfig::read_from(&kc)?))
 }
+
+/// A Kptfile with three built-in mutators and 50 ConfigMaps (the API and authz benches'
+/// resources update with render).
+pub fn fifty_resources(name: &str, value: usize) -> serde_json::Map<String, serde_json::Value> {
+    let mut files = serde_json::Map::new();
+    files.insert(
+        "Kptfile".into(),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\npipeline:\n  mutators:\n  - image: set-namespace:v0.4.1\n    configMap:\n      namespace: bench\n  - image: set-labels:v0.2.0\n    configMap:\n      app: bench\n  - image: set-annotations:v0.1.4\n    configMap:\n      owner: bench\n"
+        )
+        .into(),
+    );
+    for i in 0..50 {
+        files.insert(
+            format!("cm-{i:02}.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02} # generated\ndata:\n  value: \"{value}\"\n"
+            )
+            .into(),
+        );
+    }
+    files
+}
