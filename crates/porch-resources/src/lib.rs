@@ -33,6 +33,7 @@ mod packagerevisions;
 mod registry;
 mod repository;
 mod roles;
+mod spec_changes;
 mod variants;
 
 pub use core::ensure_default_namespaces;

@@ -160,7 +160,7 @@ impl Objects for RegistryObjects {
 }
 
 /// Follows the watch of one served resource from now (with its current objects first when
-/// `initial_events`), calling `on_object` with each object changed, until `stop` turns true or
+/// `initial_events`), calling `on_object` with each event and object changed, until `stop` turns true or
 /// `on_object` returns false. A stream that ends (e.g. 410 below the retained window) is
 /// watched again; the callers' periodic sweeps cover what it missed.
 pub async fn follow(
@@ -169,7 +169,7 @@ pub async fn follow(
     initial_events: bool,
     user: &str,
     mut stop: tokio::sync::watch::Receiver<bool>,
-    mut on_object: impl FnMut(Value) -> bool,
+    mut on_object: impl FnMut(porch_core::store::EventType, Value) -> bool,
 ) {
     use futures::StreamExt;
     let Some(resource) = registry.load().find(group, version, plural).cloned() else {
@@ -204,9 +204,9 @@ pub async fn follow(
                 _ = stopped(&mut stop) => return,
             };
             let Some(item) = item else { break };
-            if let porch_apiserver::WatchItem::Event { object, .. } = item
+            if let porch_apiserver::WatchItem::Event { event_type, object } = item
                 && let Ok(obj) = serde_json::from_slice::<Value>(&object)
-                && !on_object(obj)
+                && !on_object(event_type, obj)
             {
                 return;
             }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use porch_apiserver::{LiveRegistry, WatchHub};
 use porch_controllers::events::EventSink;
 use porch_controllers::objects::Objects;
-use porch_controllers::packagevariant::{Reconciler, WorkQueue, runner};
+use porch_controllers::packagevariant::{ConcernIndex, Reconciler, WorkQueue, runner};
 use porch_controllers::revisions::EngineRevisions;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -52,9 +52,11 @@ pub async fn run(
         WORKERS,
         stop.clone(),
     ));
+    let concerns = Arc::new(ConcernIndex::default());
     let feed = tokio::spawn(runner::feed_from_engine(
         engine,
         objects,
+        concerns.clone(),
         queue.clone(),
         stop.clone(),
     ));
@@ -66,6 +68,7 @@ pub async fn run(
         queue.clone(),
         stop.clone(),
     ));
+    let mut changes = crate::spec_changes::SpecChanges::default();
     tracing::info!("PackageVariant controller started");
     crate::objects::follow(
         &registry,
@@ -73,11 +76,15 @@ pub async fn run(
         true,
         USER,
         stop.clone(),
-        |obj| {
+        |event_type, obj| {
             let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
             if let (Some(ns), Some(name)) = (s("/metadata/namespace"), s("/metadata/name")) {
                 injectors.update(&ns, &name, &obj);
-                queue.add((ns, name));
+                concerns.update(&obj);
+                // The controller's own status writes need no reconcile.
+                if changes.changed(event_type, &obj) {
+                    queue.add((ns, name));
+                }
             }
             true
         },

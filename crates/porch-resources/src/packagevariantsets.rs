@@ -127,15 +127,28 @@ async fn feed_from_watch(
     stop: watch::Receiver<bool>,
 ) {
     let initial = matches!(wakes, Wakes::Set);
-    crate::objects::follow(&registry, resource, initial, USER, stop, |obj| {
-        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
-        let wake = match (wakes, s("/metadata/namespace"), s("/metadata/name")) {
-            (Wakes::Set, Some(namespace), Some(name)) => Wake::Set { namespace, name },
-            (Wakes::Namespace, Some(ns), _) => Wake::Namespace(ns),
-            _ => return true,
-        };
-        tx.send(wake).is_ok()
-    })
+    let mut changes = crate::spec_changes::SpecChanges::default();
+    crate::objects::follow(
+        &registry,
+        resource,
+        initial,
+        USER,
+        stop,
+        |event_type, obj| {
+            // Status writes (the controllers' own, of sets and variants) wake nothing: neither
+            // the set's reconcile nor the variants it generates depend on a status.
+            if !changes.changed(event_type, &obj) {
+                return true;
+            }
+            let s = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
+            let wake = match (wakes, s("/metadata/namespace"), s("/metadata/name")) {
+                (Wakes::Set, Some(namespace), Some(name)) => Wake::Set { namespace, name },
+                (Wakes::Namespace, Some(ns), _) => Wake::Namespace(ns),
+                _ => return true,
+            };
+            tx.send(wake).is_ok()
+        },
+    )
     .await;
 }
 

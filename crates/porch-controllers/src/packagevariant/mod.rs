@@ -9,9 +9,11 @@
 //! - `reconcile`: one reconcile, over the [`crate::objects::Objects`] and
 //!   [`crate::revisions::Revisions`] ports;
 //! - `status`: conditions and downstream targets, written only when they change;
+//! - `concerns`: which variants a package revision change concerns, indexed from their watch;
 //! - `runner`: the work queue (de-duplicated per variant, retried with backoff) and what
 //!   feeds it (variant changes, package revision events, a periodic resync).
 
+mod concerns;
 mod downstream;
 mod drafts;
 pub mod mutate;
@@ -26,6 +28,7 @@ mod testing;
 #[cfg(test)]
 mod tests;
 
+pub use concerns::ConcernIndex;
 pub use reconcile::{FINALIZER, ReconcileError, Reconciler, gvr};
 pub use runner::{Key, WorkQueue};
 pub use upstream::WORKSPACE_PREFIX;

@@ -7,10 +7,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use porch_engine::{Engine, EngineEvent};
+use porch_engine::Engine;
 use serde_json::Value;
 use tokio::sync::{Notify, broadcast, watch};
 
+use super::concerns::ConcernIndex;
 use super::reconcile::{Reconciler, gvr};
 use crate::objects::Objects;
 
@@ -185,43 +186,13 @@ fn key_of(obj: &Value) -> Option<Key> {
     Some((s("/metadata/namespace")?, s("/metadata/name")?))
 }
 
-/// Does a change of `pr` concern variant `pv`? Its upstream or downstream package, a
-/// revision it owns or lists as a target. (Upstream requeued every variant of the
-/// namespace on any change; the cost here follows what changed.)
-fn concerns(pv: &Value, pr: &porch_engine::PackageRevision) -> bool {
-    let (repo, package) = (pr.key.repository.as_str(), pr.key.package.as_str());
-    let names_package = |side: &str| {
-        pv.pointer(&format!("/spec/{side}/repo"))
-            .and_then(Value::as_str)
-            == Some(repo)
-            && pv
-                .pointer(&format!("/spec/{side}/package"))
-                .and_then(Value::as_str)
-                == Some(package)
-    };
-    let uid = pv
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let name = pr.name();
-    names_package("upstream")
-        || names_package("downstream")
-        || pr.owner_references.iter().any(|o| o.uid == uid)
-        || pv
-            .pointer("/status/downstreamTargets")
-            .and_then(Value::as_array)
-            .is_some_and(|t| {
-                t.iter()
-                    .any(|d| d.get("name").and_then(Value::as_str) == Some(name.as_str()))
-            })
-}
-
 /// Queues the variants concerned by package revision changes, until `stop`; every
-/// [`RESYNC`] all of them. Events arriving together are handled together: one listing of
-/// the variants per namespace per burst.
+/// [`RESYNC`] all of them. `index` is kept current by the caller from the variants' watch
+/// (see [`ConcernIndex`]): an event costs lookups, not a listing of the variants.
 pub async fn feed_from_engine(
     engine: Engine,
     objects: Arc<dyn Objects>,
+    index: Arc<ConcernIndex>,
     queue: Arc<WorkQueue>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -229,7 +200,7 @@ pub async fn feed_from_engine(
     let mut tick = tokio::time::interval(RESYNC);
     tick.tick().await;
     loop {
-        let first = tokio::select! {
+        let event = tokio::select! {
             r = rx.recv() => r,
             _ = tick.tick() => {
                 resync(&*objects, &queue, None).await;
@@ -237,50 +208,17 @@ pub async fn feed_from_engine(
             }
             _ = stopped(&mut stop) => return,
         };
-        let mut burst: Vec<EngineEvent> = Vec::new();
-        match first {
-            Ok(e) => burst.push(e),
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Missed changes: look at everything.
-                resync(&*objects, &queue, None).await;
-                continue;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
-        let mut lagged = false;
-        loop {
-            match rx.try_recv() {
-                Ok(e) => burst.push(e),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
-                Err(_) => break,
-            }
-        }
-        if lagged {
-            resync(&*objects, &queue, None).await;
-            continue;
-        }
-        let mut by_ns: HashMap<String, Vec<EngineEvent>> = HashMap::new();
-        for e in burst {
-            by_ns
-                .entry(e.revision.namespace.clone())
-                .or_default()
-                .push(e);
-        }
-        for (ns, events) in by_ns {
-            let pvs = match objects.list(&gvr(), Some(&ns), "").await {
-                Ok(v) => v,
-                Err(e) => {
-                    tracing::warn!(namespace = %ns, error = %e, "cannot list PackageVariants");
-                    continue;
-                }
-            };
-            for pv in &pvs {
-                if events.iter().any(|e| concerns(pv, &e.revision))
-                    && let Some(key) = key_of(pv)
-                {
+        match event {
+            Ok(e) => {
+                for key in index.concerned(&e.revision) {
                     queue.add(key);
                 }
             }
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                // Missed changes: look at everything.
+                resync(&*objects, &queue, None).await;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
         }
     }
 }
@@ -308,36 +246,6 @@ mod tests {
         assert_eq!(q.len(), 2, "a queued again after it finished");
         assert_eq!(q.next().await, k("b"));
         assert_eq!(q.next().await, k("a"));
-    }
-
-    #[test]
-    fn a_revision_change_concerns_the_variants_naming_or_owning_it() {
-        use crate::packagevariant::testing::{owned_by, pr};
-        use porch_core::lifecycle::Lifecycle::Published;
-        let pv = serde_json::json!({
-            "metadata": {"uid": "pv-uid"},
-            "spec": {"upstream": {"repo": "blueprints", "package": "foo"},
-                     "downstream": {"repo": "deployments", "package": "bar"}},
-            "status": {"downstreamTargets": [{"name": "old.baz.packagevariant-1"}]},
-        });
-        assert!(concerns(&pv, &pr("blueprints", "foo", "v2", 2, Published)));
-        assert!(concerns(&pv, &pr("deployments", "bar", "ws", 1, Published)));
-        assert!(concerns(
-            &pv,
-            &pr("old", "baz", "packagevariant-1", 1, Published)
-        ));
-        assert!(concerns(
-            &pv,
-            &owned_by(pr("x", "y", "ws", 1, Published), "pv-uid")
-        ));
-        assert!(!concerns(
-            &pv,
-            &pr("blueprints", "other", "v1", 1, Published)
-        ));
-        assert!(!concerns(
-            &pv,
-            &pr("deployments", "foo", "v1", 1, Published)
-        ));
     }
 
     #[tokio::test]

@@ -100,7 +100,7 @@ pub async fn run(
                 true,
                 USER,
                 stop,
-                |_| {
+                |_, _| {
                     // A full channel already asks for a pass that will see this change.
                     let _ = tx.try_send(());
                     true
