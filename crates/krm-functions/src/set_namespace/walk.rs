@@ -1,11 +1,14 @@
 //! The namespace walk: find every namespace-bearing field, decide which to
 //! change, write them, then fix `depends-on` annotations.
 //!
-//! Order and bookkeeping follow the catalog: special cluster-scoped resources
-//! are visited first, then namespace-scoped ones; every visited field is
-//! written back (an empty namespace reads as `default` and is written as such),
-//! which is why a namespace-scoped resource without `metadata.namespace` gains
-//! one even when a matcher leaves it alone.
+//! Order and bookkeeping follow the catalog's current `VisitAll`: objects in
+//! list order; `Namespace` names, a webhook CRD's or an APIService's service
+//! namespace, (Cluster)RoleBinding subjects, and `metadata.namespace` of
+//! every other kind not known to be cluster-scoped (so a custom resource
+//! without a namespace gets one). Every visited field is written back (an
+//! empty namespace reads as `default` and is written as such), which is why a
+//! resource without `metadata.namespace` gains one even when a matcher leaves
+//! it alone.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::LazyLock;
@@ -69,9 +72,24 @@ fn upstream(o: &Node) -> Option<(String, String)> {
     (parts.len() == 4).then(|| (parts[2].to_string(), parts[3].to_string()))
 }
 
-/// SDK `GetOriginId()`: upstream identifier, else the current id.
+/// SDK `GetOriginID()`: the upstream identifier, else the current id; an
+/// identifier in a bad format is an error, which the catalog reads as an
+/// empty origin.
 fn origin(o: &Node) -> (String, String) {
-    upstream(o).unwrap_or_else(|| (effective_namespace(o), meta::name(o).to_string()))
+    if meta::annotation(o, meta::UPSTREAM_IDENTIFIER)
+        .trim()
+        .is_empty()
+    {
+        return (effective_namespace(o), meta::name(o).to_string());
+    }
+    upstream(o).unwrap_or_default()
+}
+
+/// Whether `metadata.namespace` of an object is visited: every kind the
+/// built-in scope table does not know as cluster-scoped, so an unknown kind
+/// (a custom resource) gets the namespace whether or not it has one.
+fn takes_metadata_namespace(o: &Node) -> bool {
+    scope::builtin_scope(meta::api_version(o), meta::kind(o)) != Some(false)
 }
 
 /// `group/namespaces/ns/Kind/name` of a namespace-scoped resource.
@@ -90,40 +108,18 @@ fn depends_on_key(o: &Node) -> Option<String> {
 
 /// Runs the transformation on the non-local-config items; returns the results.
 pub fn transform(items: &mut [Node], config: &Config) -> Vec<ResultItem> {
+    // Local config is skipped (`kpt live apply` skips it), and so are meta
+    // resources (the Kptfile).
     let objects: Vec<usize> = (0..items.len())
-        .filter(|&i| !meta::is_local_config(&items[i]))
+        .filter(|&i| {
+            !meta::is_local_config(&items[i])
+                && !meta::is_gvk(&items[i], "kpt.dev", "v1", "Kptfile")
+        })
         .collect();
     let depends_on_map: HashSet<String> = objects
         .iter()
         .filter_map(|&i| depends_on_key(&items[i]))
         .collect();
-
-    let mut origins = BTreeSet::new();
-    for &i in &objects {
-        let o = &items[i];
-        let Some((ns, _)) = upstream(o) else {
-            continue;
-        };
-        if !scope::is_namespace_scoped(o) {
-            continue;
-        }
-        if ns == UNKNOWN_NAMESPACE {
-            return vec![ResultItem::error(format!(
-                "{} is namespace-scoped, but has cluster-scoped or unknown scoepd origin {}",
-                meta::short_string(o),
-                meta::annotation(o, meta::UPSTREAM_IDENTIFIER).trim()
-            ))];
-        }
-        origins.insert(ns);
-    }
-    if config.matcher.is_none() && origins.len() > 1 {
-        return vec![ResultItem::error(format!(
-            "unable to use origin `namespace` to match. expect a single upstream namespace, \
-             found {}. please switch to use `namespaceMatcher`to specify the namespace value you \
-             want to change",
-            go_list(origins.iter())
-        ))];
-    }
 
     let mut results = Vec::new();
     let slots = visit(items, &objects);
@@ -153,8 +149,11 @@ pub fn transform(items: &mut [Node], config: &Config) -> Vec<ResultItem> {
     results
 }
 
-/// Collects the namespace fields in the catalog's visiting order.
+/// Collects the namespace fields in the catalog's visiting order: object by
+/// object, the special kinds by their nested fields, every other kind not
+/// known to be cluster-scoped by `metadata.namespace`.
 fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
+    const CRD_SERVICE: &[&str] = &["spec", "conversion", "webhook", "clientConfig", "service"];
     const CRD_PATH: &[&str] = &[
         "spec",
         "conversion",
@@ -172,10 +171,16 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
         current: current.to_string(),
         id,
     };
-    for &i in objects
-        .iter()
-        .filter(|&&i| !scope::is_namespace_scoped(&items[i]))
-    {
+    let meta_namespace = |i: usize, o: &Node| {
+        slot(
+            i,
+            Field::MetaNamespace,
+            origin(o).0,
+            meta::namespace(o),
+            Some(meta::short_string(o)),
+        )
+    };
+    for &i in objects {
         let o = &items[i];
         if meta::is_gvk(o, "", "v1", "Namespace") {
             let id = Some(meta::short_string(o));
@@ -186,19 +191,27 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
                 meta::name(o),
                 id,
             ));
-        } else if meta::is_gvk(o, "apiextensions.k8s.io", "v1", "CustomResourceDefinition")
-            || meta::is_gvk(o, "apiregistration.k8s.io", "v1", "APIService")
-        {
-            let path = if meta::kind(o) == "APIService" {
-                APISERVICE_PATH
-            } else {
-                CRD_PATH
-            };
-            // Only when present: the README promises it, the catalog tests
-            // cover it, and creating service namespaces would be wrong.
-            if o.get_path(path).is_some_and(Node::is_scalar) {
-                let current = meta::str_at(o, path);
-                slots.push(slot(i, Field::Path(path), String::new(), current, None));
+        } else if meta::is_gvk(o, "apiextensions.k8s.io", "v1", "CustomResourceDefinition") {
+            // Only a webhook conversion through a named service has a
+            // namespace to set (one without a namespace gets it).
+            let webhook = meta::str_at(o, &["spec", "conversion", "strategy"]) == "Webhook";
+            let service = [CRD_SERVICE, &["name"]].concat();
+            if webhook && o.get_path(&service).is_some_and(Node::is_scalar) {
+                let current = meta::str_at(o, CRD_PATH);
+                slots.push(slot(i, Field::Path(CRD_PATH), String::new(), current, None));
+            }
+        } else if meta::is_gvk(o, "apiregistration.k8s.io", "v1", "APIService") {
+            if o.get_path(&["spec", "service", "name"])
+                .is_some_and(Node::is_scalar)
+            {
+                let current = meta::str_at(o, APISERVICE_PATH);
+                slots.push(slot(
+                    i,
+                    Field::Path(APISERVICE_PATH),
+                    String::new(),
+                    current,
+                    None,
+                ));
             }
         } else if matches!(meta::kind(o), "ClusterRoleBinding" | "RoleBinding") {
             for (j, s) in o
@@ -217,21 +230,13 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
                     slots.push(slot(i, Field::Subject(j), String::new(), current, None));
                 }
             }
+            // A RoleBinding is namespaced itself.
+            if meta::kind(o) == "RoleBinding" {
+                slots.push(meta_namespace(i, o));
+            }
+        } else if meta::kind(o) != "ClusterRole" && takes_metadata_namespace(o) {
+            slots.push(meta_namespace(i, o));
         }
-    }
-    for &i in objects
-        .iter()
-        .filter(|&&i| scope::is_namespace_scoped(&items[i]))
-    {
-        let o = &items[i];
-        let id = Some(meta::short_string(o));
-        slots.push(slot(
-            i,
-            Field::MetaNamespace,
-            origin(o).0,
-            meta::namespace(o),
-            id,
-        ));
     }
     slots
 }
@@ -247,9 +252,6 @@ fn replace(
     let mut count = 0;
     let mut old = BTreeSet::new();
     for mut s in slots {
-        if s.origin == UNKNOWN_NAMESPACE {
-            continue;
-        }
         if s.current.is_empty() {
             s.current = DEFAULT_NAMESPACE.to_string();
         }
