@@ -382,6 +382,30 @@ mod tests {
                     Some("json: cannot unmarshal number into Go struct field Outer.labels of type string")
                 );
             }
+
+            /// The YAML node and its JSON re-encoding get the same verdict
+            /// for every value that is the same in both (no non-integral
+            /// numbers, where the texts differ on purpose).
+            #[test]
+            fn node_and_json_agree(
+                entries in prop::collection::btree_map(
+                    "[a-z]{1,6}",
+                    prop_oneof![
+                        "[a-z]{0,4}".prop_map(|v| format!("'{v}'")),
+                        (0i64..100).prop_map(|n| n.to_string()),
+                        any::<bool>().prop_map(|b| b.to_string()),
+                        Just("[a]".to_string()),
+                        Just("{a: b}".to_string()),
+                    ],
+                    1..4,
+                ),
+                field in prop_oneof![Just("labels"), Just("inner"), Just("flag"), Just("list")],
+            ) {
+                let body: String = entries.iter().map(|(k, v)| format!("  {k}: {v}\n")).collect();
+                let yaml = format!("{field}:\n{body}");
+                let n = node(&yaml);
+                prop_assert_eq!(check(&n, &OUTER), check(&n.to_value(), &OUTER));
+            }
         }
     }
 }

@@ -4,10 +4,10 @@ use crate::common::testing::{messages, run};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n  namespace: staging\n";
 
-/// An unknown kind (a custom resource) is namespaced whether or not it has a
-/// namespace; a known cluster-scoped kind is left alone.
+/// An unknown kind (a custom resource) without a namespace counts as
+/// cluster-scoped, as does a known cluster-scoped kind: both are left alone.
 #[test]
-fn sets_namespace_on_custom_resources_not_on_cluster_scoped() {
+fn sets_namespace_on_namespaced_resources_only() {
     let input = "\
 apiVersion: apps/v1
 kind: Deployment
@@ -43,7 +43,6 @@ apiVersion: custom.io/v1
 kind: Custom
 metadata:
   name: custom
-  namespace: staging
 ---
 apiVersion: v1
 kind: PersistentVolume
@@ -54,7 +53,7 @@ metadata:
     assert_eq!(
         messages(&results),
         vec![
-            "namespace [default] updated to \"staging\", 2 value(s) changed",
+            "namespace [default] updated to \"staging\", 1 value(s) changed",
             "all `depends-on` annotations are up-to-date. no `namespace` changed",
         ]
     );

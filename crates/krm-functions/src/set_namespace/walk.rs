@@ -1,14 +1,14 @@
 //! The namespace walk: find every namespace-bearing field, decide which to
 //! change, write them, then fix `depends-on` annotations.
 //!
-//! Order and bookkeeping follow the catalog's current `VisitAll`: objects in
-//! list order; `Namespace` names, a webhook CRD's or an APIService's service
-//! namespace, (Cluster)RoleBinding subjects, and `metadata.namespace` of
-//! every other kind not known to be cluster-scoped (so a custom resource
-//! without a namespace gets one). Every visited field is written back (an
-//! empty namespace reads as `default` and is written as such), which is why a
-//! resource without `metadata.namespace` gains one even when a matcher leaves
-//! it alone.
+//! Order and bookkeeping follow the catalog: special cluster-scoped resources
+//! are visited first (`Namespace` names, a webhook CRD's or an APIService's
+//! named service, (Cluster)RoleBinding subjects), then namespace-scoped
+//! ones (a kind the SDK does not know counts as namespaced only with a
+//! `metadata.namespace`); every visited field is
+//! written back (an empty namespace reads as `default` and is written as such),
+//! which is why a namespace-scoped resource without `metadata.namespace` gains
+//! one even when a matcher leaves it alone.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::LazyLock;
@@ -72,9 +72,10 @@ fn upstream(o: &Node) -> Option<(String, String)> {
     (parts.len() == 4).then(|| (parts[2].to_string(), parts[3].to_string()))
 }
 
-/// SDK `GetOriginID()`: the upstream identifier, else the current id; an
+/// SDK `GetOriginID()`: the upstream identifier, else the current id. An
 /// identifier in a bad format is an error, which the catalog reads as an
-/// empty origin.
+/// unknown origin namespace (the resource is then left alone) and an empty
+/// origin name.
 fn origin(o: &Node) -> (String, String) {
     if meta::annotation(o, meta::UPSTREAM_IDENTIFIER)
         .trim()
@@ -82,14 +83,7 @@ fn origin(o: &Node) -> (String, String) {
     {
         return (effective_namespace(o), meta::name(o).to_string());
     }
-    upstream(o).unwrap_or_default()
-}
-
-/// Whether `metadata.namespace` of an object is visited: every kind the
-/// built-in scope table does not know as cluster-scoped, so an unknown kind
-/// (a custom resource) gets the namespace whether or not it has one.
-fn takes_metadata_namespace(o: &Node) -> bool {
-    scope::builtin_scope(meta::api_version(o), meta::kind(o)) != Some(false)
+    upstream(o).unwrap_or_else(|| (UNKNOWN_NAMESPACE.to_string(), String::new()))
 }
 
 /// `group/namespaces/ns/Kind/name` of a namespace-scoped resource.
@@ -108,13 +102,8 @@ fn depends_on_key(o: &Node) -> Option<String> {
 
 /// Runs the transformation on the non-local-config items; returns the results.
 pub fn transform(items: &mut [Node], config: &Config) -> Vec<ResultItem> {
-    // Local config is skipped (`kpt live apply` skips it), and so are meta
-    // resources (the Kptfile).
     let objects: Vec<usize> = (0..items.len())
-        .filter(|&i| {
-            !meta::is_local_config(&items[i])
-                && !meta::is_gvk(&items[i], "kpt.dev", "v1", "Kptfile")
-        })
+        .filter(|&i| !meta::is_local_config(&items[i]))
         .collect();
     let depends_on_map: HashSet<String> = objects
         .iter()
@@ -149,11 +138,8 @@ pub fn transform(items: &mut [Node], config: &Config) -> Vec<ResultItem> {
     results
 }
 
-/// Collects the namespace fields in the catalog's visiting order: object by
-/// object, the special kinds by their nested fields, every other kind not
-/// known to be cluster-scoped by `metadata.namespace`.
+/// Collects the namespace fields in the catalog's visiting order.
 fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
-    const CRD_SERVICE: &[&str] = &["spec", "conversion", "webhook", "clientConfig", "service"];
     const CRD_PATH: &[&str] = &[
         "spec",
         "conversion",
@@ -171,16 +157,10 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
         current: current.to_string(),
         id,
     };
-    let meta_namespace = |i: usize, o: &Node| {
-        slot(
-            i,
-            Field::MetaNamespace,
-            origin(o).0,
-            meta::namespace(o),
-            Some(meta::short_string(o)),
-        )
-    };
-    for &i in objects {
+    for &i in objects
+        .iter()
+        .filter(|&&i| !scope::is_namespace_scoped(&items[i]))
+    {
         let o = &items[i];
         if meta::is_gvk(o, "", "v1", "Namespace") {
             let id = Some(meta::short_string(o));
@@ -195,15 +175,22 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
             // Only a webhook conversion through a named service has a
             // namespace to set (one without a namespace gets it).
             let webhook = meta::str_at(o, &["spec", "conversion", "strategy"]) == "Webhook";
-            let service = [CRD_SERVICE, &["name"]].concat();
-            if webhook && o.get_path(&service).is_some_and(Node::is_scalar) {
+            let named = o
+                .get_path(&[
+                    "spec",
+                    "conversion",
+                    "webhook",
+                    "clientConfig",
+                    "service",
+                    "name",
+                ])
+                .is_some();
+            if webhook && named {
                 let current = meta::str_at(o, CRD_PATH);
                 slots.push(slot(i, Field::Path(CRD_PATH), String::new(), current, None));
             }
         } else if meta::is_gvk(o, "apiregistration.k8s.io", "v1", "APIService") {
-            if o.get_path(&["spec", "service", "name"])
-                .is_some_and(Node::is_scalar)
-            {
+            if o.get_path(&["spec", "service", "name"]).is_some() {
                 let current = meta::str_at(o, APISERVICE_PATH);
                 slots.push(slot(
                     i,
@@ -230,13 +217,21 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
                     slots.push(slot(i, Field::Subject(j), String::new(), current, None));
                 }
             }
-            // A RoleBinding is namespaced itself.
-            if meta::kind(o) == "RoleBinding" {
-                slots.push(meta_namespace(i, o));
-            }
-        } else if meta::kind(o) != "ClusterRole" && takes_metadata_namespace(o) {
-            slots.push(meta_namespace(i, o));
         }
+    }
+    for &i in objects
+        .iter()
+        .filter(|&&i| scope::is_namespace_scoped(&items[i]))
+    {
+        let o = &items[i];
+        let id = Some(meta::short_string(o));
+        slots.push(slot(
+            i,
+            Field::MetaNamespace,
+            origin(o).0,
+            meta::namespace(o),
+            id,
+        ));
     }
     slots
 }
@@ -252,6 +247,9 @@ fn replace(
     let mut count = 0;
     let mut old = BTreeSet::new();
     for mut s in slots {
+        if s.origin == UNKNOWN_NAMESPACE {
+            continue;
+        }
         if s.current.is_empty() {
             s.current = DEFAULT_NAMESPACE.to_string();
         }

@@ -118,10 +118,11 @@ metadata:
     assert_eq!(o.items.matches("namespace: new\n").count(), 2);
 }
 
-/// A custom resource is namespaced whether or not it has a namespace; the
-/// Kptfile, a ClusterRole and other known cluster-scoped kinds are not.
+/// A custom resource is namespaced only when it has a namespace (the SDK's
+/// guess for kinds it does not know); the Kptfile and known cluster-scoped
+/// kinds are left alone.
 #[test]
-fn custom_resources_get_the_namespace_meta_and_cluster_kinds_do_not() {
+fn custom_resources_namespaced_only_with_a_namespace() {
     let input = "\
 apiVersion: kpt.dev/v1
 kind: Kptfile
@@ -133,10 +134,11 @@ kind: Custom
 metadata:
   name: c
 ---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
+apiVersion: custom.io/v1
+kind: Custom
 metadata:
-  name: reader
+  name: d
+  namespace: old
 ---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -150,17 +152,42 @@ metadata:
     );
     assert_eq!(
         o.results()[0],
-        "info|namespace [default] updated to \"prod\", 1 value(s) changed"
+        "info|namespace [old] updated to \"prod\", 1 value(s) changed"
     );
     assert_eq!(o.items.matches("namespace: prod").count(), 1);
-    assert!(o.items.contains("name: c\n  namespace: prod\n"));
+    assert!(o.items.contains("name: d\n  namespace: prod\n"));
 }
 
-/// A RoleBinding gets both its subjects' and its own namespace; a CRD only
-/// when it converts through a named webhook service; an APIService only with
-/// a named service (a missing service namespace is added).
+/// An upstream identifier in a bad format leaves the resource alone.
 #[test]
-fn rolebinding_crd_and_apiservice_fields() {
+fn malformed_upstream_identifier_leaves_the_resource() {
+    let input = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: s
+  namespace: old
+  annotations:
+    internal.kpt.dev/upstream-identifier: 'not-an-id'
+";
+    let o = call(
+        "set-namespace",
+        input,
+        Some(&config_map(&[("namespace", "prod")])),
+    );
+    assert_eq!(
+        o.results()[0],
+        "info|all matching namespaces are already \"prod\". no value changed"
+    );
+    assert!(o.items.contains("namespace: old"));
+}
+
+/// A RoleBinding (namespaced) gets its own namespace, a ClusterRoleBinding
+/// its subjects'; a CRD only when it converts through a named webhook
+/// service; an APIService only with a named service (a missing service
+/// namespace is added).
+#[test]
+fn bindings_crd_and_apiservice_fields() {
     let input = "\
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -170,6 +197,15 @@ metadata:
 subjects:
   - kind: ServiceAccount
     name: sa
+    namespace: elsewhere
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: crb
+subjects:
+  - kind: ServiceAccount
+    name: sb
     namespace: old
 ---
 apiVersion: apiextensions.k8s.io/v1
@@ -221,7 +257,12 @@ spec:
     );
     assert!(o.items.contains("  name: rb\n  namespace: new\n"));
     assert!(
-        o.items.contains("  name: sa\n  namespace: new\n"),
+        o.items.contains("  name: sa\n  namespace: elsewhere\n"),
+        "{}",
+        o.items
+    );
+    assert!(
+        o.items.contains("  name: sb\n  namespace: new\n"),
         "{}",
         o.items
     );
