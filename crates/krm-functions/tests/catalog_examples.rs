@@ -1,7 +1,7 @@
 //! Conformance: the catalog's examples for set-namespace, set-labels,
 //! set-annotations, set-image, ensure-name-substring, upsert-resource,
 //! remove-local-config-resources, set-enforcement-action, apply-replacements,
-//! search-replace and starlark, run through
+//! search-replace, apply-setters, create-setters and starlark, run through
 //! `kpt::render` (or `kpt::render::eval` for `testType: eval` examples) with
 //! the native functions and compared byte for byte with what kpt produced
 //! using the real catalog images: the example package with
@@ -29,8 +29,10 @@ use kpt::yaml::{self, Node};
 use krm_functions::Builtins;
 
 /// The functions this test covers.
-const FUNCTIONS: [&str; 11] = [
+const FUNCTIONS: [&str; 13] = [
     "apply-replacements",
+    "apply-setters",
+    "create-setters",
     "search-replace",
     "starlark",
     "set-namespace",

@@ -8,8 +8,14 @@
 //! the first). Unknown keys are ignored, `null` fits anything, and struct
 //! fields match their JSON name exactly or, failing that, case-insensitively.
 //! This module checks a node against a declared shape and returns that text.
+//!
+//! The data is either the YAML node itself (the SDK's `As`) or JSON data
+//! already re-encoded the way kyaml's `MarshalJSON` does (apply-replacements:
+//! numbers through `float64`, so `2.0` fits an int); [`JsonData`] is what
+//! differs between the two.
 
 use kpt::yaml::{Node, NodeKind};
+use serde_json::Value;
 
 /// The Go type a field is decoded into (the whole small type system, though
 /// not every function's struct uses every variant).
@@ -24,6 +30,8 @@ pub enum GoType {
     /// `[]T`.
     Slice(&'static GoType),
     Struct(&'static GoStruct),
+    /// `*T`: decodes as `T` (errors name `T`), prints as `*T` inside others.
+    Ptr(&'static GoType),
     /// `interface{}` or a type with a custom decoder: anything goes.
     Any,
 }
@@ -48,46 +56,91 @@ impl GoType {
             GoType::Map(t) => format!("map[string]{}", t.go_string()),
             GoType::Slice(t) => format!("[]{}", t.go_string()),
             GoType::Struct(s) => s.qualified.into(),
+            GoType::Ptr(t) => format!("*{}", t.go_string()),
             GoType::Any => "interface {}".into(),
         }
     }
 }
 
-/// The JSON kind a YAML node becomes (yaml.v3 into `interface{}`, then JSON).
-enum JsonKind<'a> {
+/// The JSON kind of a value, its members in the order Go decodes them.
+pub enum JsonKind<'a, D> {
     Null,
     Bool,
-    Number(&'a str),
+    /// The number's JSON text.
+    Number(String),
     String,
-    Array(&'a [Node]),
-    Object(Vec<(&'a str, &'a Node)>),
+    Array(Vec<&'a D>),
+    /// Keys sorted, as `json.Marshal` of a Go map writes them.
+    Object(Vec<(&'a str, &'a D)>),
 }
 
-fn json_kind(node: &Node) -> JsonKind<'_> {
-    match &node.kind {
-        NodeKind::Mapping(entries) => {
-            let mut fields: Vec<(&str, &Node)> = entries
-                .iter()
-                .map(|(k, v)| (k.as_str().unwrap_or(""), v))
-                .collect();
-            // json.Marshal of a Go map sorts the keys.
-            fields.sort_by(|a, b| a.0.cmp(b.0));
-            JsonKind::Object(fields)
+/// Data that can be judged: a YAML node or JSON data.
+pub trait JsonData: Sized {
+    fn kind(&self) -> JsonKind<'_, Self>;
+    /// Whether this number decodes into a Go `int`.
+    fn fits_int(&self) -> bool;
+}
+
+/// A YAML node as yaml.v3 decodes it into `interface{}`, then JSON.
+impl JsonData for Node {
+    fn kind(&self) -> JsonKind<'_, Node> {
+        match &self.kind {
+            NodeKind::Mapping(entries) => {
+                let mut fields: Vec<(&str, &Node)> = entries
+                    .iter()
+                    .map(|(k, v)| (k.as_str().unwrap_or(""), v))
+                    .collect();
+                fields.sort_by(|a, b| a.0.cmp(b.0));
+                JsonKind::Object(fields)
+            }
+            NodeKind::Sequence(items) => JsonKind::Array(items.iter().collect()),
+            NodeKind::Scalar(text) => match self.resolved_tag() {
+                "!!null" => JsonKind::Null,
+                "!!bool" => JsonKind::Bool,
+                "!!int" | "!!float" => JsonKind::Number(text.clone()),
+                _ => JsonKind::String,
+            },
+            _ => JsonKind::Null,
         }
-        NodeKind::Sequence(items) => JsonKind::Array(items),
-        NodeKind::Scalar(text) => match node.resolved_tag() {
-            "!!null" => JsonKind::Null,
-            "!!bool" => JsonKind::Bool,
-            "!!int" | "!!float" => JsonKind::Number(text),
-            _ => JsonKind::String,
-        },
-        _ => JsonKind::Null,
+    }
+
+    /// YAML integers Go decodes to an int include ones Rust's parser
+    /// rejects (`0x1F`, `+3`).
+    fn fits_int(&self) -> bool {
+        matches!(&self.kind, NodeKind::Scalar(t) if t.parse::<i64>().is_ok())
+            || self.resolved_tag() == "!!int"
+    }
+}
+
+/// JSON data re-encoded through Go's `float64`.
+impl JsonData for Value {
+    fn kind(&self) -> JsonKind<'_, Value> {
+        match self {
+            Value::Object(map) => {
+                let mut fields: Vec<(&str, &Value)> =
+                    map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                fields.sort_by(|a, b| a.0.cmp(b.0));
+                JsonKind::Object(fields)
+            }
+            Value::Array(items) => JsonKind::Array(items.iter().collect()),
+            Value::Number(n) => JsonKind::Number(n.to_string()),
+            Value::Bool(_) => JsonKind::Bool,
+            Value::String(_) => JsonKind::String,
+            Value::Null => JsonKind::Null,
+        }
+    }
+
+    /// `2.0` went through `float64` and comes out as the integer 2.
+    fn fits_int(&self) -> bool {
+        self.as_number().is_some_and(|n| {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        })
     }
 }
 
 /// The first `json: cannot unmarshal ...` error decoding `node` into `ty`
 /// (which must be a struct type), or `None` when it decodes.
-pub fn check(node: &Node, ty: &'static GoStruct) -> Option<String> {
+pub fn check<D: JsonData>(node: &D, ty: &'static GoStruct) -> Option<String> {
     let mut ctx = Ctx {
         stack: Vec::new(),
         strukt: "",
@@ -131,15 +184,17 @@ impl Ctx {
         ));
     }
 
-    fn value(&mut self, node: &Node, ty: &GoType) {
-        let kind = json_kind(node);
+    fn value<D: JsonData>(&mut self, node: &D, ty: &GoType) {
+        let kind = node.kind();
         if matches!(kind, JsonKind::Null) || matches!(ty, GoType::Any) {
             return;
         }
         match (ty, kind) {
+            // Go dereferences: errors inside name the pointed-to type.
+            (GoType::Ptr(inner), _) => self.value(node, inner),
             (GoType::String, JsonKind::String) | (GoType::Bool, JsonKind::Bool) => {}
             (GoType::Int, JsonKind::Number(text)) => {
-                if text.parse::<i64>().is_err() && !is_yaml_int(node) {
+                if !node.fits_int() {
                     self.mismatch(format!("number {text}"), ty);
                 }
             }
@@ -183,11 +238,6 @@ impl Ctx {
             }
         }
     }
-}
-
-/// YAML integers Go decodes to an int that Rust's parser rejects (`0x1F`, `+3`).
-fn is_yaml_int(node: &Node) -> bool {
-    node.resolved_tag() == "!!int"
 }
 
 #[cfg(test)]
@@ -259,6 +309,47 @@ mod tests {
         assert_eq!(check(&node("labels: null\ninner: ~\n"), &OUTER), None);
     }
 
+    static PTRS: GoStruct = GoStruct {
+        qualified: "pkg.P",
+        name: "P",
+        fields: &[
+            ("inner", GoType::Ptr(&GoType::Struct(&INNER))),
+            (
+                "items",
+                GoType::Slice(&GoType::Ptr(&GoType::Struct(&INNER))),
+            ),
+        ],
+    };
+
+    #[test]
+    fn pointers_and_json_data() {
+        // A pointer field names the pointed-to type; in a slice it prints `*`.
+        assert_eq!(
+            check(&node("inner: x"), &PTRS).as_deref(),
+            Some("json: cannot unmarshal string into Go struct field P.inner of type pkg.Inner")
+        );
+        assert_eq!(
+            check(&node("items: x"), &PTRS).as_deref(),
+            Some("json: cannot unmarshal string into Go struct field P.items of type []*pkg.Inner")
+        );
+        assert_eq!(
+            check(&node("items: [x]"), &PTRS).as_deref(),
+            Some("json: cannot unmarshal string into Go struct field P.items of type pkg.Inner")
+        );
+        // Through float64 `2.0` is an int; as YAML text it is not.
+        assert_eq!(
+            check(&serde_json::json!({"inner": {"count": 2.0}}), &PTRS),
+            None
+        );
+        assert!(check(&node("inner: {count: 2.0}"), &PTRS).is_some());
+        assert_eq!(
+            check(&serde_json::json!({"inner": {"count": 2.5}}), &PTRS).as_deref(),
+            Some(
+                "json: cannot unmarshal number 2.5 into Go struct field Inner.inner.count of type int"
+            )
+        );
+    }
+
     #[test]
     fn case_insensitive_fields() {
         let n = node("Labels: {a: b}\n");
@@ -290,6 +381,30 @@ mod tests {
                     got.as_deref(),
                     Some("json: cannot unmarshal number into Go struct field Outer.labels of type string")
                 );
+            }
+
+            /// The YAML node and its JSON re-encoding get the same verdict
+            /// for every value that is the same in both (no non-integral
+            /// numbers, where the texts differ on purpose).
+            #[test]
+            fn node_and_json_agree(
+                entries in prop::collection::btree_map(
+                    "[a-z]{1,6}",
+                    prop_oneof![
+                        "[a-z]{0,4}".prop_map(|v| format!("'{v}'")),
+                        (0i64..100).prop_map(|n| n.to_string()),
+                        any::<bool>().prop_map(|b| b.to_string()),
+                        Just("[a]".to_string()),
+                        Just("{a: b}".to_string()),
+                    ],
+                    1..4,
+                ),
+                field in prop_oneof![Just("labels"), Just("inner"), Just("flag"), Just("list")],
+            ) {
+                let body: String = entries.iter().map(|(k, v)| format!("  {k}: {v}\n")).collect();
+                let yaml = format!("{field}:\n{body}");
+                let n = node(&yaml);
+                prop_assert_eq!(check(&n, &OUTER), check(&n.to_value(), &OUTER));
             }
         }
     }

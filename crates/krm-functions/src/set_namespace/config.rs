@@ -4,7 +4,61 @@
 
 use kpt::yaml::Node;
 
+use crate::common::gojson::{self, GoStruct, GoType};
 use crate::common::{config, meta};
+
+/// The parts of `metav1.ObjectMeta` a config can get wrong.
+static OBJECT_META: GoStruct = GoStruct {
+    qualified: "v1.ObjectMeta",
+    name: "ObjectMeta",
+    fields: &[
+        ("name", GoType::String),
+        ("generateName", GoType::String),
+        ("namespace", GoType::String),
+        ("labels", GoType::Map(&GoType::String)),
+        ("annotations", GoType::Map(&GoType::String)),
+        ("finalizers", GoType::Slice(&GoType::String)),
+    ],
+};
+
+/// `corev1.ConfigMap`, which the catalog decodes a ConfigMap config into.
+static CONFIG_MAP: GoStruct = GoStruct {
+    qualified: "v1.ConfigMap",
+    name: "ConfigMap",
+    fields: &[
+        ("apiVersion", GoType::String),
+        ("kind", GoType::String),
+        ("metadata", GoType::Struct(&OBJECT_META)),
+        ("immutable", GoType::Bool),
+        ("data", GoType::Map(&GoType::String)),
+        ("binaryData", GoType::Map(&GoType::String)),
+    ],
+};
+
+/// The catalog's own `ObjectMeta`.
+static SET_NAMESPACE_META: GoStruct = GoStruct {
+    qualified: "set_namespace.ObjectMeta",
+    name: "ObjectMeta",
+    fields: &[
+        ("name", GoType::String),
+        ("namespace", GoType::String),
+        ("labels", GoType::Map(&GoType::String)),
+        ("annotations", GoType::Map(&GoType::String)),
+    ],
+};
+
+/// The catalog's `SetNamespace` struct.
+static SET_NAMESPACE: GoStruct = GoStruct {
+    qualified: "set_namespace.SetNamespace",
+    name: "SetNamespace",
+    fields: &[
+        ("apiVersion", GoType::String),
+        ("kind", GoType::String),
+        ("metadata", GoType::Struct(&SET_NAMESPACE_META)),
+        ("namespace", GoType::String),
+        ("namespaceMatcher", GoType::String),
+    ],
+};
 
 /// Name of the package-context ConfigMap whose `data.name` is the namespace.
 const PACKAGE_CONTEXT_NAME: &str = "kptfile.kpt.dev";
@@ -31,6 +85,10 @@ impl Config {
         };
         let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
         if meta::is_gvk(fc, "", "v1", "ConfigMap") {
+            // `o.As(&cm)`: a config that does not decode into a ConfigMap.
+            if gojson::check(fc, &CONFIG_MAP).is_some() {
+                return Err("failed to parse FunctionConfig as ConfigMap".to_string());
+            }
             let data = config::data_map(fc);
             let get = |k: &str| {
                 data.iter()
@@ -54,6 +112,12 @@ impl Config {
             return Err("`data.namespace` should not be empty".to_string());
         }
         if meta::is_gvk(fc, "fn.kpt.dev", "v1alpha1", "SetNamespace") {
+            if gojson::check(fc, &SET_NAMESPACE).is_some() {
+                return Err(
+                    "failed to parse FunctionConfig as fn.kpt.dev.v1alpha1.SetNamespace"
+                        .to_string(),
+                );
+            }
             let namespace = meta::str_at(fc, &["namespace"]);
             if namespace.is_empty() {
                 return Err("`namespace` should not be empty".to_string());

@@ -1,11 +1,14 @@
 //! `set-namespace`: point every namespace field of the package at one namespace.
 //!
-//! Mirrors the catalog's `transformer/namespace.go` on the Go SDK: local-config
-//! resources are ignored; without `namespaceMatcher` all namespace-scoped
-//! resources must share one upstream origin namespace; `metadata.namespace` of
-//! namespace-scoped resources, `Namespace` names and the namespace fields of a
-//! few cluster-scoped kinds are rewritten, then `depends-on` annotations that
-//! point at resources of the list. Results: one summary line for namespaces and
+//! Mirrors the catalog's `transformer/namespace.go` on the Go SDK (the
+//! released image kpt's own render cases were recorded with): local-config
+//! resources are ignored; `metadata.namespace` of namespace-scoped resources,
+//! `Namespace` names and the namespace fields of a few cluster-scoped kinds
+//! are rewritten (all of them, or those whose value or upstream origin is
+//! `namespaceMatcher`; several upstream namespaces no longer stop a
+//! replace-all), then `depends-on` annotations that point at resources of
+//! the list. A config that does not decode into the catalog's types fails as
+//! "failed to parse FunctionConfig". Results: one summary line for namespaces and
 //! one for `depends-on` annotations. Configuration problems are reported as a
 //! single error result about the config, and the function still exits 0: the
 //! catalog's `Run` returns success whatever it reported.

@@ -4,6 +4,8 @@ use crate::common::testing::{messages, run};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n  namespace: staging\n";
 
+/// An unknown kind (a custom resource) without a namespace counts as
+/// cluster-scoped, as does a known cluster-scoped kind: both are left alone.
 #[test]
 fn sets_namespace_on_namespaced_resources_only() {
     let input = "\
@@ -18,6 +20,11 @@ apiVersion: custom.io/v1
 kind: Custom
 metadata:
   name: custom
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv
 ";
     let (out, results, err) = run(super::run, input, Some(CM));
     assert!(err.is_none());
@@ -36,6 +43,11 @@ apiVersion: custom.io/v1
 kind: Custom
 metadata:
   name: custom
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv
 "
     );
     assert_eq!(
@@ -195,12 +207,10 @@ metadata:
   annotations:
     internal.kpt.dev/upstream-identifier: '|Service|two|b'
 ";
-    let (_, results, _) = run(super::run, two, Some(CM));
-    assert_eq!(results.len(), 1);
-    assert!(results[0].is_error());
-    assert!(results[0].message.starts_with(
-        "unable to use origin `namespace` to match. expect a single upstream namespace, found [one two]."
-    ));
+    // Several upstream namespaces no longer stop a replace-all.
+    let (out, results, _) = run(super::run, two, Some(CM));
+    assert!(!results[0].is_error());
+    assert_eq!(out.matches("namespace: staging").count(), 2);
 }
 
 #[test]
@@ -227,6 +237,18 @@ fn already_set_and_config_errors() {
     let typed = "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetNamespace\nmetadata:\n  name: x\n";
     let (_, results, _) = run(super::run, input, Some(typed));
     assert_eq!(results[0].message, "`namespace` should not be empty");
+    let bad_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  namespace: 42\n";
+    let (_, results, _) = run(super::run, input, Some(bad_cm));
+    assert_eq!(
+        results[0].message,
+        "failed to parse FunctionConfig as ConfigMap"
+    );
+    let bad_typed = "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetNamespace\nmetadata:\n  name: x\nnamespace: [a]\n";
+    let (_, results, _) = run(super::run, input, Some(bad_typed));
+    assert_eq!(
+        results[0].message,
+        "failed to parse FunctionConfig as fn.kpt.dev.v1alpha1.SetNamespace"
+    );
     let other = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n";
     let (_, results, _) = run(super::run, input, Some(other));
     assert_eq!(

@@ -2,7 +2,10 @@
 //! change, write them, then fix `depends-on` annotations.
 //!
 //! Order and bookkeeping follow the catalog: special cluster-scoped resources
-//! are visited first, then namespace-scoped ones; every visited field is
+//! are visited first (`Namespace` names, a webhook CRD's or an APIService's
+//! named service, (Cluster)RoleBinding subjects), then namespace-scoped
+//! ones (a kind the SDK does not know counts as namespaced only with a
+//! `metadata.namespace`); every visited field is
 //! written back (an empty namespace reads as `default` and is written as such),
 //! which is why a namespace-scoped resource without `metadata.namespace` gains
 //! one even when a matcher leaves it alone.
@@ -69,9 +72,18 @@ fn upstream(o: &Node) -> Option<(String, String)> {
     (parts.len() == 4).then(|| (parts[2].to_string(), parts[3].to_string()))
 }
 
-/// SDK `GetOriginId()`: upstream identifier, else the current id.
+/// SDK `GetOriginID()`: the upstream identifier, else the current id. An
+/// identifier in a bad format is an error, which the catalog reads as an
+/// unknown origin namespace (the resource is then left alone) and an empty
+/// origin name.
 fn origin(o: &Node) -> (String, String) {
-    upstream(o).unwrap_or_else(|| (effective_namespace(o), meta::name(o).to_string()))
+    if meta::annotation(o, meta::UPSTREAM_IDENTIFIER)
+        .trim()
+        .is_empty()
+    {
+        return (effective_namespace(o), meta::name(o).to_string());
+    }
+    upstream(o).unwrap_or_else(|| (UNKNOWN_NAMESPACE.to_string(), String::new()))
 }
 
 /// `group/namespaces/ns/Kind/name` of a namespace-scoped resource.
@@ -97,33 +109,6 @@ pub fn transform(items: &mut [Node], config: &Config) -> Vec<ResultItem> {
         .iter()
         .filter_map(|&i| depends_on_key(&items[i]))
         .collect();
-
-    let mut origins = BTreeSet::new();
-    for &i in &objects {
-        let o = &items[i];
-        let Some((ns, _)) = upstream(o) else {
-            continue;
-        };
-        if !scope::is_namespace_scoped(o) {
-            continue;
-        }
-        if ns == UNKNOWN_NAMESPACE {
-            return vec![ResultItem::error(format!(
-                "{} is namespace-scoped, but has cluster-scoped or unknown scoepd origin {}",
-                meta::short_string(o),
-                meta::annotation(o, meta::UPSTREAM_IDENTIFIER).trim()
-            ))];
-        }
-        origins.insert(ns);
-    }
-    if config.matcher.is_none() && origins.len() > 1 {
-        return vec![ResultItem::error(format!(
-            "unable to use origin `namespace` to match. expect a single upstream namespace, \
-             found {}. please switch to use `namespaceMatcher`to specify the namespace value you \
-             want to change",
-            go_list(origins.iter())
-        ))];
-    }
 
     let mut results = Vec::new();
     let slots = visit(items, &objects);
@@ -186,19 +171,34 @@ fn visit(items: &[Node], objects: &[usize]) -> Vec<Slot> {
                 meta::name(o),
                 id,
             ));
-        } else if meta::is_gvk(o, "apiextensions.k8s.io", "v1", "CustomResourceDefinition")
-            || meta::is_gvk(o, "apiregistration.k8s.io", "v1", "APIService")
-        {
-            let path = if meta::kind(o) == "APIService" {
-                APISERVICE_PATH
-            } else {
-                CRD_PATH
-            };
-            // Only when present: the README promises it, the catalog tests
-            // cover it, and creating service namespaces would be wrong.
-            if o.get_path(path).is_some_and(Node::is_scalar) {
-                let current = meta::str_at(o, path);
-                slots.push(slot(i, Field::Path(path), String::new(), current, None));
+        } else if meta::is_gvk(o, "apiextensions.k8s.io", "v1", "CustomResourceDefinition") {
+            // Only a webhook conversion through a named service has a
+            // namespace to set (one without a namespace gets it).
+            let webhook = meta::str_at(o, &["spec", "conversion", "strategy"]) == "Webhook";
+            let named = o
+                .get_path(&[
+                    "spec",
+                    "conversion",
+                    "webhook",
+                    "clientConfig",
+                    "service",
+                    "name",
+                ])
+                .is_some();
+            if webhook && named {
+                let current = meta::str_at(o, CRD_PATH);
+                slots.push(slot(i, Field::Path(CRD_PATH), String::new(), current, None));
+            }
+        } else if meta::is_gvk(o, "apiregistration.k8s.io", "v1", "APIService") {
+            if o.get_path(&["spec", "service", "name"]).is_some() {
+                let current = meta::str_at(o, APISERVICE_PATH);
+                slots.push(slot(
+                    i,
+                    Field::Path(APISERVICE_PATH),
+                    String::new(),
+                    current,
+                    None,
+                ));
             }
         } else if matches!(meta::kind(o), "ClusterRoleBinding" | "RoleBinding") {
             for (j, s) in o

@@ -20,6 +20,7 @@ mod dialect;
 mod eval;
 mod merge;
 mod modules;
+mod starlib;
 
 use kpt::resource_list::ResourceList;
 use serde_json::{Map, Value};

@@ -1,8 +1,7 @@
-//! The `load()`able libraries: the subset of the Go function's library set
-//! (qri-io/starlib + `krmfn`) the native runtime provides —
+//! The `load()`able libraries of the Go function (qri-io/starlib + `krmfn`):
 //! `encoding/json.star`, `encoding/yaml.star`, `encoding/base64.star` and
-//! `krmfn.star`. Any other
-//! module fails the load with a message naming what is supported.
+//! `krmfn.star` here, the rest of starlib in `starlib`. Any other module
+//! fails the load with a message naming what is supported.
 
 use ::starlark::environment::{FrozenModule, GlobalsBuilder};
 use ::starlark::eval::FileLoader;
@@ -41,13 +40,17 @@ impl FileLoader for Loader {
                 GlobalsBuilder::new().with_namespace("base64", base64_members)
             }
             "krmfn.star" => GlobalsBuilder::new().with_namespace("krmfn", krmfn_members),
-            _ => {
-                return Err(::starlark::Error::new_native(ModuleError(format!(
-                    "module {path:?} is not supported by the native starlark runtime \
-                     (supported: {})",
-                    SUPPORTED.join(", ")
-                ))));
-            }
+            other => match super::starlib::module(other) {
+                Some(globals) => globals,
+                None => {
+                    return Err(::starlark::Error::new_native(ModuleError(format!(
+                        "module {path:?} is not supported by the native starlark runtime \
+                     (supported: {}, math.star, {})",
+                        SUPPORTED.join(", "),
+                        super::starlib::EMPTY.map(|(p, _)| p).join(", ")
+                    ))));
+                }
+            },
         }
         .build();
         FrozenModule::from_globals(&globals)

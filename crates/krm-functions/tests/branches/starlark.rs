@@ -156,3 +156,40 @@ fn go_dialect_options_are_on() {
         out.results
     );
 }
+
+/// Every library of starlib loads (a script may load them all); `math`
+/// computes; an unknown module fails the load.
+#[test]
+fn starlib_modules_load() {
+    let modules = [
+        ("bsoup.star", "bsoup"),
+        ("encoding/base64.star", "base64"),
+        ("encoding/csv.star", "csv"),
+        ("encoding/json.star", "json"),
+        ("encoding/yaml.star", "yaml"),
+        ("geo.star", "geo"),
+        ("hash.star", "hash"),
+        ("html.star", "html"),
+        ("http.star", "http"),
+        ("math.star", "math"),
+        ("re.star", "re"),
+        ("time.star", "time"),
+        ("xlsx.star", "xlsx"),
+        ("zipfile.star", "ZipFile"),
+    ];
+    let mut source: String = modules
+        .iter()
+        .map(|(p, n)| format!("  load('{p}', '{n}')\n"))
+        .collect();
+    source.push_str("  for r in ctx.resource_list['items']:\n    r['metadata']['name'] = 'n' + str(int(math.sqrt(16.0)))\n");
+    let config = format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\nsource: |\n{source}"
+    );
+    let out = call(F, INPUT, Some(&config));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("name: n4\n"), "{}", out.items);
+
+    let config = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\nsource: |\n  load('nope.star', 'x')\n";
+    let out = call(F, INPUT, Some(config));
+    assert_eq!(out.exit_code, 1);
+}
