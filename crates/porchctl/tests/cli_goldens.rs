@@ -24,7 +24,8 @@ async fn golden(case: &str) {
     let Some(dir) = porch_testkit::conformance::dir() else {
         return;
     };
-    let failures = match common::golden::run_case(&dir, case).await {
+    let cases = dir.join("porch/cli-goldens");
+    let failures = match common::golden::run_case(&dir, &cases, case).await {
         Ok(f) => f,
         Err(why) => {
             eprintln!("skipped: {case}: {why}");
@@ -43,14 +44,36 @@ fn every_case_has_a_test() {
     let Some(dir) = porch_testkit::conformance::dir() else {
         return;
     };
-    let mut found: Vec<String> = std::fs::read_dir(dir.join("porch/cli-goldens"))
-        .expect("cli-goldens")
-        .filter_map(Result::ok)
-        .filter(|e| e.path().join("config.yaml").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    found.sort();
+    let found = common::golden::case_names(&dir.join("porch/cli-goldens"));
     assert_eq!(found, CASES, "add a test per new golden case");
+}
+
+/// With `$PORCH_CLI_GOLDENS_DIR` set, every case found there (for instance upstream cases
+/// reconstructed in a scratch directory, which are not committed) is run with the same
+/// harness; the failures of all of them are reported together. Unset, this checks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cases_from_env_dir() {
+    if std::env::var_os("PORCH_CLI_GOLDENS_DIR").is_none() {
+        return;
+    }
+    let Some(dir) = porch_testkit::conformance::dir() else {
+        return;
+    };
+    let cases = common::golden::cases_dir(&dir);
+    let names = common::golden::case_names(&cases);
+    assert!(!names.is_empty(), "no cases under {}", cases.display());
+    let mut report = Vec::new();
+    for case in &names {
+        match common::golden::run_case(&dir, &cases, case).await {
+            Ok(f) if f.is_empty() => eprintln!("PASS {case}"),
+            Ok(f) => {
+                eprintln!("FAIL {case}");
+                report.push(format!("== {case}\n{}", f.join("\n\n")));
+            }
+            Err(why) => report.push(format!("== {case}: cannot run: {why}")),
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n\n"));
 }
 
 macro_rules! golden_tests {

@@ -123,14 +123,45 @@ fn kubectl() -> Option<PathBuf> {
     })
 }
 
+/// Where the cases are: `$PORCH_CLI_GOLDENS_DIR` (a directory of `<case>/config.yaml`,
+/// e.g. upstream cases reconstructed in a scratch directory), else the conformance data's
+/// `porch/cli-goldens`.
+pub fn cases_dir(conformance: &Path) -> PathBuf {
+    std::env::var_os("PORCH_CLI_GOLDENS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| conformance.join("porch/cli-goldens"))
+}
+
+/// The case directories under `dir` (those holding a `config.yaml`), sorted.
+pub fn case_names(dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.path().join("config.yaml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
 /// Runs the case; returns the mismatches (empty when it passes), or `Err` with why the
-/// case cannot run here.
-pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
-    let config = dir.join(format!("porch/cli-goldens/{case}/config.yaml"));
+/// case cannot run here. `conformance` holds the blueprint bundle; the case is read from
+/// `cases`.
+pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Vec<String>, String> {
+    let config = cases.join(format!("{case}/config.yaml"));
     let text =
         std::fs::read_to_string(&config).map_err(|e| format!("{}: {e}", config.display()))?;
     let doc: Value = serde_yaml::from_str(&text).expect("golden yaml");
-    let bundle = dir.join("porch/test-blueprints.bundle");
+    let bundle = conformance.join("porch/test-blueprints.bundle");
+    // `defaultNamespace: true`: the commands carry no --namespace and act in the
+    // kubeconfig's namespace, `default`.
+    let namespace = if doc.get("defaultNamespace").and_then(Value::as_bool) == Some(true) {
+        "default"
+    } else {
+        case
+    };
     let tmp = tempfile::tempdir().expect("tempdir");
     let git = git_fixture(&tmp.path().join("srv"), &bundle);
     let base = git.url_for("");
@@ -145,7 +176,9 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
 
     let server = Server::start();
     let client = server.client().await;
-    create_namespace(&client, case).await;
+    if namespace != "default" {
+        create_namespace(&client, namespace).await;
+    }
     let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
     let mut failures = Vec::new();
     for (i, step) in steps(&doc).into_iter().enumerate() {
@@ -239,7 +272,7 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
         if args.iter().any(|a| a == "register")
             && let Some(name) = args.iter().find_map(|a| a.strip_prefix("--name="))
         {
-            wait_ready(&client, case, name).await;
+            wait_ready(&client, namespace, name).await;
         }
     }
     if !failures.is_empty() {
