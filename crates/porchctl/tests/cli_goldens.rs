@@ -48,9 +48,66 @@ fn every_case_has_a_test() {
     assert_eq!(found, CASES, "add a test per new golden case");
 }
 
+/// Runs `names` from `cases` one after the other on `server` (as `as_user` when given);
+/// the report of every failing case.
+async fn run_all(
+    server: &common::Server,
+    as_user: Option<&str>,
+    dir: &std::path::Path,
+    cases: &std::path::Path,
+    names: &[String],
+) -> Vec<String> {
+    let who = as_user.unwrap_or("admin");
+    let mut report = Vec::new();
+    for case in names {
+        match common::golden::run_case_on(server, as_user, dir, cases, case).await {
+            Ok(f) if f.is_empty() => eprintln!("PASS {case} (as {who})"),
+            Ok(f) => {
+                eprintln!("FAIL {case} (as {who})");
+                report.push(format!("== {case} (as {who})\n{}", f.join("\n\n")));
+            }
+            Err(why) => report.push(format!("== {case}: cannot run: {why}")),
+        }
+    }
+    report
+}
+
+/// Issue 17's acceptance: every golden case also passes as a user who is not the admin,
+/// holding only the documented default roles (`porch-author`, `porch-approver`,
+/// `porch-repository-admin`, bound in the case's namespace) — any gap in those roles fails
+/// the case with the server's 403. One server for all cases keeps this cheap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_as_a_non_admin_user() {
+    let Some(dir) = porch_testkit::conformance::dir() else {
+        return;
+    };
+    let cases = dir.join("porch/cli-goldens");
+    let names: Vec<String> = CASES.iter().map(|c| (*c).to_string()).collect();
+    let server = common::Server::start_with_user();
+    let report = run_all(&server, Some(common::TOKEN_USER), &dir, &cases, &names).await;
+    assert!(report.is_empty(), "{}", report.join("\n\n"));
+    // The cases really ran as that user, and the user is no admin: outside the namespaces
+    // it is bound in, it is refused.
+    let log = server.log();
+    assert!(log.contains("user=golden-user"), "no request as the user");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["rpkg", "get", "--namespace=porch-system"])
+        .env("KUBECONFIG", server.user_kubeconfig())
+        .env("HOME", server.dir.path())
+        .output()
+        .expect("porchctl");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("User \"golden-user\" cannot list resource \"packagerevisions\""),
+        "{stderr}"
+    );
+}
+
 /// With `$PORCH_CLI_GOLDENS_DIR` set, every case found there (for instance upstream cases
 /// reconstructed in a scratch directory, which are not committed) is run with the same
-/// harness; the failures of all of them are reported together. Unset, this checks nothing.
+/// harness, as the admin and as the non-admin user, each on one shared server; the failures
+/// of all of them are reported together. Unset, this checks nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cases_from_env_dir() {
     if std::env::var_os("PORCH_CLI_GOLDENS_DIR").is_none() {
@@ -62,17 +119,10 @@ async fn cases_from_env_dir() {
     let cases = common::golden::cases_dir(&dir);
     let names = common::golden::case_names(&cases);
     assert!(!names.is_empty(), "no cases under {}", cases.display());
-    let mut report = Vec::new();
-    for case in &names {
-        match common::golden::run_case(&dir, &cases, case).await {
-            Ok(f) if f.is_empty() => eprintln!("PASS {case}"),
-            Ok(f) => {
-                eprintln!("FAIL {case}");
-                report.push(format!("== {case}\n{}", f.join("\n\n")));
-            }
-            Err(why) => report.push(format!("== {case}: cannot run: {why}")),
-        }
-    }
+    let admin = common::Server::start();
+    let mut report = run_all(&admin, None, &dir, &cases, &names).await;
+    let server = common::Server::start_with_user();
+    report.extend(run_all(&server, Some(common::TOKEN_USER), &dir, &cases, &names).await);
     assert!(report.is_empty(), "{}", report.join("\n\n"));
 }
 

@@ -146,10 +146,49 @@ pub fn case_names(dir: &Path) -> Vec<String> {
     found
 }
 
-/// Runs the case; returns the mismatches (empty when it passes), or `Err` with why the
-/// case cannot run here. `conformance` holds the blueprint bundle; the case is read from
-/// `cases`.
+/// The default roles a non-admin golden user holds in the case's namespace: together what
+/// the upstream harness's cluster-admin needs for these commands (docs/security.md).
+pub const GOLDEN_ROLES: [&str; 3] = ["porch-author", "porch-approver", "porch-repository-admin"];
+
+/// Binds `user` to each of `GOLDEN_ROLES` with a RoleBinding in `namespace`.
+pub async fn bind_golden_roles(admin: &kube::Client, namespace: &str, user: &str) {
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    use kube::api::{Api, PostParams};
+    let api: Api<RoleBinding> = Api::namespaced(admin.clone(), namespace);
+    for role in GOLDEN_ROLES {
+        let rb: RoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("{user}-{role}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }))
+        .expect("rolebinding");
+        match api.create(&PostParams::default(), &rb).await {
+            // A second case in `default` on a shared server: already bound.
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(e) => panic!("create rolebinding: {e}"),
+        }
+    }
+}
+
+/// Runs the case on a server of its own as the admin; returns the mismatches (empty when
+/// it passes), or `Err` with why the case cannot run here. `conformance` holds the blueprint
+/// bundle; the case is read from `cases`.
 pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Vec<String>, String> {
+    let server = Server::start();
+    run_case_on(&server, None, conformance, cases, case).await
+}
+
+/// Runs the case on `server`, as the admin, or with `as_user` as `TOKEN_USER` bound by
+/// RoleBindings in the case's namespace to `GOLDEN_ROLES` only (the server must come from
+/// `Server::start_with_user`). Cases share a server through their own namespaces.
+pub async fn run_case_on(
+    server: &Server,
+    as_user: Option<&str>,
+    conformance: &Path,
+    cases: &Path,
+    case: &str,
+) -> Result<Vec<String>, String> {
     let config = cases.join(format!("{case}/config.yaml"));
     let text =
         std::fs::read_to_string(&config).map_err(|e| format!("{}: {e}", config.display()))?;
@@ -174,11 +213,17 @@ pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Ve
             .replace("/tmp/porch-e2e", &scratch)
     };
 
-    let server = Server::start();
     let client = server.client().await;
     if namespace != "default" {
         create_namespace(&client, namespace).await;
     }
+    let kubeconfig = match as_user {
+        Some(user) => {
+            bind_golden_roles(&client, namespace, user).await;
+            server.user_kubeconfig()
+        }
+        None => server.kubeconfig(),
+    };
     let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
     let mut failures = Vec::new();
     for (i, step) in steps(&doc).into_iter().enumerate() {
@@ -190,7 +235,7 @@ pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Ve
         };
         let mut cmd = Command::new(&program);
         cmd.args(&args[1..])
-            .env("KUBECONFIG", server.kubeconfig())
+            .env("KUBECONFIG", &kubeconfig)
             .env("HOME", tmp.path())
             .stdin(if step.stdin.is_some() {
                 Stdio::piped()
@@ -276,6 +321,7 @@ pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Ve
         }
     }
     if !failures.is_empty() {
+        // On a shared server the tail may show other cases' requests too.
         failures.push(format!("server log tail:\n{}", tail(&server.log(), 40)));
     }
     Ok(failures)

@@ -55,9 +55,53 @@ pub struct Server {
     child: Child,
 }
 
+/// A user of the `--token-auth-file` a server was started with (see `Server::start_with_user`).
+pub const TOKEN_USER: &str = "golden-user";
+const TOKEN: &str = "golden-user-token-6f1d2c";
+
 impl Server {
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A server that also knows the non-admin user `TOKEN_USER` (group `porch-users`) from a
+    /// `--token-auth-file`; `user_kubeconfig` is its kubeconfig. It has no rights until bound.
+    pub fn start_with_user() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
+        let tokens = dir.path().join("tokens.csv");
+        std::fs::write(
+            &tokens,
+            format!("{TOKEN},{TOKEN_USER},2001,\"porch-users\"\n"),
+        )
+        .expect("write token file");
+        let s = Self::start_in(dir, &["--token-auth-file".as_ref(), tokens.as_os_str()]);
+        let admin: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(s.kubeconfig()).expect("kubeconfig"))
+                .expect("kubeconfig yaml");
+        let mut user = admin;
+        user["users"] = serde_yaml::from_str(&format!(
+            "[{{name: {TOKEN_USER}, user: {{token: {TOKEN}}}}}]"
+        ))
+        .expect("users");
+        user["contexts"][0]["context"]["user"] = TOKEN_USER.into();
+        std::fs::write(
+            s.user_kubeconfig(),
+            serde_yaml::to_string(&user).expect("yaml"),
+        )
+        .expect("write user kubeconfig");
+        s
+    }
+
+    /// The kubeconfig of `TOKEN_USER` (only with `start_with_user`).
+    pub fn user_kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("user.kubeconfig")
+    }
+
+    pub fn start_with(extra: &[&std::ffi::OsStr]) -> Self {
+        Self::start_in(tempfile::tempdir().expect("tempdir"), extra)
+    }
+
+    fn start_in(dir: tempfile::TempDir, extra: &[&std::ffi::OsStr]) -> Self {
         let data = dir.path().join("data");
         let log = std::fs::File::create(dir.path().join("server.log")).expect("log");
         let mut child = Command::new(porch_server_bin())
@@ -66,6 +110,7 @@ impl Server {
             .args(["--listen", "127.0.0.1:0"])
             // The tests' remotes are file:// paths.
             .args(["--allow-local-repositories", "/"])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
