@@ -148,3 +148,29 @@ golden_tests! {
     rpkg_push_on_render_failure => "rpkg-push-on-render-failure",
     rpkg_unready => "rpkg-unready",
 }
+
+/// The newer upstream harness's normalisations, as `common::golden` applies them.
+#[test]
+fn newer_harness_normalisations() {
+    use common::golden::{replace_any, strip_columns, yaml_value};
+    let table = "NAME   AGE   READY\na      5s    True\nbb     12m   False";
+    assert_eq!(
+        strip_columns(table, &["AGE".to_string()]),
+        "NAME   READY\na      True\nbb     False"
+    );
+    // A last column goes to the end of each line; a name that is only part of a header
+    // word is no column.
+    assert_eq!(
+        strip_columns(table, &["READY".to_string(), "AG".to_string()]),
+        "NAME   AGE\na      5s\nbb     12m"
+    );
+    assert_eq!(
+        replace_any("x {{ANY}} z\nkept", "x  y   z\nother"),
+        "x y z\nkept"
+    );
+    // `uid:` lines count on neither side.
+    assert_eq!(
+        yaml_value("a: 1\nuid: 123\nresourceVersion: \"9\"\n"),
+        yaml_value("a: 1\n")
+    );
+}
