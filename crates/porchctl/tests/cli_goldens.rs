@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::golden::Identity;
+
 /// Every case in the golden directory has a test below.
 const CASES: &[&str] = &[
     "repo-register",
@@ -52,15 +54,15 @@ fn every_case_has_a_test() {
 /// the report of every failing case.
 async fn run_all(
     server: &common::Server,
-    as_user: Option<&str>,
+    identity: Identity<'_>,
     dir: &std::path::Path,
     cases: &std::path::Path,
     names: &[String],
 ) -> Vec<String> {
-    let who = as_user.unwrap_or("admin");
+    let who = identity.name();
     let mut report = Vec::new();
     for case in names {
-        match common::golden::run_case_on(server, as_user, dir, cases, case).await {
+        match common::golden::run_case_on(server, identity, dir, cases, case).await {
             Ok(f) if f.is_empty() => eprintln!("PASS {case} (as {who})"),
             Ok(f) => {
                 eprintln!("FAIL {case} (as {who})");
@@ -84,7 +86,14 @@ async fn every_case_as_a_non_admin_user() {
     let cases = dir.join("porch/cli-goldens");
     let names: Vec<String> = CASES.iter().map(|c| (*c).to_string()).collect();
     let server = common::Server::start_with_user();
-    let report = run_all(&server, Some(common::TOKEN_USER), &dir, &cases, &names).await;
+    let report = run_all(
+        &server,
+        Identity::User(common::TOKEN_USER),
+        &dir,
+        &cases,
+        &names,
+    )
+    .await;
     assert!(report.is_empty(), "{}", report.join("\n\n"));
     // The cases really ran as that user, and the user is no admin: outside the namespaces
     // it is bound in, it is refused.
@@ -104,6 +113,28 @@ async fn every_case_as_a_non_admin_user() {
     );
 }
 
+/// Every case with people in roles: a repository admin runs the `repo` commands, an
+/// approver `approve` and `reject`, an author everything else, each bound in the case's
+/// namespace to that one default role — the separation issue 17 asks for, on one server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_with_people_in_roles() {
+    let Some(dir) = porch_testkit::conformance::dir() else {
+        return;
+    };
+    let cases = dir.join("porch/cli-goldens");
+    let names: Vec<String> = CASES.iter().map(|c| (*c).to_string()).collect();
+    let server = common::Server::start_with_people();
+    let report = run_all(&server, Identity::People, &dir, &cases, &names).await;
+    assert!(report.is_empty(), "{}", report.join("\n\n"));
+    let log = server.log();
+    for person in common::PEOPLE {
+        assert!(
+            log.contains(&format!("user={person} ")),
+            "no write by {person}"
+        );
+    }
+}
+
 /// With `$PORCH_CLI_GOLDENS_DIR` set, every case found there (for instance upstream cases
 /// reconstructed in a scratch directory, which are not committed) is run with the same
 /// harness, as the admin and as the non-admin user, each on one shared server; the failures
@@ -120,9 +151,18 @@ async fn cases_from_env_dir() {
     let names = common::golden::case_names(&cases);
     assert!(!names.is_empty(), "no cases under {}", cases.display());
     let admin = common::Server::start();
-    let mut report = run_all(&admin, None, &dir, &cases, &names).await;
+    let mut report = run_all(&admin, Identity::Admin, &dir, &cases, &names).await;
     let server = common::Server::start_with_user();
-    report.extend(run_all(&server, Some(common::TOKEN_USER), &dir, &cases, &names).await);
+    report.extend(
+        run_all(
+            &server,
+            Identity::User(common::TOKEN_USER),
+            &dir,
+            &cases,
+            &names,
+        )
+        .await,
+    );
     assert!(report.is_empty(), "{}", report.join("\n\n"));
 }
 

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use porch_testkit::{GitServer, repos};
 use serde_json::Value;
 
-use super::{PASS, Server, USER, create_namespace, wait_ready};
+use super::{PASS, PEOPLE, Server, USER, create_namespace, wait_ready};
 
 /// The git server address the goldens were recorded against.
 pub const UPSTREAM_GIT: &str = "http://gitea.gitea.svc.cluster.local:3000";
@@ -264,24 +264,66 @@ pub fn case_names(dir: &Path) -> Vec<String> {
 /// the upstream harness's cluster-admin needs for these commands (docs/security.md).
 pub const GOLDEN_ROLES: [&str; 3] = ["porch-author", "porch-approver", "porch-repository-admin"];
 
+/// Who runs a case's commands.
+#[derive(Clone, Copy, Debug)]
+pub enum Identity<'a> {
+    /// The server's admin (`system:masters`), as the upstream harness's cluster-admin.
+    Admin,
+    /// One token user holding all of `GOLDEN_ROLES` in the case's namespace.
+    User(&'a str),
+    /// `PEOPLE`, each in one role in the case's namespace, each command run by the one
+    /// whose job it is: `repo` commands by the repository admin (`porch-repository-admin`),
+    /// `rpkg approve`/`reject` by the approver (`porch-approver`), everything else (drafts,
+    /// reads, kubectl) by the author (`porch-author`).
+    People,
+}
+
+impl Identity<'_> {
+    pub fn name(&self) -> String {
+        match self {
+            Identity::Admin => "admin".into(),
+            Identity::User(u) => (*u).to_string(),
+            Identity::People => PEOPLE.join("/"),
+        }
+    }
+}
+
+/// Which of `PEOPLE` runs `args` (see `Identity::People`).
+pub fn person_for(args: &[String]) -> &'static str {
+    let [carol, alice, bob] = PEOPLE;
+    match (
+        args.get(1).map(String::as_str),
+        args.get(2).map(String::as_str),
+    ) {
+        (Some("repo"), _) => carol,
+        (Some("rpkg"), Some("approve" | "reject")) => bob,
+        _ => alice,
+    }
+}
+
 /// Binds `user` to each of `GOLDEN_ROLES` with a RoleBinding in `namespace`.
 pub async fn bind_golden_roles(admin: &kube::Client, namespace: &str, user: &str) {
+    for role in GOLDEN_ROLES {
+        bind(admin, namespace, user, role).await;
+    }
+}
+
+/// Binds `user` to the ClusterRole `role` with a RoleBinding in `namespace`.
+pub async fn bind(admin: &kube::Client, namespace: &str, user: &str, role: &str) {
     use k8s_openapi::api::rbac::v1::RoleBinding;
     use kube::api::{Api, PostParams};
     let api: Api<RoleBinding> = Api::namespaced(admin.clone(), namespace);
-    for role in GOLDEN_ROLES {
-        let rb: RoleBinding = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": format!("{user}-{role}")},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-        }))
-        .expect("rolebinding");
-        match api.create(&PostParams::default(), &rb).await {
-            // A second case in `default` on a shared server: already bound.
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(e) => panic!("create rolebinding: {e}"),
-        }
+    let rb: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": format!("{user}-{role}")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }))
+    .expect("rolebinding");
+    match api.create(&PostParams::default(), &rb).await {
+        // A second case in `default` on a shared server: already bound.
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => panic!("create rolebinding: {e}"),
     }
 }
 
@@ -290,15 +332,15 @@ pub async fn bind_golden_roles(admin: &kube::Client, namespace: &str, user: &str
 /// bundle; the case is read from `cases`.
 pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Vec<String>, String> {
     let server = Server::start();
-    run_case_on(&server, None, conformance, cases, case).await
+    run_case_on(&server, Identity::Admin, conformance, cases, case).await
 }
 
-/// Runs the case on `server`, as the admin, or with `as_user` as `TOKEN_USER` bound by
-/// RoleBindings in the case's namespace to `GOLDEN_ROLES` only (the server must come from
-/// `Server::start_with_user`). Cases share a server through their own namespaces.
+/// Runs the case on `server` as `who` (a token user of the server: `Server::start_with_user`
+/// or `start_with_people`), bound by RoleBindings in the case's namespace to the default
+/// roles only. Cases share a server through their own namespaces.
 pub async fn run_case_on(
     server: &Server,
-    as_user: Option<&str>,
+    who: Identity<'_>,
     conformance: &Path,
     cases: &Path,
     case: &str,
@@ -348,12 +390,20 @@ pub async fn run_case_on(
     if namespace != "default" {
         create_namespace(&client, namespace).await;
     }
-    let kubeconfig = match as_user {
-        Some(user) => {
-            bind_golden_roles(&client, namespace, user).await;
-            server.user_kubeconfig()
+    match who {
+        Identity::Admin => {}
+        Identity::User(user) => bind_golden_roles(&client, namespace, user).await,
+        Identity::People => {
+            let roles = ["porch-repository-admin", "porch-author", "porch-approver"];
+            for (person, role) in PEOPLE.iter().zip(roles) {
+                bind(&client, namespace, person, role).await;
+            }
         }
-        None => server.kubeconfig(),
+    }
+    let kubeconfig_for = |args: &[String]| match who {
+        Identity::Admin => server.kubeconfig(),
+        Identity::User(user) => server.kubeconfig_of(user),
+        Identity::People => server.kubeconfig_of(person_for(args)),
     };
     let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
     let mut failures = Vec::new();
@@ -367,7 +417,7 @@ pub async fn run_case_on(
         let mut cmd = Command::new(&program);
         cmd.args(&args[1..])
             .current_dir(&workdir)
-            .env("KUBECONFIG", &kubeconfig)
+            .env("KUBECONFIG", kubeconfig_for(&args))
             .env("HOME", tmp.path())
             .stdin(if step.stdin.is_some() {
                 Stdio::piped()

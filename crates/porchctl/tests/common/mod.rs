@@ -57,7 +57,8 @@ pub struct Server {
 
 /// A user of the `--token-auth-file` a server was started with (see `Server::start_with_user`).
 pub const TOKEN_USER: &str = "golden-user";
-const TOKEN: &str = "golden-user-token-6f1d2c";
+/// The people of `Server::start_with_people`: a repository admin, an author, an approver.
+pub const PEOPLE: [&str; 3] = ["carol", "alice", "bob"];
 
 impl Server {
     pub fn start() -> Self {
@@ -67,34 +68,51 @@ impl Server {
     /// A server that also knows the non-admin user `TOKEN_USER` (group `porch-users`) from a
     /// `--token-auth-file`; `user_kubeconfig` is its kubeconfig. It has no rights until bound.
     pub fn start_with_user() -> Self {
+        Self::start_with_tokens(&[TOKEN_USER])
+    }
+
+    /// A server that knows each of `PEOPLE` by a token; `kubeconfig_of(name)` is theirs.
+    pub fn start_with_people() -> Self {
+        Self::start_with_tokens(&PEOPLE)
+    }
+
+    fn start_with_tokens(users: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let tokens = dir.path().join("tokens.csv");
-        std::fs::write(
-            &tokens,
-            format!("{TOKEN},{TOKEN_USER},2001,\"porch-users\"\n"),
-        )
-        .expect("write token file");
+        let token = |u: &str| format!("{u}-token-6f1d2c");
+        let lines: String = users
+            .iter()
+            .enumerate()
+            .map(|(i, u)| format!("{},{u},{},\"porch-users\"\n", token(u), 2001 + i))
+            .collect();
+        std::fs::write(&tokens, lines).expect("write token file");
         let s = Self::start_in(dir, &["--token-auth-file".as_ref(), tokens.as_os_str()]);
         let admin: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(s.kubeconfig()).expect("kubeconfig"))
                 .expect("kubeconfig yaml");
-        let mut user = admin;
-        user["users"] = serde_yaml::from_str(&format!(
-            "[{{name: {TOKEN_USER}, user: {{token: {TOKEN}}}}}]"
-        ))
-        .expect("users");
-        user["contexts"][0]["context"]["user"] = TOKEN_USER.into();
-        std::fs::write(
-            s.user_kubeconfig(),
-            serde_yaml::to_string(&user).expect("yaml"),
-        )
-        .expect("write user kubeconfig");
+        for u in users {
+            let mut user = admin.clone();
+            user["users"] =
+                serde_yaml::from_str(&format!("[{{name: {u}, user: {{token: {}}}}}]", token(u)))
+                    .expect("users");
+            user["contexts"][0]["context"]["user"] = (*u).into();
+            std::fs::write(
+                s.kubeconfig_of(u),
+                serde_yaml::to_string(&user).expect("yaml"),
+            )
+            .expect("write user kubeconfig");
+        }
         s
     }
 
     /// The kubeconfig of `TOKEN_USER` (only with `start_with_user`).
     pub fn user_kubeconfig(&self) -> PathBuf {
-        self.dir.path().join("user.kubeconfig")
+        self.kubeconfig_of(TOKEN_USER)
+    }
+
+    /// The kubeconfig of a token user of this server.
+    pub fn kubeconfig_of(&self, user: &str) -> PathBuf {
+        self.dir.path().join(format!("{user}.kubeconfig"))
     }
 
     pub fn start_with(extra: &[&std::ffi::OsStr]) -> Self {
