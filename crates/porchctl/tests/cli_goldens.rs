@@ -137,8 +137,8 @@ async fn every_case_with_people_in_roles() {
 
 /// With `$PORCH_CLI_GOLDENS_DIR` set, every case found there (for instance upstream cases
 /// reconstructed in a scratch directory, which are not committed) is run with the same
-/// harness, as the admin and as the non-admin user, each on one shared server; the failures
-/// of all of them are reported together. Unset, this checks nothing.
+/// harness, as the admin, as the non-admin user and as people in roles, each on one shared
+/// server; the failures of all of them are reported together. Unset, this checks nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cases_from_env_dir() {
     if std::env::var_os("PORCH_CLI_GOLDENS_DIR").is_none() {
@@ -163,6 +163,8 @@ async fn cases_from_env_dir() {
         )
         .await,
     );
+    let people = common::Server::start_with_people();
+    report.extend(run_all(&people, Identity::People, &dir, &cases, &names).await);
     assert!(report.is_empty(), "{}", report.join("\n\n"));
 }
 
