@@ -339,3 +339,89 @@ async fn upgrade_discovery_across_repository_directories() {
     let out = ok(&["rpkg", "upgrade", "up.down.w1", "--workspace=w2"]);
     assert_eq!(out, "up.down.w1 upgraded to up.down.w2\n");
 }
+
+/// The default roles and a private upstream (docs/security.md): the author may not use the
+/// repository's Secret to clone until granted `get` on that one Secret, as the docs show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_author_clones_with_a_secret_only_when_granted_it() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use kube::api::{Api, PostParams};
+    let Some(bundle) = porch_testkit::conformance::blueprints_bundle() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_fixture(&tmp.path().join("srv"), &bundle);
+    let s = Server::start_with_people();
+    let admin = s.client().await;
+    create_namespace(&admin, "creds").await;
+    let [carol, alice, _] = common::PEOPLE;
+    common::golden::bind(&admin, "creds", carol, "porch-repository-admin").await;
+    common::golden::bind(&admin, "creds", alice, "porch-author").await;
+    let ok = |user: &str, args: &[&str]| {
+        let out = s.porchctl_as(user, args);
+        assert!(
+            out.status.success(),
+            "{user}: porchctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dep = git.url_for("nephio/porch-test");
+    ok(
+        carol,
+        &[
+            "repo",
+            "reg",
+            &dep,
+            "-n",
+            "creds",
+            "--name",
+            "dep",
+            "--repo-basic-username=nephio",
+            "--repo-basic-password=secret",
+        ],
+    );
+    wait_ready(&admin, "creds", "dep").await;
+    let bp = git.url_for("nephio/test-blueprints.git");
+    let clone = [
+        "rpkg",
+        "clone",
+        bp.as_str(),
+        "app",
+        "-n",
+        "creds",
+        "--directory=basens",
+        "--ref=basens/v1",
+        "--repository=dep",
+        "--workspace=w",
+        "--secret-ref=dep-auth",
+    ];
+    let refused = s.porchctl_as(alice, &clone);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("User \"alice\" cannot get resource \"secrets\""),
+        "{stderr}"
+    );
+    let role: Role = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "upstream-creds"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["dep-auth"],
+                   "verbs": ["get"]}],
+    }))
+    .expect("role");
+    Api::<Role>::namespaced(admin.clone(), "creds")
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("create role");
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "alice-upstream-creds"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "upstream-creds"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }))
+    .expect("binding");
+    Api::<RoleBinding>::namespaced(admin.clone(), "creds")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("create binding");
+    assert_eq!(ok(alice, &clone), "dep.app.w created\n");
+}

@@ -175,6 +175,17 @@ impl Server {
             .expect("run porchctl")
     }
 
+    /// porchctl as `user`, a token user of this server (`start_with_people`).
+    pub fn porchctl_as(&self, user: &str, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_porchctl"))
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig_of(user))
+            .env("HOME", self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run porchctl")
+    }
+
     pub fn porchctl_ok(&self, args: &[&str]) -> String {
         let out = self.porchctl(args);
         assert!(
