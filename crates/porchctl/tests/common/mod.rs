@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod golden;
+pub mod normalise;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
