@@ -152,6 +152,36 @@ where
     }
 }
 
+/// The elements one occurrence of a string-slice flag adds (see [`GoCsv`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsvElements(pub Vec<String>);
+
+/// A string-slice flag value, as pflag's `stringSliceValue.Set`: the value read as one CSV
+/// record (`crate::go_csv`), each occurrence adding its elements.
+#[derive(Clone, Debug)]
+pub struct GoCsv;
+
+impl TypedValueParser for GoCsv {
+    type Value = CsvElements;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<CsvElements, clap::Error> {
+        let s = value.to_string_lossy();
+        crate::go_csv::read_as_csv(&s)
+            .map(CsvElements)
+            .map_err(|why| refuse(arg, &s, why))
+    }
+}
+
+/// All elements of a string-slice flag's occurrences, in order.
+pub fn csv_elements(values: &[CsvElements]) -> Vec<String> {
+    values.iter().flat_map(|v| v.0.iter().cloned()).collect()
+}
+
 /// Give every flag of `cmd` (and its sub-commands) pflag's forms.
 pub fn adapt(cmd: Command) -> Command {
     adapt_tree(cmd, false)

@@ -159,7 +159,7 @@ fn duration_flags_take_both_forms() {
 #[test]
 fn string_slices_split_on_commas_and_repeat() {
     let init = |args: &[&str]| match rpkg(args).command {
-        RpkgCommand::Init(i) => i.keywords,
+        RpkgCommand::Init(i) => crate::cli::csv_elements(&i.keywords),
         other => panic!("{other:?}"),
     };
     assert_eq!(
@@ -170,10 +170,28 @@ fn string_slices_split_on_commas_and_repeat() {
         init(&["rpkg", "init", "p", "--keywords=a", "--keywords", "b,c"]),
         ["a", "b", "c"]
     );
-    let group = repo(&["repo", "get", "--as-group", "x", "--as-group=y"])
+    // Each value is a CSV record (pflag's readAsCSV): quotes keep a comma, `""` is a
+    // quote, an empty value adds nothing; a stringArray flag (`--as-group`) never splits.
+    assert_eq!(
+        init(&[
+            "rpkg",
+            "init",
+            "p",
+            "--keywords",
+            "\"a,b\",c",
+            "--keywords="
+        ]),
+        ["a,b", "c"]
+    );
+    assert_eq!(
+        init(&["rpkg", "init", "p", "--keywords=\"say \"\"hi\"\"\""]),
+        ["say \"hi\""]
+    );
+    assert!(parse(&["rpkg", "init", "p", "--keywords", "a\"b"]).is_err());
+    let group = repo(&["repo", "get", "--as-group", "x,z", "--as-group=y"])
         .conn
         .as_group;
-    assert_eq!(group, ["x", "y"]);
+    assert_eq!(group, ["x,z", "y"]);
 }
 
 #[test]

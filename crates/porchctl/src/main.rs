@@ -5,6 +5,7 @@
 
 mod cli;
 mod fn_cmd;
+mod go_csv;
 mod pkg_cmd;
 mod remote;
 mod repo_cmd;

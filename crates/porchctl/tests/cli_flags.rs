@@ -65,6 +65,15 @@ fn bad_values_name_the_flag_and_gos_parse_error() {
         &["rpkg", "get", "--revision=99999999999999999999"],
         "error: invalid argument \"99999999999999999999\" for \"--revision\" flag: strconv.ParseInt: parsing \"99999999999999999999\": value out of range\n",
     );
+    // A string-slice value is a CSV record: encoding/csv's errors.
+    refused(
+        &["rpkg", "init", "p", "--keywords", "a\"b"],
+        "error: invalid argument \"a\\\"b\" for \"--keywords\" flag: parse error on line 1, column 2: bare \" in non-quoted-field\n",
+    );
+    refused(
+        &["rpkg", "init", "p", "--keywords=\"a"],
+        "error: invalid argument \"\\\"a\" for \"--keywords\" flag: parse error on line 1, column 3: extraneous or missing \" in quoted-field\n",
+    );
     refused(
         &["--truncate-output=nope", "version"],
         "error: invalid argument \"nope\" for \"--truncate-output\" flag: strconv.ParseBool: parsing \"nope\": invalid syntax\n",

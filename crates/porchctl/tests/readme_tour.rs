@@ -178,6 +178,24 @@ fn readme_tour_runs_verbatim_twice_in_the_same_directory() {
             log.contains("serving HTTPS"),
             "run {run}: the server's log is in $TOUR/server.log:\n{log}"
         );
+        // Issue 17: the tour's work is done by people in the documented roles; the admin
+        // only hands out the roles. No write of Porch's kinds is the admin's.
+        let admin_writes: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("request method=") && !l.contains("method=GET"))
+            .filter(|l| l.contains("porch.kpt.dev/") && l.contains("user=admin"))
+            .collect();
+        assert!(
+            admin_writes.is_empty(),
+            "run {run}: writes by the admin:\n{}",
+            admin_writes.join("\n")
+        );
+        for user in ["carol", "alice", "bob"] {
+            assert!(
+                log.contains(&format!("user={user} ")) || log.contains(&format!("user={user}\n")),
+                "run {run}: no request by {user}"
+            );
+        }
         for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
             assert!(
                 !text.contains("serving HTTPS") && !text.contains("porch_server"),

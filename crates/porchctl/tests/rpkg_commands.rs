@@ -248,3 +248,180 @@ async fn get_pull_push_clone_upgrade() {
         eprintln!("note: server refused the upgrade: {err}");
     }
 }
+
+/// Repositories registered on directories of one git URL: revisions are named by the path
+/// below the directory while their tags (and so a clone's upstreamLock) carry the whole
+/// path; `upgrade --discover` still pairs a downstream with its upstream's newer revisions,
+/// and not with a same-named package of the other directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_discovery_across_repository_directories() {
+    let Some(bundle) = porch_testkit::conformance::blueprints_bundle() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_fixture(&tmp.path().join("srv"), &bundle);
+    let s = Server::start();
+    let client = s.client().await;
+    create_namespace(&client, "dirs").await;
+    let bp = git.url_for("nephio/test-blueprints.git");
+    let shared = git.url_for("nephio/porch-test");
+    let ok = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--namespace", "dirs"]);
+        s.porchctl_ok(&a)
+    };
+    for (name, dir) in [("up", "blueprints"), ("side", "other")] {
+        ok(&[
+            "repo",
+            "register",
+            &shared,
+            "--name",
+            name,
+            "--directory",
+            dir,
+            "--deployment=false",
+            "--repo-basic-username=nephio",
+            "--repo-basic-password=secret",
+        ]);
+        wait_ready(&client, "dirs", name).await;
+    }
+    let publish = |name: &str| {
+        ok(&["rpkg", "propose", name]);
+        ok(&["rpkg", "approve", name]);
+    };
+    let from_bp = ["--directory=basens", "--ref=basens/v1", "--workspace", "w1"];
+    let mut clone = vec!["rpkg", "clone", bp.as_str()];
+    clone.extend_from_slice(&from_bp);
+    clone.extend_from_slice(&["--repository=up", "app"]);
+    ok(&clone);
+    publish("up.app.w1");
+    // The same package name in the other directory, at a higher revision: not an upstream
+    // of anything here.
+    let mut clone = vec!["rpkg", "clone", bp.as_str()];
+    clone.extend_from_slice(&from_bp);
+    clone.extend_from_slice(&["--repository=side", "app"]);
+    ok(&clone);
+    publish("side.app.w1");
+    ok(&["rpkg", "copy", "side.app.w1", "--workspace=w2"]);
+    publish("side.app.w2");
+    ok(&["rpkg", "copy", "side.app.w2", "--workspace=w3"]);
+    publish("side.app.w3");
+
+    ok(&[
+        "rpkg",
+        "clone",
+        "up.app.w1",
+        "--repository=up",
+        "--workspace=w1",
+        "down",
+    ]);
+    publish("up.down.w1");
+    let out = ok(&["rpkg", "upgrade", "--discover=upstream", "up.down.w1"]);
+    assert_eq!(
+        lines(&out)[1],
+        vec!["up.down.w1", "up", "No", "update", "available"],
+        "{out}"
+    );
+    ok(&["rpkg", "copy", "up.app.w1", "--workspace=w2"]);
+    publish("up.app.w2");
+    let out = ok(&["rpkg", "upgrade", "--discover=upstream", "up.down.w1"]);
+    assert_eq!(lines(&out)[1], vec!["up.down.w1", "up", "v2"], "{out}");
+    let out = ok(&["rpkg", "upgrade", "--discover=downstream", "up.app.w2"]);
+    // The main-branch revision of `down` has the same upstream.
+    assert_eq!(
+        lines(&out)[1..],
+        [
+            vec!["up.app.w2", "up.down.main", "v1->v2"],
+            vec!["up.app.w2", "up.down.w1", "v1->v2"]
+        ],
+        "{out}"
+    );
+    let out = ok(&["rpkg", "upgrade", "up.down.w1", "--workspace=w2"]);
+    assert_eq!(out, "up.down.w1 upgraded to up.down.w2\n");
+}
+
+/// The default roles and a private upstream (docs/security.md): the author may not use the
+/// repository's Secret to clone until granted `get` on that one Secret, as the docs show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_author_clones_with_a_secret_only_when_granted_it() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use kube::api::{Api, PostParams};
+    let Some(bundle) = porch_testkit::conformance::blueprints_bundle() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let git = git_fixture(&tmp.path().join("srv"), &bundle);
+    let s = Server::start_with_people();
+    let admin = s.client().await;
+    create_namespace(&admin, "creds").await;
+    let [carol, alice, _] = common::PEOPLE;
+    common::golden::bind(&admin, "creds", carol, "porch-repository-admin").await;
+    common::golden::bind(&admin, "creds", alice, "porch-author").await;
+    let ok = |user: &str, args: &[&str]| {
+        let out = s.porchctl_as(user, args);
+        assert!(
+            out.status.success(),
+            "{user}: porchctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dep = git.url_for("nephio/porch-test");
+    ok(
+        carol,
+        &[
+            "repo",
+            "reg",
+            &dep,
+            "-n",
+            "creds",
+            "--name",
+            "dep",
+            "--repo-basic-username=nephio",
+            "--repo-basic-password=secret",
+        ],
+    );
+    wait_ready(&admin, "creds", "dep").await;
+    let bp = git.url_for("nephio/test-blueprints.git");
+    let clone = [
+        "rpkg",
+        "clone",
+        bp.as_str(),
+        "app",
+        "-n",
+        "creds",
+        "--directory=basens",
+        "--ref=basens/v1",
+        "--repository=dep",
+        "--workspace=w",
+        "--secret-ref=dep-auth",
+    ];
+    let refused = s.porchctl_as(alice, &clone);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("User \"alice\" cannot get resource \"secrets\""),
+        "{stderr}"
+    );
+    let role: Role = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "upstream-creds"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["dep-auth"],
+                   "verbs": ["get"]}],
+    }))
+    .expect("role");
+    Api::<Role>::namespaced(admin.clone(), "creds")
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("create role");
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "alice-upstream-creds"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "upstream-creds"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }))
+    .expect("binding");
+    Api::<RoleBinding>::namespaced(admin.clone(), "creds")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("create binding");
+    assert_eq!(ok(alice, &clone), "dep.app.w created\n");
+}

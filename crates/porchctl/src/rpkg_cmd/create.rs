@@ -21,8 +21,8 @@ pub struct InitArgs {
     #[arg(long, default_value = "sample description")]
     pub description: String,
     /// List of keywords for the package (comma-separated or repeated).
-    #[arg(long, value_delimiter = ',')]
-    pub keywords: Vec<String>,
+    #[arg(long, value_parser = crate::cli::GoCsv, action = clap::ArgAction::Append)]
+    pub keywords: Vec<crate::cli::CsvElements>,
     /// Link to page with information about the package.
     #[arg(long, default_value = "", hide_default_value = true)]
     pub site: String,
@@ -103,7 +103,8 @@ pub fn package_revision(
 /// The `init` task, empty fields omitted as Go's `omitempty` does.
 pub fn init_task(description: &str, keywords: &[String], site: &str) -> Task {
     let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    let keywords: Vec<String> = keywords.iter().filter(|k| !k.is_empty()).cloned().collect();
+    // As upstream: the flag's elements as given (`--keywords=` gives none).
+    let keywords = keywords.to_vec();
     Task {
         type_: "init".into(),
         init: Some(PackageInitTaskSpec {
@@ -145,7 +146,11 @@ pub async fn init(conn: &ConnectionFlags, a: InitArgs) -> Result<(), RemoteError
             "--workspace is required to specify workspace name".into(),
         ));
     }
-    let task = init_task(&a.description, &a.keywords, &a.site);
+    let task = init_task(
+        &a.description,
+        &crate::cli::csv_elements(&a.keywords),
+        &a.site,
+    );
     create(conn, |ns| {
         package_revision(ns, &name, &a.workspace, &a.repository, task)
     })

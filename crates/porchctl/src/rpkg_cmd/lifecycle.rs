@@ -208,7 +208,7 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
                     Ok("approval")
                 }
                 "DeletionProposed" => {
-                    update(&remote, name, with_lifecycle(pr.raw, "Published")).await?;
+                    withdraw_deletion(&remote, name, with_lifecycle(pr.raw, "Published")).await?;
                     Ok("deletion")
                 }
                 other => Err(RemoteError::Failed(format!(
@@ -223,6 +223,22 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
         }
     }
     outcomes.finish()
+}
+
+/// Upstream withdraws a deletion proposal with an update of the revision, which the
+/// `porch-author` role allows. The server takes the same change through the approval
+/// subresource, which `porch-approver` allows: when RBAC refuses the update, that is tried
+/// too, so an approver can turn a deletion proposal down. Upstream's error stands if both
+/// are refused.
+async fn withdraw_deletion(remote: &Remote, name: &str, body: Value) -> Result<(), RemoteError> {
+    match update(remote, name, body.clone()).await {
+        Err(refused @ RemoteError::Api { code: 403, .. }) => PACKAGE_REVISIONS
+            .replace_subresource(&remote.client, &remote.namespace, name, "approval", &body)
+            .await
+            .map(|_| ())
+            .map_err(|_| refused),
+        other => other,
+    }
 }
 
 pub async fn propose_delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteError> {

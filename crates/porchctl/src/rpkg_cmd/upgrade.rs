@@ -285,7 +285,7 @@ fn available_updates<'a>(
             .unwrap_or(-1);
         (rev, String::new())
     };
-    let package = lock_ref[..slash]
+    let path = lock_ref[..slash]
         .trim_start_matches("drafts")
         .trim_start_matches('/');
     let with_git = |u: &str| {
@@ -305,6 +305,12 @@ fn available_updates<'a>(
         {
             continue;
         }
+        // Porch names a package by its path below the Repository's `directory`, while the
+        // lock's ref is the tag, which carries the whole path in the git repository. A
+        // Repository registered on another directory of the same URL does not hold it.
+        let Some(package) = package_in_directory(path, repo) else {
+            continue;
+        };
         upstream = repository_name(repo).to_string();
         updates = prs
             .published(repository_name(repo), package)
@@ -313,6 +319,22 @@ fn available_updates<'a>(
             .collect();
     }
     Ok((updates, upstream, draft))
+}
+
+/// The package path of `path` (a path in the git repository) inside `repo`'s directory,
+/// or `None` when it lies outside it.
+fn package_in_directory<'p>(path: &'p str, repo: &Repository) -> Option<&'p str> {
+    let dir = repo
+        .spec
+        .git
+        .as_ref()
+        .and_then(|g| g.directory.as_deref())
+        .unwrap_or_default()
+        .trim_matches('/');
+    if dir.is_empty() {
+        return Some(path);
+    }
+    path.strip_prefix(dir)?.strip_prefix('/')
 }
 
 fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Repository]) -> Result<String, RemoteError> {
@@ -547,5 +569,65 @@ mod tests {
         )
         .expect("table");
         assert_eq!(none, "All downstream packages are up to date.\n");
+    }
+
+    /// Two Repositories on one git URL, each on its own directory: the lock's ref carries
+    /// the directory (`upstream/app/v1`), the revisions are named by the path below it.
+    #[test]
+    fn discover_in_a_repository_directory() {
+        let none = json!({"type": "init"});
+        let prs = Revisions(vec![
+            pr("up.app.v1", "up", "app", 1, "Published", none.clone(), None),
+            pr("up.app.v2", "up", "app", 2, "Published", none.clone(), None),
+            pr(
+                "other.app.v7",
+                "other",
+                "app",
+                7,
+                "Published",
+                none.clone(),
+                None,
+            ),
+            pr(
+                "up.down.v1",
+                "up",
+                "down",
+                1,
+                "Published",
+                none,
+                Some(("http://h/one", "upstream/app/v1")),
+            ),
+        ]);
+        let repo = |name: &str, dir: &str| -> Repository {
+            typed::decode(
+                &json!({"apiVersion": "config.porch.kpt.dev/v1alpha1", "kind": "Repository",
+                    "metadata": {"name": name},
+                    "spec": {"type": "git", "git": {"repo": "http://h/one", "directory": dir}}}),
+                "repository",
+            )
+            .expect("decodes")
+        };
+        // Registered in either order, the Repository whose directory holds the path wins.
+        for repos in [
+            vec![repo("up", "/upstream"), repo("other", "downstream1")],
+            vec![repo("other", "downstream1"), repo("up", "upstream/")],
+        ] {
+            let up = discover(&args(&["--discover=upstream", "up.down.v1"]), &prs, &repos)
+                .expect("table");
+            assert_eq!(
+                up,
+                "PACKAGE REVISION   UPSTREAM REPOSITORY   UPSTREAM UPDATES\nup.down.v1         up                    v2\n"
+            );
+            let down = discover(&args(&["--discover=downstream"]), &prs, &repos).expect("table");
+            assert_eq!(
+                down,
+                "PACKAGE REVISION   DOWNSTREAM PACKAGE   DOWNSTREAM UPDATE\nup.app.v2          up.down.v1           v1->v2\n"
+            );
+        }
+        assert_eq!(
+            package_in_directory("upstreamx/app", &repo("r", "upstream")),
+            None
+        );
+        assert_eq!(package_in_directory("a/b", &repo("r", "")), Some("a/b"));
     }
 }

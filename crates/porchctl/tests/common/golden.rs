@@ -16,7 +16,10 @@ use std::process::{Command, Stdio};
 use porch_testkit::{GitServer, repos};
 use serde_json::Value;
 
-use super::{PASS, Server, USER, create_namespace, wait_ready};
+pub use super::normalise::{
+    clean_stderr, collapse_spaces, reorder_lines, replace_any, strip_columns, yaml_value,
+};
+use super::{PASS, PEOPLE, Server, USER, create_namespace, wait_ready};
 
 /// The git server address the goldens were recorded against.
 pub const UPSTREAM_GIT: &str = "http://gitea.gitea.svc.cluster.local:3000";
@@ -32,6 +35,10 @@ struct Step {
     yaml: bool,
     ignore_whitespace: bool,
     contains_error: bool,
+    /// Newer harness: tabs of stderr read as two spaces.
+    stderr_tabs: bool,
+    /// Newer harness: table columns left out of both sides by header name.
+    ignore_columns: Vec<String>,
 }
 
 fn steps(doc: &Value) -> Vec<Step> {
@@ -55,63 +62,43 @@ fn steps(doc: &Value) -> Vec<Step> {
             yaml: b(c, "yaml"),
             ignore_whitespace: b(c, "ignoreWhitespace"),
             contains_error: b(c, "containsErrorString"),
+            stderr_tabs: b(c, "stdErrTabToWhitespace"),
+            ignore_columns: c
+                .get("ignoreColumns")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
         .collect()
-}
-
-/// `reorderCommandStdout`: first line kept, the others sorted, every line newline-ended.
-pub fn reorder_lines(s: &str) -> String {
-    if s.is_empty() {
-        return String::new();
-    }
-    let mut lines: Vec<&str> = s.lines().collect();
-    if lines.len() > 1 {
-        lines[1..].sort_unstable();
-    }
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
-
-/// `reorderYamlStdout` minus the re-encoding: lines with `resourceVersion:` or
-/// `creationTimestamp:` dropped, then parsed. Comparing parsed values is what comparing
-/// go-yaml's re-encoding of both sides amounts to. `None` when it is not YAML.
-pub fn yaml_value(s: &str) -> Option<Value> {
-    let kept: String = s
-        .lines()
-        .filter(|l| !l.contains("resourceVersion:") && !l.contains("creationTimestamp:"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    serde_yaml::from_str(&kept).ok()
-}
-
-/// `cleanupStderr`: `[PASS]` lines dropped, every line newline-ended.
-pub fn clean_stderr(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.contains("[PASS]"))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-/// `normalizeWhitespace`: runs of spaces collapsed.
-pub fn collapse_spaces(s: &str) -> String {
-    s.split(' ')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The git fixture: `nephio/test-blueprints.git` from the bundle and a fresh
 /// `nephio/porch-test.git` with one commit on `main`; pushes need basic auth, reads do not
 /// (both repositories are public on the upstream harness's Gitea).
 pub fn git_fixture(root: &Path, bundle: &Path) -> GitServer {
+    git_fixture_with(root, bundle, &[])
+}
+
+/// `git_fixture` plus a fresh `nephio/<name>.git` (one commit on `main`) per `extra`: the
+/// older upstream harness gave each case a repository named after it.
+pub fn git_fixture_with(root: &Path, bundle: &Path, extra: &[&str]) -> GitServer {
     repos::bare_from_bundle(bundle, &root.join("nephio/test-blueprints.git")).expect("bundle");
-    let repo = repos::init_bare(&root.join("nephio/porch-test.git"), "main").expect("init");
-    repos::commit_files(
-        &repo,
-        "main",
-        &repos::files(&[("README.md", "# Test Go-Git Repo\nCreated programmatically.")]),
-        "Initial commit",
-    )
-    .expect("commit");
+    for name in std::iter::once("porch-test").chain(extra.iter().copied()) {
+        let repo =
+            repos::init_bare(&root.join(format!("nephio/{name}.git")), "main").expect("init");
+        repos::commit_files(
+            &repo,
+            "main",
+            &repos::files(&[("README.md", "# Test Go-Git Repo\nCreated programmatically.")]),
+            "Initial commit",
+        )
+        .expect("commit");
+    }
     GitServer::start_public_read(root, (USER, PASS)).expect("git server")
 }
 
@@ -123,16 +110,145 @@ fn kubectl() -> Option<PathBuf> {
     })
 }
 
-/// Runs the case; returns the mismatches (empty when it passes), or `Err` with why the
-/// case cannot run here.
-pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
-    let config = dir.join(format!("porch/cli-goldens/{case}/config.yaml"));
+/// Where the cases are: `$PORCH_CLI_GOLDENS_DIR` (a directory of `<case>/config.yaml`,
+/// e.g. upstream cases reconstructed in a scratch directory), else the conformance data's
+/// `porch/cli-goldens`.
+pub fn cases_dir(conformance: &Path) -> PathBuf {
+    std::env::var_os("PORCH_CLI_GOLDENS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| conformance.join("porch/cli-goldens"))
+}
+
+/// The case directories under `dir` (those holding a `config.yaml`), sorted.
+pub fn case_names(dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.path().join("config.yaml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// The default roles a non-admin golden user holds in the case's namespace: together what
+/// the upstream harness's cluster-admin needs for these commands (docs/security.md).
+pub const GOLDEN_ROLES: [&str; 3] = ["porch-author", "porch-approver", "porch-repository-admin"];
+
+/// Who runs a case's commands.
+#[derive(Clone, Copy, Debug)]
+pub enum Identity<'a> {
+    /// The server's admin (`system:masters`), as the upstream harness's cluster-admin.
+    Admin,
+    /// One token user holding all of `GOLDEN_ROLES` in the case's namespace.
+    User(&'a str),
+    /// `PEOPLE`, each in one role in the case's namespace, each command run by the one
+    /// whose job it is: `repo` commands by the repository admin (`porch-repository-admin`),
+    /// `rpkg approve`/`reject` by the approver (`porch-approver`), everything else (drafts,
+    /// reads, kubectl) by the author (`porch-author`).
+    People,
+}
+
+impl Identity<'_> {
+    pub fn name(&self) -> String {
+        match self {
+            Identity::Admin => "admin".into(),
+            Identity::User(u) => (*u).to_string(),
+            Identity::People => PEOPLE.join("/"),
+        }
+    }
+}
+
+/// Which of `PEOPLE` runs `args` (see `Identity::People`).
+pub fn person_for(args: &[String]) -> &'static str {
+    let [carol, alice, bob] = PEOPLE;
+    match (
+        args.get(1).map(String::as_str),
+        args.get(2).map(String::as_str),
+    ) {
+        (Some("repo"), _) => carol,
+        (Some("rpkg"), Some("approve" | "reject")) => bob,
+        _ => alice,
+    }
+}
+
+/// Binds `user` to each of `GOLDEN_ROLES` with a RoleBinding in `namespace`.
+pub async fn bind_golden_roles(admin: &kube::Client, namespace: &str, user: &str) {
+    for role in GOLDEN_ROLES {
+        bind(admin, namespace, user, role).await;
+    }
+}
+
+/// Binds `user` to the ClusterRole `role` with a RoleBinding in `namespace`.
+pub async fn bind(admin: &kube::Client, namespace: &str, user: &str, role: &str) {
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    use kube::api::{Api, PostParams};
+    let api: Api<RoleBinding> = Api::namespaced(admin.clone(), namespace);
+    let rb: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": format!("{user}-{role}")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }))
+    .expect("rolebinding");
+    match api.create(&PostParams::default(), &rb).await {
+        // A second case in `default` on a shared server: already bound.
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => panic!("create rolebinding: {e}"),
+    }
+}
+
+/// Runs the case on a server of its own as the admin; returns the mismatches (empty when
+/// it passes), or `Err` with why the case cannot run here. `conformance` holds the blueprint
+/// bundle; the case is read from `cases`.
+pub async fn run_case(conformance: &Path, cases: &Path, case: &str) -> Result<Vec<String>, String> {
+    let server = Server::start();
+    run_case_on(&server, Identity::Admin, conformance, cases, case).await
+}
+
+/// Runs the case on `server` as `who` (a token user of the server: `Server::start_with_user`
+/// or `start_with_people`), bound by RoleBindings in the case's namespace to the default
+/// roles only. Cases share a server through their own namespaces.
+pub async fn run_case_on(
+    server: &Server,
+    who: Identity<'_>,
+    conformance: &Path,
+    cases: &Path,
+    case: &str,
+) -> Result<Vec<String>, String> {
+    let config = cases.join(format!("{case}/config.yaml"));
     let text =
         std::fs::read_to_string(&config).map_err(|e| format!("{}: {e}", config.display()))?;
     let doc: Value = serde_yaml::from_str(&text).expect("golden yaml");
-    let bundle = dir.join("porch/test-blueprints.bundle");
+    let bundle = conformance.join("porch/test-blueprints.bundle");
+    // `defaultNamespace: true`: the commands carry no --namespace and act in the
+    // kubeconfig's namespace, `default`.
+    let namespace = if doc.get("defaultNamespace").and_then(Value::as_bool) == Some(true) {
+        "default"
+    } else {
+        case
+    };
+    if let Some(why) = doc
+        .get("skip")
+        .and_then(Value::as_str)
+        .filter(|w| !w.is_empty())
+    {
+        eprintln!("{case}: skipped as upstream skips it: {why}");
+        return Ok(Vec::new());
+    }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let git = git_fixture(&tmp.path().join("srv"), &bundle);
+    let own_repo = [case];
+    let extra: &[&str] = if case == "porch-test" || case == "test-blueprints" {
+        &[]
+    } else {
+        &own_repo
+    };
+    let git = git_fixture_with(&tmp.path().join("srv"), &bundle, extra);
+    // Upstream runs the commands from the directory holding `testdata/` (the cases), so a
+    // case's `sh` step reaches its files as `../testdata/...`.
+    let workdir = cases.parent().unwrap_or(cases).to_path_buf();
     let base = git.url_for("");
     let base = base.trim_end_matches('/').to_string();
     let scratch = tmp.path().join("porch-e2e");
@@ -143,9 +259,25 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
             .replace("/tmp/porch-e2e", &scratch)
     };
 
-    let server = Server::start();
     let client = server.client().await;
-    create_namespace(&client, case).await;
+    if namespace != "default" {
+        create_namespace(&client, namespace).await;
+    }
+    match who {
+        Identity::Admin => {}
+        Identity::User(user) => bind_golden_roles(&client, namespace, user).await,
+        Identity::People => {
+            let roles = ["porch-repository-admin", "porch-author", "porch-approver"];
+            for (person, role) in PEOPLE.iter().zip(roles) {
+                bind(&client, namespace, person, role).await;
+            }
+        }
+    }
+    let kubeconfig_for = |args: &[String]| match who {
+        Identity::Admin => server.kubeconfig(),
+        Identity::User(user) => server.kubeconfig_of(user),
+        Identity::People => server.kubeconfig_of(person_for(args)),
+    };
     let porchctl = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
     let mut failures = Vec::new();
     for (i, step) in steps(&doc).into_iter().enumerate() {
@@ -157,7 +289,8 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
         };
         let mut cmd = Command::new(&program);
         cmd.args(&args[1..])
-            .env("KUBECONFIG", server.kubeconfig())
+            .current_dir(&workdir)
+            .env("KUBECONFIG", kubeconfig_for(&args))
             .env("HOME", tmp.path())
             .stdin(if step.stdin.is_some() {
                 Stdio::piped()
@@ -173,7 +306,10 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
         }
         let out = child.wait_with_output().expect("wait");
         let got_out = String::from_utf8_lossy(&out.stdout).into_owned();
-        let got_err = clean_stderr(&String::from_utf8_lossy(&out.stderr));
+        let mut got_err = clean_stderr(&String::from_utf8_lossy(&out.stderr));
+        if step.stderr_tabs {
+            got_err = got_err.replace('\t', "  ");
+        }
         let mut want_out = rewrite(&step.stdout);
         let mut want_err = rewrite(&step.stderr);
         let label = format!("#{i} {}", step.args.join(" "));
@@ -189,9 +325,8 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
         } else {
             None
         };
-        let mut got_err = got_err;
         if let Some(got) = yaml {
-            let want: Value = serde_yaml::from_str(&want_out).unwrap_or(Value::Null);
+            let want = yaml_value(&want_out).unwrap_or(Value::Null);
             if got != want {
                 failures.push(format!(
                     "{label}\n  stdout (yaml) differs:\n--- want\n{}\n--- got\n{}",
@@ -206,10 +341,15 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
             } else {
                 reorder_lines(&got_out)
             };
+            if !step.ignore_columns.is_empty() {
+                got_out = strip_columns(&got_out, &step.ignore_columns);
+                want_out = strip_columns(&want_out, &step.ignore_columns);
+            }
             if step.ignore_whitespace {
                 want_out = collapse_spaces(&want_out);
                 got_out = collapse_spaces(&got_out);
             }
+            want_out = replace_any(&want_out, &got_out);
             if got_out != want_out {
                 failures.push(format!(
                     "{label}\n  stdout differs:\n--- want\n{want_out}--- got\n{got_out}"
@@ -236,13 +376,14 @@ pub async fn run_case(dir: &Path, case: &str) -> Result<Vec<String>, String> {
                 }
             ));
         }
-        if args.iter().any(|a| a == "register")
+        if args.iter().any(|a| a == "register" || a == "reg")
             && let Some(name) = args.iter().find_map(|a| a.strip_prefix("--name="))
         {
-            wait_ready(&client, case, name).await;
+            wait_ready(&client, namespace, name).await;
         }
     }
     if !failures.is_empty() {
+        // On a shared server the tail may show other cases' requests too.
         failures.push(format!("server log tail:\n{}", tail(&server.log(), 40)));
     }
     Ok(failures)

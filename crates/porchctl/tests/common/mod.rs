@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod golden;
+pub mod normalise;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -55,9 +56,71 @@ pub struct Server {
     child: Child,
 }
 
+/// A user of the `--token-auth-file` a server was started with (see `Server::start_with_user`).
+pub const TOKEN_USER: &str = "golden-user";
+/// The people of `Server::start_with_people`: a repository admin, an author, an approver.
+pub const PEOPLE: [&str; 3] = ["carol", "alice", "bob"];
+
 impl Server {
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A server that also knows the non-admin user `TOKEN_USER` (group `porch-users`) from a
+    /// `--token-auth-file`; `user_kubeconfig` is its kubeconfig. It has no rights until bound.
+    pub fn start_with_user() -> Self {
+        Self::start_with_tokens(&[TOKEN_USER])
+    }
+
+    /// A server that knows each of `PEOPLE` by a token; `kubeconfig_of(name)` is theirs.
+    pub fn start_with_people() -> Self {
+        Self::start_with_tokens(&PEOPLE)
+    }
+
+    fn start_with_tokens(users: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
+        let tokens = dir.path().join("tokens.csv");
+        let token = |u: &str| format!("{u}-token-6f1d2c");
+        let lines: String = users
+            .iter()
+            .enumerate()
+            .map(|(i, u)| format!("{},{u},{},\"porch-users\"\n", token(u), 2001 + i))
+            .collect();
+        std::fs::write(&tokens, lines).expect("write token file");
+        let s = Self::start_in(dir, &["--token-auth-file".as_ref(), tokens.as_os_str()]);
+        let admin: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(s.kubeconfig()).expect("kubeconfig"))
+                .expect("kubeconfig yaml");
+        for u in users {
+            let mut user = admin.clone();
+            user["users"] =
+                serde_yaml::from_str(&format!("[{{name: {u}, user: {{token: {}}}}}]", token(u)))
+                    .expect("users");
+            user["contexts"][0]["context"]["user"] = (*u).into();
+            std::fs::write(
+                s.kubeconfig_of(u),
+                serde_yaml::to_string(&user).expect("yaml"),
+            )
+            .expect("write user kubeconfig");
+        }
+        s
+    }
+
+    /// The kubeconfig of `TOKEN_USER` (only with `start_with_user`).
+    pub fn user_kubeconfig(&self) -> PathBuf {
+        self.kubeconfig_of(TOKEN_USER)
+    }
+
+    /// The kubeconfig of a token user of this server.
+    pub fn kubeconfig_of(&self, user: &str) -> PathBuf {
+        self.dir.path().join(format!("{user}.kubeconfig"))
+    }
+
+    pub fn start_with(extra: &[&std::ffi::OsStr]) -> Self {
+        Self::start_in(tempfile::tempdir().expect("tempdir"), extra)
+    }
+
+    fn start_in(dir: tempfile::TempDir, extra: &[&std::ffi::OsStr]) -> Self {
         let data = dir.path().join("data");
         let log = std::fs::File::create(dir.path().join("server.log")).expect("log");
         let mut child = Command::new(porch_server_bin())
@@ -66,6 +129,7 @@ impl Server {
             .args(["--listen", "127.0.0.1:0"])
             // The tests' remotes are file:// paths.
             .args(["--allow-local-repositories", "/"])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
@@ -106,6 +170,17 @@ impl Server {
         Command::new(env!("CARGO_BIN_EXE_porchctl"))
             .args(args)
             .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run porchctl")
+    }
+
+    /// porchctl as `user`, a token user of this server (`start_with_people`).
+    pub fn porchctl_as(&self, user: &str, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_porchctl"))
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig_of(user))
             .env("HOME", self.dir.path())
             .stdin(Stdio::null())
             .output()
