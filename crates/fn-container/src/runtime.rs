@@ -66,6 +66,15 @@ impl std::str::FromStr for PullPolicy {
     }
 }
 
+/// The pull settings of one image (its FunctionConfig's), over the runtime's own.
+#[derive(Debug, Clone, Default)]
+pub struct ImagePull {
+    /// Logins tried before the docker config's.
+    pub credentials: crate::auth::Credentials,
+    /// Replaces the runtime's pull policy for this image.
+    pub policy: Option<PullPolicy>,
+}
+
 impl ContainerOptions {
     /// Defaults with the cache at `cache_dir`: 10 GiB of images, 2 GiB of memory per
     /// function, no network, credentials from the user's docker config.
@@ -134,13 +143,23 @@ impl ContainerRuntime {
     /// The image for `image`, pulled as the pull policy says (by default only when not
     /// cached). Waits within the run's budget.
     pub fn ensure_image(&self, image: &str, run: &RunOptions) -> Result<CachedImage, RuntimeError> {
+        self.ensure_image_with(image, run, &ImagePull::default())
+    }
+
+    /// [`ContainerRuntime::ensure_image`] with `pull`'s credentials and policy.
+    pub fn ensure_image_with(
+        &self,
+        image: &str,
+        run: &RunOptions,
+        pull: &ImagePull,
+    ) -> Result<CachedImage, RuntimeError> {
         let start = |e: ContainerError| RuntimeError::Start {
             function: image.to_string(),
             reason: e.to_string(),
         };
         let reference = crate::reference::resolve(image).map_err(start)?;
         let key = reference.whole();
-        let policy = self.options.pull_policy;
+        let policy = pull.policy.unwrap_or(self.options.pull_policy);
         if policy != PullPolicy::Always
             && let Some(found) = self.cache.lookup(&key)
         {
@@ -161,6 +180,7 @@ impl ContainerRuntime {
             insecure_registries: self.options.insecure_registries.clone(),
             docker_config: self.options.docker_config.clone(),
             max_image_bytes: Some(self.options.max_cache_bytes),
+            credentials: pull.credentials.clone(),
         };
         // The pull runs on its own thread and runtime: callers may be async tasks already.
         std::thread::spawn(move || {
@@ -196,8 +216,9 @@ impl ContainerRuntime {
                         function: image.to_string(),
                         reason: format!(
                             "{e}; hint: check the image name and that its registry is reachable \
-                             (credentials come from the docker config; plain-HTTP registries \
-                             must be allowed as insecure); built-in functions run without a pull"
+                             (credentials come from the image's FunctionConfig pull Secrets, then \
+                             the docker config; plain-HTTP registries must be allowed as \
+                             insecure); built-in functions run without a pull"
                         ),
                     });
                 }
@@ -226,16 +247,14 @@ impl ContainerRuntime {
     }
 }
 
-impl FunctionRuntime for ContainerRuntime {
-    fn handles(&self, function: &FunctionRef) -> bool {
-        matches!(function, FunctionRef::Image(_))
-    }
-
-    fn run(
+impl ContainerRuntime {
+    /// Runs `function` as [`FunctionRuntime::run`] does, pulling its image with `pull`.
+    pub fn run_with(
         &self,
         function: &FunctionRef,
         input: ResourceList,
         options: &RunOptions,
+        pull: &ImagePull,
     ) -> Result<FunctionOutput, RuntimeError> {
         let FunctionRef::Image(image) = function else {
             return Err(RuntimeError::NotFound(format!(
@@ -247,7 +266,7 @@ impl FunctionRuntime for ContainerRuntime {
             function: image.clone(),
             reason: e.to_string(),
         };
-        let cached = self.ensure_image(image, options)?;
+        let cached = self.ensure_image_with(image, options, pull)?;
         // Held shared while the function runs so eviction leaves its rootfs alone.
         let lock = self.cache.image_lock(&cached.digest).map_err(start)?;
         let _running = lock.read().map_err(|e| start(e.into()))?;
@@ -285,6 +304,21 @@ impl FunctionRuntime for ContainerRuntime {
         ExecRuntime::allowed()
             .run(&FunctionRef::Exec(line), input, &run)
             .map_err(|e| rename(e, image))
+    }
+}
+
+impl FunctionRuntime for ContainerRuntime {
+    fn handles(&self, function: &FunctionRef) -> bool {
+        matches!(function, FunctionRef::Image(_))
+    }
+
+    fn run(
+        &self,
+        function: &FunctionRef,
+        input: ResourceList,
+        options: &RunOptions,
+    ) -> Result<FunctionOutput, RuntimeError> {
+        self.run_with(function, input, options, &ImagePull::default())
     }
 }
 
