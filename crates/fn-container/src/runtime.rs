@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kpt::resource_list::ResourceList;
 use kpt::runtime::exec::ExecRuntime;
+use kpt::runtime::wait::{Waited, wait_within};
 use kpt::runtime::{FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError};
 
 use crate::ContainerError;
@@ -13,9 +14,6 @@ use crate::cache::{Cache, CachedImage};
 use crate::pull::PullOptions;
 use crate::sandbox::{self, SandboxOptions};
 use crate::unpack::resolve_in;
-
-/// How often a render waiting for a pull looks at its budget.
-const POLL: Duration = Duration::from_millis(50);
 
 /// Settings of the container runtime.
 #[derive(Debug, Clone)]
@@ -170,7 +168,8 @@ impl ContainerRuntime {
                 function: image.to_string(),
                 reason: format!(
                     "image {key} is not in the function image cache and the image pull policy \
-                     is Never; hint: pull it once with --image-pull-policy IfNotPresent"
+                     is Never; hint: pull it once with the policy IfNotPresent (porchctl \
+                     --image-pull-policy, a FunctionConfig's spec.imagePullPolicy)"
                 ),
             });
         }
@@ -209,40 +208,29 @@ impl ContainerRuntime {
             let _ = tx.send(result);
         });
         let deadline = Instant::now() + run.timeout;
-        loop {
-            match rx.recv_timeout(POLL) {
-                Ok(result) => {
-                    return result.map_err(|e| RuntimeError::Start {
-                        function: image.to_string(),
-                        reason: format!(
-                            "{e}; hint: check the image name and that its registry is reachable \
-                             (credentials come from the image's FunctionConfig pull Secrets, then \
-                             the docker config; plain-HTTP registries must be allowed as \
-                             insecure); built-in functions run without a pull"
-                        ),
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(RuntimeError::Panicked {
-                        function: image.to_string(),
-                        reason: "the image pull stopped unexpectedly".into(),
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(reason) = run.budget.check() {
-                        return Err(RuntimeError::Budget {
-                            function: image.to_string(),
-                            reason,
-                        });
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(RuntimeError::Timeout {
-                            function: image.to_string(),
-                            seconds: run.timeout.as_secs(),
-                        });
-                    }
-                }
-            }
+        match wait_within(&rx, &run.budget, deadline) {
+            Waited::Done(result) => result.map_err(|e| RuntimeError::Start {
+                function: image.to_string(),
+                reason: format!(
+                    "{e}; hint: check the image name and that its registry is reachable \
+                     (credentials come from the image's FunctionConfig pull Secrets, then \
+                     the docker config; plain-HTTP registries must be allowed as \
+                     insecure); built-in functions run without a pull"
+                ),
+            }),
+            Waited::Abandoned => Err(RuntimeError::Panicked {
+                function: image.to_string(),
+                reason: "the image pull stopped unexpectedly".into(),
+            }),
+            // The pull goes on in the background and lands in the cache for the next run.
+            Waited::Stopped(reason) => Err(RuntimeError::Budget {
+                function: image.to_string(),
+                reason,
+            }),
+            Waited::TimedOut => Err(RuntimeError::Timeout {
+                function: image.to_string(),
+                seconds: run.timeout.as_secs(),
+            }),
         }
     }
 }
