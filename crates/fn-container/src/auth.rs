@@ -31,35 +31,123 @@ fn same_registry(key: &str, registry: &str) -> bool {
     k == registry || (docker_hub(k) && docker_hub(registry))
 }
 
+/// One registry login.
+#[derive(Clone, PartialEq, Eq)]
+struct Login {
+    /// The registry (`host[:port]`, or a docker config key naming one); `None`: any.
+    registry: Option<String>,
+    username: String,
+    password: String,
+}
+
+impl std::fmt::Debug for Login {
+    // Passwords stay out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Login")
+            .field("registry", &self.registry)
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Registry logins handed to one pull (a FunctionConfig's pull Secrets), tried before the
+/// docker config file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credentials(Vec<Login>);
+
+/// A docker config (or pull Secret) that is not one.
+#[derive(Debug, thiserror::Error)]
+#[error("not a docker config: {0}")]
+pub struct InvalidDockerConfig(String);
+
+impl InvalidDockerConfig {
+    /// A short machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        "invalid-docker-config"
+    }
+}
+
+impl Credentials {
+    /// A login for whichever registry the image is on (a `kubernetes.io/basic-auth` Secret).
+    pub fn basic(username: impl Into<String>, password: impl Into<String>) -> Self {
+        Credentials(vec![Login {
+            registry: None,
+            username: username.into(),
+            password: password.into(),
+        }])
+    }
+
+    /// The logins of a docker config: `{"auths": {...}}` (`config.json`,
+    /// `.dockerconfigjson`) or the legacy bare map (`.dockercfg`).
+    pub fn from_docker_config(text: &str) -> Result<Self, InvalidDockerConfig> {
+        let config: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| InvalidDockerConfig(e.to_string()))?;
+        let auths = match config.get("auths") {
+            Some(a) => a.as_object(),
+            None => config.as_object(),
+        }
+        .ok_or_else(|| InvalidDockerConfig("`auths` is not an object".into()))?;
+        let mut logins = Vec::new();
+        for (key, entry) in auths {
+            if let Some(encoded) = entry.get("auth").and_then(|a| a.as_str())
+                && let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(encoded)
+                && let Ok(pair) = String::from_utf8(bytes)
+                && let Some((user, pass)) = pair.split_once(':')
+            {
+                logins.push(Login {
+                    registry: Some(key.clone()),
+                    username: user.to_string(),
+                    password: pass.to_string(),
+                });
+                continue;
+            }
+            let field = |name: &str| entry.get(name).and_then(|v| v.as_str());
+            if let (Some(user), Some(pass)) = (field("username"), field("password")) {
+                logins.push(Login {
+                    registry: Some(key.clone()),
+                    username: user.to_string(),
+                    password: pass.to_string(),
+                });
+            }
+        }
+        Ok(Credentials(logins))
+    }
+
+    /// Adds `other`'s logins after these.
+    pub fn extend(&mut self, other: Credentials) {
+        self.0.extend(other.0);
+    }
+
+    /// No logins.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The login for `registry`: one naming it first, then one for any registry.
+    pub fn find(&self, registry: &str) -> Option<RegistryAuth> {
+        let named = self.0.iter().find(|l| {
+            l.registry
+                .as_deref()
+                .is_some_and(|k| same_registry(k, registry))
+        });
+        named
+            .or_else(|| self.0.iter().find(|l| l.registry.is_none()))
+            .map(|l| RegistryAuth::Basic(l.username.clone(), l.password.clone()))
+    }
+}
+
 /// Credentials for `registry` in the docker config at `path` (anonymous when none).
 pub fn lookup(path: Option<&Path>, registry: &str) -> RegistryAuth {
     let Some(text) = path.and_then(|p| std::fs::read_to_string(p).ok()) else {
         return RegistryAuth::Anonymous;
     };
-    let Ok(config) = serde_json::from_str::<serde_json::Value>(&text) else {
-        tracing::warn!(path = ?path, "docker config is not JSON; pulling anonymously");
-        return RegistryAuth::Anonymous;
-    };
-    let Some(auths) = config.get("auths").and_then(|a| a.as_object()) else {
-        return RegistryAuth::Anonymous;
-    };
-    for (key, entry) in auths {
-        if !same_registry(key, registry) {
-            continue;
-        }
-        if let Some(encoded) = entry.get("auth").and_then(|a| a.as_str())
-            && let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(encoded)
-            && let Ok(pair) = String::from_utf8(bytes)
-            && let Some((user, pass)) = pair.split_once(':')
-        {
-            return RegistryAuth::Basic(user.to_string(), pass.to_string());
-        }
-        let field = |name: &str| entry.get(name).and_then(|v| v.as_str());
-        if let (Some(user), Some(pass)) = (field("username"), field("password")) {
-            return RegistryAuth::Basic(user.to_string(), pass.to_string());
+    match Credentials::from_docker_config(&text) {
+        Ok(c) => c.find(registry).unwrap_or(RegistryAuth::Anonymous),
+        Err(e) => {
+            tracing::warn!(path = ?path, error = %e, "unusable docker config; pulling anonymously");
+            RegistryAuth::Anonymous
         }
     }
-    RegistryAuth::Anonymous
 }
 
 #[cfg(test)]
@@ -92,5 +180,33 @@ mod tests {
             RegistryAuth::Anonymous
         ));
         assert!(matches!(lookup(None, "ghcr.io"), RegistryAuth::Anonymous));
+    }
+
+    #[test]
+    fn pull_secret_logins_match_their_registry_or_any() {
+        let auth = base64::engine::general_purpose::STANDARD.encode("carol:pw1");
+        // `.dockercfg` is the bare map.
+        let legacy = Credentials::from_docker_config(&format!(
+            r#"{{"reg.example:5000":{{"auth":"{auth}"}}}}"#
+        ))
+        .expect("legacy");
+        assert!(matches!(
+            legacy.find("reg.example:5000"),
+            Some(RegistryAuth::Basic(u, p)) if u == "carol" && p == "pw1"
+        ));
+        assert!(legacy.find("other.example").is_none());
+        let mut both = legacy.clone();
+        both.extend(Credentials::basic("dave", "pw2"));
+        assert!(matches!(
+            both.find("other.example"),
+            Some(RegistryAuth::Basic(u, _)) if u == "dave"
+        ));
+        assert!(matches!(
+            both.find("reg.example:5000"),
+            Some(RegistryAuth::Basic(u, _)) if u == "carol"
+        ));
+        assert!(Credentials::from_docker_config("[1]").is_err());
+        assert!(Credentials::default().is_empty());
+        assert!(!format!("{both:?}").contains("pw1"));
     }
 }

@@ -17,7 +17,9 @@ mod runtime;
 pub mod sandbox;
 pub mod unpack;
 
-pub use runtime::{ContainerOptions, ContainerRuntime, LazyContainerRuntime, PullPolicy};
+pub use runtime::{
+    ContainerOptions, ContainerRuntime, ImagePull, LazyContainerRuntime, PullPolicy,
+};
 
 /// Why an image could not be made ready to run.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +30,18 @@ pub enum ContainerError {
     /// The registry refused or failed.
     #[error("pulling {image}: {reason}")]
     Registry { image: String, reason: String },
+    /// The registry refused access to the image.
+    #[error(
+        "pulling {image}: registry {registry} denied access {with}: {reason}; hint: name a pull \
+         Secret in the image's FunctionConfig (spec.imagePullSecrets) or add the registry to the \
+         docker config"
+    )]
+    Denied {
+        image: String,
+        registry: String,
+        with: &'static str,
+        reason: String,
+    },
     /// A layer's bytes do not match its digest.
     #[error("pulling {image}: layer digest mismatch: expected {expected}, got {actual}")]
     Digest {

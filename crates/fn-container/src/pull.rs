@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use oci_client::client::{ClientConfig, ClientProtocol, linux_amd64_resolver};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use sha2::{Digest, Sha256};
 
 use crate::ContainerError;
+use crate::auth::Credentials;
 use crate::reference::is_loopback;
 
 /// How to reach registries.
@@ -24,9 +27,37 @@ pub struct PullOptions {
     pub docker_config: Option<PathBuf>,
     /// Most bytes the unpacked image may take (`None`: unbounded).
     pub max_image_bytes: Option<u64>,
+    /// Logins tried before the docker config's (a FunctionConfig's pull Secrets).
+    pub credentials: Credentials,
 }
 
-fn registry_err(image: &Reference, e: impl std::fmt::Display) -> ContainerError {
+/// The registry said who we are is not enough: no credentials, or the wrong ones.
+fn is_denied(e: &OciDistributionError) -> bool {
+    match e {
+        OciDistributionError::AuthenticationFailure(_)
+        | OciDistributionError::UnauthorizedError { .. } => true,
+        OciDistributionError::RegistryError { envelope, .. } => envelope
+            .errors
+            .iter()
+            .any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)),
+        OciDistributionError::ServerError { code, .. } => matches!(code, 401 | 403),
+        _ => false,
+    }
+}
+
+fn registry_err(image: &Reference, authenticated: bool, e: OciDistributionError) -> ContainerError {
+    if is_denied(&e) {
+        return ContainerError::Denied {
+            image: image.whole(),
+            registry: image.resolve_registry().to_string(),
+            with: if authenticated {
+                "with the credentials given"
+            } else {
+                "without credentials"
+            },
+            reason: e.to_string(),
+        };
+    }
     ContainerError::Registry {
         image: image.whole(),
         reason: e.to_string(),
@@ -72,11 +103,15 @@ pub async fn pull(
         read_timeout: Some(Duration::from_secs(60)),
         ..ClientConfig::default()
     });
-    let auth = crate::auth::lookup(options.docker_config.as_deref(), image.registry());
+    let auth = options
+        .credentials
+        .find(image.registry())
+        .unwrap_or_else(|| crate::auth::lookup(options.docker_config.as_deref(), image.registry()));
+    let authenticated = !matches!(auth, RegistryAuth::Anonymous);
     let (manifest, digest, config) = client
         .pull_manifest_and_config(image, &auth)
         .await
-        .map_err(|e| registry_err(image, e))?;
+        .map_err(|e| registry_err(image, authenticated, e))?;
     let rootfs = staging.join("rootfs");
     std::fs::create_dir_all(&rootfs)?;
     let mut room = options.max_image_bytes.unwrap_or(u64::MAX);
@@ -96,7 +131,7 @@ pub async fn pull(
         client
             .pull_blob(image, layer, file)
             .await
-            .map_err(|e| registry_err(image, e))?;
+            .map_err(|e| registry_err(image, authenticated, e))?;
         // oci-client checks digests too; checking the bytes on disk is what we unpack.
         let actual = sha256_file(&blob_path)?;
         if actual != layer.digest {

@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kpt::resource_list::ResourceList;
 use kpt::runtime::exec::ExecRuntime;
+use kpt::runtime::wait::{Waited, wait_within};
 use kpt::runtime::{FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError};
 
 use crate::ContainerError;
@@ -13,9 +14,6 @@ use crate::cache::{Cache, CachedImage};
 use crate::pull::PullOptions;
 use crate::sandbox::{self, SandboxOptions};
 use crate::unpack::resolve_in;
-
-/// How often a render waiting for a pull looks at its budget.
-const POLL: Duration = Duration::from_millis(50);
 
 /// Settings of the container runtime.
 #[derive(Debug, Clone)]
@@ -64,6 +62,15 @@ impl std::str::FromStr for PullPolicy {
             )),
         }
     }
+}
+
+/// The pull settings of one image (its FunctionConfig's), over the runtime's own.
+#[derive(Debug, Clone, Default)]
+pub struct ImagePull {
+    /// Logins tried before the docker config's.
+    pub credentials: crate::auth::Credentials,
+    /// Replaces the runtime's pull policy for this image.
+    pub policy: Option<PullPolicy>,
 }
 
 impl ContainerOptions {
@@ -134,13 +141,23 @@ impl ContainerRuntime {
     /// The image for `image`, pulled as the pull policy says (by default only when not
     /// cached). Waits within the run's budget.
     pub fn ensure_image(&self, image: &str, run: &RunOptions) -> Result<CachedImage, RuntimeError> {
+        self.ensure_image_with(image, run, &ImagePull::default())
+    }
+
+    /// [`ContainerRuntime::ensure_image`] with `pull`'s credentials and policy.
+    pub fn ensure_image_with(
+        &self,
+        image: &str,
+        run: &RunOptions,
+        pull: &ImagePull,
+    ) -> Result<CachedImage, RuntimeError> {
         let start = |e: ContainerError| RuntimeError::Start {
             function: image.to_string(),
             reason: e.to_string(),
         };
         let reference = crate::reference::resolve(image).map_err(start)?;
         let key = reference.whole();
-        let policy = self.options.pull_policy;
+        let policy = pull.policy.unwrap_or(self.options.pull_policy);
         if policy != PullPolicy::Always
             && let Some(found) = self.cache.lookup(&key)
         {
@@ -151,7 +168,8 @@ impl ContainerRuntime {
                 function: image.to_string(),
                 reason: format!(
                     "image {key} is not in the function image cache and the image pull policy \
-                     is Never; hint: pull it once with --image-pull-policy IfNotPresent"
+                     is Never; hint: pull it once with the policy IfNotPresent (porchctl \
+                     --image-pull-policy, a FunctionConfig's spec.imagePullPolicy)"
                 ),
             });
         }
@@ -161,6 +179,7 @@ impl ContainerRuntime {
             insecure_registries: self.options.insecure_registries.clone(),
             docker_config: self.options.docker_config.clone(),
             max_image_bytes: Some(self.options.max_cache_bytes),
+            credentials: pull.credentials.clone(),
         };
         // The pull runs on its own thread and runtime: callers may be async tasks already.
         std::thread::spawn(move || {
@@ -189,53 +208,41 @@ impl ContainerRuntime {
             let _ = tx.send(result);
         });
         let deadline = Instant::now() + run.timeout;
-        loop {
-            match rx.recv_timeout(POLL) {
-                Ok(result) => {
-                    return result.map_err(|e| RuntimeError::Start {
-                        function: image.to_string(),
-                        reason: format!(
-                            "{e}; hint: check the image name and that its registry is reachable \
-                             (credentials come from the docker config; plain-HTTP registries \
-                             must be allowed as insecure); built-in functions run without a pull"
-                        ),
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(RuntimeError::Panicked {
-                        function: image.to_string(),
-                        reason: "the image pull stopped unexpectedly".into(),
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(reason) = run.budget.check() {
-                        return Err(RuntimeError::Budget {
-                            function: image.to_string(),
-                            reason,
-                        });
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(RuntimeError::Timeout {
-                            function: image.to_string(),
-                            seconds: run.timeout.as_secs(),
-                        });
-                    }
-                }
-            }
+        match wait_within(&rx, &run.budget, deadline) {
+            Waited::Done(result) => result.map_err(|e| RuntimeError::Start {
+                function: image.to_string(),
+                reason: format!(
+                    "{e}; hint: check the image name and that its registry is reachable \
+                     (credentials come from the image's FunctionConfig pull Secrets, then \
+                     the docker config; plain-HTTP registries must be allowed as \
+                     insecure); built-in functions run without a pull"
+                ),
+            }),
+            Waited::Abandoned => Err(RuntimeError::Panicked {
+                function: image.to_string(),
+                reason: "the image pull stopped unexpectedly".into(),
+            }),
+            // The pull goes on in the background and lands in the cache for the next run.
+            Waited::Stopped(reason) => Err(RuntimeError::Budget {
+                function: image.to_string(),
+                reason,
+            }),
+            Waited::TimedOut => Err(RuntimeError::Timeout {
+                function: image.to_string(),
+                seconds: run.timeout.as_secs(),
+            }),
         }
     }
 }
 
-impl FunctionRuntime for ContainerRuntime {
-    fn handles(&self, function: &FunctionRef) -> bool {
-        matches!(function, FunctionRef::Image(_))
-    }
-
-    fn run(
+impl ContainerRuntime {
+    /// Runs `function` as [`FunctionRuntime::run`] does, pulling its image with `pull`.
+    pub fn run_with(
         &self,
         function: &FunctionRef,
         input: ResourceList,
         options: &RunOptions,
+        pull: &ImagePull,
     ) -> Result<FunctionOutput, RuntimeError> {
         let FunctionRef::Image(image) = function else {
             return Err(RuntimeError::NotFound(format!(
@@ -247,7 +254,7 @@ impl FunctionRuntime for ContainerRuntime {
             function: image.clone(),
             reason: e.to_string(),
         };
-        let cached = self.ensure_image(image, options)?;
+        let cached = self.ensure_image_with(image, options, pull)?;
         // Held shared while the function runs so eviction leaves its rootfs alone.
         let lock = self.cache.image_lock(&cached.digest).map_err(start)?;
         let _running = lock.read().map_err(|e| start(e.into()))?;
@@ -285,6 +292,21 @@ impl FunctionRuntime for ContainerRuntime {
         ExecRuntime::allowed()
             .run(&FunctionRef::Exec(line), input, &run)
             .map_err(|e| rename(e, image))
+    }
+}
+
+impl FunctionRuntime for ContainerRuntime {
+    fn handles(&self, function: &FunctionRef) -> bool {
+        matches!(function, FunctionRef::Image(_))
+    }
+
+    fn run(
+        &self,
+        function: &FunctionRef,
+        input: ResourceList,
+        options: &RunOptions,
+    ) -> Result<FunctionOutput, RuntimeError> {
+        self.run_with(function, input, options, &ImagePull::default())
     }
 }
 

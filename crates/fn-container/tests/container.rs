@@ -333,6 +333,57 @@ fn credentials_come_from_the_docker_config() {
     assert!(out.stderr.contains("authed"), "{}", out.stderr);
 }
 
+#[test]
+fn one_image_s_pull_settings_override_the_runtime_s() {
+    use fn_container::auth::Credentials;
+    use fn_container::{ImagePull, PullPolicy};
+    use porch_testkit::registry::{PASSWORD, USER};
+    let registry = Registry::start_with_auth();
+    let image = registry.push(&function_image("echo authed >&2\n"), "fn/private:v1", false);
+    let other = registry.push(&function_image("echo other >&2\n"), "fn/other:v1", false);
+    let (_d, cache) = temp();
+    let rt = ContainerRuntime::new(ContainerOptions {
+        docker_config: None,
+        ..ContainerOptions::new(&cache)
+    })
+    .expect("runtime");
+    let run_with = |image: &str, pull: &ImagePull| {
+        rt.run_with(
+            &FunctionRef::Image(image.to_string()),
+            ResourceList::from_yaml(INPUT).expect("input"),
+            &RunOptions::default(),
+            pull,
+        )
+    };
+    let wrong = ImagePull {
+        credentials: Credentials::basic(USER, "wrong"),
+        policy: None,
+    };
+    let err = run_with(&image, &wrong).expect_err("wrong password");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "registry {} denied access with the credentials given",
+            registry.addr
+        )),
+        "{text}"
+    );
+    let right = ImagePull {
+        credentials: Credentials::basic(USER, PASSWORD),
+        policy: None,
+    };
+    let out = run_with(&image, &right).expect("pulled with the image's login");
+    assert!(out.stderr.contains("authed"), "{}", out.stderr);
+    // Cached now: Never runs it, and refuses an image the cache lacks, logins or not.
+    let never = ImagePull {
+        policy: Some(PullPolicy::Never),
+        ..right.clone()
+    };
+    run_with(&image, &never).expect("cached image under Never");
+    let err = run_with(&other, &never).expect_err("not cached");
+    assert!(err.to_string().contains("pull policy is Never"), "{err}");
+}
+
 /// Processes of this machine whose command line contains `needle`.
 fn processes_with(needle: &str) -> usize {
     std::fs::read_dir("/proc")

@@ -1,7 +1,8 @@
 //! `config.porch.kpt.dev/v1alpha1` `FunctionConfig` (Porch `api/porchconfig/v1alpha1/
 //! function_config_types.go`): per function image, which executor runs it and with what
-//! settings. Fields follow Porch's Go `json` tags; `spec.limits` is this server's extension
-//! (Porch has no per-function time or output budget).
+//! settings. Fields follow Porch's Go `json` tags; `spec.limits` (Porch has no per-function
+//! time or output budget), `spec.imagePullSecrets` and `spec.imagePullPolicy` are this
+//! server's extensions.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -40,6 +41,16 @@ pub struct FunctionConfigSpec {
     /// render budget for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<FunctionLimits>,
+    /// porch-rs extension: Secrets in the FunctionConfig's namespace whose registry
+    /// credentials pull the image (`kubernetes.io/dockerconfigjson`, `kubernetes.io/dockercfg`
+    /// or `kubernetes.io/basic-auth`), tried before the server's docker config. Porch has no
+    /// such field: its function runner reads one docker config file for every image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<crate::repository::SecretRef>,
+    /// porch-rs extension: when the image is pulled again (`Always`, `IfNotPresent`,
+    /// `Never`, as kpt's `--image-pull-policy`); the server's policy when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<String>,
 }
 
 /// Pod (here: sandbox) execution of the image.

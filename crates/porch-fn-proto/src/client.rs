@@ -5,9 +5,8 @@
 use std::time::Duration;
 
 use kpt::resource_list::ResourceList;
-use kpt::runtime::{
-    BudgetExceeded, FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError,
-};
+use kpt::runtime::wait::{Waited, wait_within};
+use kpt::runtime::{FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, RuntimeError};
 use tonic::Code;
 use tonic::transport::{Channel, Endpoint};
 
@@ -36,8 +35,8 @@ impl RemoteError {
     }
 }
 
-/// How often a waiting call looks at the render's budget (cancellation, deadline).
-const BUDGET_POLL: Duration = Duration::from_millis(50);
+/// How long past its deadline a call waits for the runner's own answer.
+const ANSWER_GRACE: Duration = Duration::from_secs(2);
 
 /// Evaluates every image function on a remote runner.
 pub struct RemoteRuntime {
@@ -150,9 +149,8 @@ impl FunctionRuntime for RemoteRuntime {
         });
         request.set_timeout(timeout);
         let client = self.client.clone();
-        let cancel = budget.cancel.clone();
         let started = std::time::Instant::now();
-        // Spawned and awaited over a channel rather than `block_on`: the caller may be any
+        // Spawned and waited for over a channel rather than `block_on`: the caller may be any
         // thread, including one of another runtime, where `block_on` would panic.
         let (done, outcome) = std::sync::mpsc::sync_channel(1);
         let Some(io) = self.io.as_ref() else {
@@ -161,38 +159,30 @@ impl FunctionRuntime for RemoteRuntime {
                 reason: "the function runner client is shut down".into(),
             });
         };
-        io.spawn(async move {
-            // A little grace past the deadline for the runner's own answer; then give up.
-            let call = tokio::time::timeout(
-                timeout + Duration::from_secs(2),
-                Self::call(client, request),
-            );
-            tokio::pin!(call);
-            let mut poll = tokio::time::interval(BUDGET_POLL);
-            loop {
-                tokio::select! {
-                    result = &mut call => {
-                        let result = result.unwrap_or_else(|_| {
-                            Err(tonic::Status::deadline_exceeded("no answer from the function runner"))
+        let call = io.spawn(async move {
+            let _ = done.send(Self::call(client, request).await);
+        });
+        // A little grace past the deadline for the runner's own answer; then give up.
+        let result = match wait_within(&outcome, budget, started + timeout + ANSWER_GRACE) {
+            Waited::Done(result) => result,
+            waited => {
+                // Dropping the call resets the stream: the runner stops the function.
+                call.abort();
+                match waited {
+                    Waited::Stopped(reason) => {
+                        return Err(RuntimeError::Budget {
+                            function: image,
+                            reason,
                         });
-                        let _ = done.send(Some(result));
-                        return;
                     }
-                    _ = poll.tick() => {
-                        // Dropping the call resets the stream: the runner stops the function.
-                        if cancel.is_cancelled() {
-                            let _ = done.send(None);
-                            return;
-                        }
-                    }
+                    Waited::TimedOut => Err(tonic::Status::deadline_exceeded(
+                        "no answer from the function runner",
+                    )),
+                    _ => Err(tonic::Status::unavailable(
+                        "the function runner call stopped",
+                    )),
                 }
             }
-        });
-        let Some(result) = outcome.recv().ok().flatten() else {
-            return Err(RuntimeError::Budget {
-                function: image,
-                reason: BudgetExceeded::Cancelled,
-            });
         };
         match result {
             Ok(response) => {

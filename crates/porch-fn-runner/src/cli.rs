@@ -1,5 +1,6 @@
 //! Flags: Porch's function runner's (`--port`, `--max-request-body-size`,
-//! `--disable-runtimes`, `--log-level`, `--functions`, `--config`) plus the sandbox's.
+//! `--disable-runtimes`, `--log-level`, `--functions`, `--config`,
+//! `--enable-private-registries`, `--registry-auth-secret-path`) plus the sandbox's.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -74,6 +75,18 @@ pub struct Args {
     )]
     pub insecure_registries: Vec<String>,
 
+    /// Pull function images with the credentials of `--registry-auth-secret-path` (Porch's
+    /// flag; without it the docker config of `$DOCKER_CONFIG` or `~/.docker` is used). The
+    /// gRPC request carries no credentials, so FunctionConfig pull Secrets do not reach a
+    /// runner: its docker config must hold every private registry's login.
+    #[arg(long)]
+    pub enable_private_registries: bool,
+
+    /// The docker config (`.dockerconfigjson` of a mounted `kubernetes.io/dockerconfigjson`
+    /// Secret) read with `--enable-private-registries`.
+    #[arg(long, default_value = "/var/tmp/config-secret/.dockerconfigjson")]
+    pub registry_auth_secret_path: PathBuf,
+
     /// Let function containers use the network (off: they get no network at all).
     #[arg(long)]
     pub allow_function_network: bool,
@@ -121,6 +134,9 @@ impl Args {
             let mut options = fn_container::ContainerOptions::new(&self.function_cache_dir);
             options.max_cache_bytes = self.function_cache_max_mb.saturating_mul(1 << 20);
             options.insecure_registries = self.insecure_registries.clone();
+            if self.enable_private_registries {
+                options.docker_config = Some(self.registry_auth_secret_path.clone());
+            }
             options.allow_network = self.allow_function_network;
             options.memory_limit = (self.function_memory_mb > 0)
                 .then(|| self.function_memory_mb.saturating_mul(1 << 20));

@@ -15,6 +15,7 @@ impl RegistryCatalog {
                 insecure_registries: args.insecure_registries.clone(),
                 docker_config: fn_container::auth::default_config_path(),
                 max_image_bytes: None,
+                credentials: Default::default(),
             },
         }
     }

@@ -11,6 +11,7 @@
 mod cli;
 mod cluster;
 mod function_catalog;
+mod function_images;
 mod git_opener;
 mod kubeconfig;
 mod oidc;

@@ -229,6 +229,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // unless a FunctionConfig chooses another executor for the image.
     let function_configs = resources::functions::FunctionConfigs::default();
     let runner = function_runner(&args)?;
+    // A FunctionConfig's pull Secrets reach the in-process sandbox only: Porch's gRPC request
+    // has no field for them, so a function runner pulls with its own docker config.
+    let pull_secrets = Arc::new(std::sync::OnceLock::new());
+    let sandbox = match &runner {
+        Some(_) => None,
+        None => Some(Arc::new(container_runtime(&args)?)),
+    };
     let executors = resources::functions::Executors {
         builtins: match &runner {
             Some(remote) => remote.clone(),
@@ -240,10 +247,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             kpt::runtime::exec::ExecRuntime::denied()
         }),
         binary: Arc::new(kpt::runtime::exec::ExecRuntime::allowed()),
-        images: Some(match runner {
-            Some(remote) => remote,
-            None => Arc::new(container_runtime(&args)?),
+        images: match (runner, &sandbox) {
+            (Some(remote), _) => Some(remote),
+            (None, Some(sandbox)) => {
+                Some(sandbox.clone() as Arc<dyn kpt::runtime::FunctionRuntime>)
+            }
+            (None, None) => None,
+        },
+        configured_images: sandbox.map(|s| {
+            Arc::new(crate::function_images::SandboxImages(s))
+                as Arc<dyn resources::functions::ConfiguredImages>
         }),
+        pull_secrets: Some(crate::function_images::secret_source(pull_secrets.clone())),
         functions_dir: args
             .functions_dir
             .clone()
@@ -298,6 +313,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             events.backend.clone(),
             args.event_ttl,
         ));
+    }
+    if let Some(secrets) = registry.find("", "v1", "secrets") {
+        let _ = pull_secrets.set(secrets.clone());
     }
     engine.set_upstream_fetcher(Arc::new(LocalGate(
         porch_git::GitUpstreamFetcher::new(args.data_dir.join("upstream"))

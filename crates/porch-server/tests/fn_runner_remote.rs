@@ -38,10 +38,17 @@ fn runner_binary() -> PathBuf {
 
 impl Runner {
     fn start() -> Runner {
+        Self::start_with(&[])
+    }
+
+    fn start_with(flags: &[&str]) -> Runner {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = std::fs::File::create(dir.path().join("runner.log")).expect("log");
         let mut child = Command::new(runner_binary())
             .args(["--port", "0", "--bind-address", "127.0.0.1"])
+            .args(flags)
+            // The user's own docker config stays out of it.
+            .env("DOCKER_CONFIG", dir.path())
             .arg("--function-cache-dir")
             .arg(dir.path().join("images"))
             .stdout(Stdio::piped())
@@ -222,6 +229,55 @@ async fn a_hanging_function_on_the_runner_is_stopped_at_the_render_time_limit() 
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_runner_pulls_private_images_with_its_registry_auth_file() {
+    use base64::Engine;
+    use porch_testkit::registry::{PASSWORD, USER};
+    let registry = porch_testkit::registry::Registry::start_with_auth();
+    let private = registry.push(
+        &porch_testkit::registry::function_image("sed 's/key: original$/key: pulled/'\n"),
+        "fn/private:v1",
+        false,
+    );
+    // Porch's flags: the `.dockerconfigjson` of a mounted Secret. The gRPC request carries
+    // no credentials, so this file is the runner's only source of them.
+    let secret_dir = tempfile::tempdir().expect("tempdir");
+    let auth_file = secret_dir.path().join(".dockerconfigjson");
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    std::fs::write(
+        &auth_file,
+        format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, registry.addr),
+    )
+    .expect("auth file");
+    let pipeline = format!("pipeline:\n  mutators:\n  - image: {private}\n");
+
+    let anonymous = Runner::start();
+    let env = draft(&["--function-runner", &anonymous.address]).await;
+    let (code, msg) = api_err(update(&env, &pipeline).await);
+    assert_eq!(code, 422, "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "registry {} denied access without credentials",
+            registry.addr
+        )),
+        "{msg}"
+    );
+    assert_unchanged(&env).await;
+
+    let authed = Runner::start_with(&[
+        "--enable-private-registries",
+        "--registry-auth-secret-path",
+        auth_file.to_str().expect("utf-8 path"),
+    ]);
+    let env = draft(&["--function-runner", &authed.address]).await;
+    update(&env, &pipeline).await.expect("pulled by the runner");
+    let cm = files_of(&env.prrs(NS), "git.fn-pkg.ws").await["cm.yaml"].clone();
+    assert!(
+        cm.as_str().is_some_and(|t| t.contains("key: pulled")),
+        "{cm}"
+    );
 }
 
 /// Whether `pid` descends from `ancestor` (through /proc's parent links).

@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod exec;
+pub mod wait;
 
 pub use budget::{Budget, BudgetExceeded, CancelOnDrop, CancelToken};
 

@@ -7,7 +7,7 @@ use porch_apiserver::LiveRegistry;
 use porch_controllers::objects::{Gvr, Objects};
 use serde_json::Value;
 
-use super::routing::FunctionConfigs;
+use super::routing::{Configured, FunctionConfigs};
 use crate::objects::RegistryObjects;
 
 const USER: &str = "system:serviceaccount:porch-system:porch-server";
@@ -40,8 +40,18 @@ pub async fn apply_all(objects: &RegistryObjects, configs: &FunctionConfigs) {
             obj.get("spec").cloned().unwrap_or(Value::Null),
         );
         let error = match spec {
-            Ok(s) => {
-                specs.push(s);
+            Ok(spec) => {
+                let field = |p: &str| {
+                    obj.pointer(p)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                specs.push(Configured {
+                    namespace: field("/metadata/namespace"),
+                    name: field("/metadata/name"),
+                    spec,
+                });
                 None
             }
             Err(e) => Some(e.to_string()),

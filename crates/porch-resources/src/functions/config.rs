@@ -120,6 +120,27 @@ fn validate(obj: &Value) -> Vec<FieldError> {
             "must be a quantity such as 256Mi",
         ));
     }
+    if let Some(secrets) = spec.get("imagePullSecrets").and_then(Value::as_array) {
+        for (i, s) in secrets.iter().enumerate() {
+            if s.get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                errs.push(FieldError::required(format!(
+                    "spec.imagePullSecrets[{i}].name"
+                )));
+            }
+        }
+    }
+    if let Some(p) = spec.get("imagePullPolicy").and_then(Value::as_str)
+        && !super::pull::POLICIES.contains(&p)
+    {
+        errs.push(FieldError::invalid(
+            "spec.imagePullPolicy",
+            &json!(p),
+            "must be one of Always, IfNotPresent, Never",
+        ));
+    }
     for f in ["maxOutputResources", "maxOutputBytes", "maxSteps"] {
         if let Some(n) = spec
             .pointer(&format!("/limits/{f}"))
@@ -217,5 +238,15 @@ mod tests {
         assert!(validate(&ok).is_empty());
         let bad = json!({"spec": {"image": "x", "goExecutor": {"tags": []}, "limits": {"timeout": "soon"}}});
         assert_eq!(validate(&bad).len(), 2);
+        let pull = json!({"spec": {"image": "x", "podExecutor": {},
+            "imagePullSecrets": [{"name": "ok"}, {"name": ""}], "imagePullPolicy": "Sometimes"}});
+        let fields: Vec<_> = validate(&pull).into_iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            ["spec.imagePullSecrets[1].name", "spec.imagePullPolicy"]
+        );
+        let good = json!({"spec": {"image": "x", "podExecutor": {},
+            "imagePullSecrets": [{"name": "ok"}], "imagePullPolicy": "Never"}});
+        assert!(validate(&good).is_empty());
     }
 }

@@ -144,7 +144,8 @@ impl FunctionsBackend {
 
     fn configured(&self, namespace: &str) -> Vec<Value> {
         let mut out = Vec::new();
-        for spec in self.configs.get().iter() {
+        for configured in self.configs.get().iter() {
+            let spec = &configured.spec;
             let prefix = spec
                 .prefixes
                 .first()

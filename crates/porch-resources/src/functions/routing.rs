@@ -12,23 +12,32 @@ use kpt::runtime::{FunctionOutput, FunctionRef, FunctionRuntime, RunOptions, Run
 use porch_api::FunctionConfigSpec;
 
 use super::config::{parse_duration, parse_quantity};
+use super::pull::{ConfiguredImages, ImagePullSettings, PullSecretSource};
 
 /// The catalog prefix an empty `spec.prefixes` entry stands for.
 const CATALOG: &str = "ghcr.io/kptdev/krm-functions-catalog";
 
+/// One applied FunctionConfig: its spec and where it lives (its pull Secrets are there).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Configured {
+    pub namespace: String,
+    pub name: String,
+    pub spec: FunctionConfigSpec,
+}
+
 /// The FunctionConfigs renders use now (replaced as a whole when one changes).
 #[derive(Clone, Default)]
-pub struct FunctionConfigs(Arc<RwLock<Arc<Vec<FunctionConfigSpec>>>>);
+pub struct FunctionConfigs(Arc<RwLock<Arc<Vec<Configured>>>>);
 
 impl FunctionConfigs {
-    pub fn set(&self, specs: Vec<FunctionConfigSpec>) {
+    pub fn set(&self, configs: Vec<Configured>) {
         *self
             .0
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(specs);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(configs);
     }
 
-    pub fn get(&self) -> Arc<Vec<FunctionConfigSpec>> {
+    pub fn get(&self) -> Arc<Vec<Configured>> {
         self.0
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -46,6 +55,11 @@ pub struct Executors {
     pub binary: Arc<dyn FunctionRuntime>,
     /// Function images (`podExecutor`; every other image); `None`: none run.
     pub images: Option<Arc<dyn FunctionRuntime>>,
+    /// The same images run with a FunctionConfig's pull settings (`None`: `images` cannot
+    /// take them, as a remote function runner, and pulls with its own credentials).
+    pub configured_images: Option<Arc<dyn ConfiguredImages>>,
+    /// Reads the pull Secrets FunctionConfigs name.
+    pub pull_secrets: Option<PullSecretSource>,
     /// What relative `binaryExecutor` paths are relative to.
     pub functions_dir: PathBuf,
 }
@@ -107,14 +121,11 @@ fn prefix_matches(spec: &FunctionConfigSpec, prefix: &str) -> bool {
 }
 
 /// The FunctionConfig of `image`, if any.
-pub(crate) fn config_for<'a>(
-    configs: &'a [FunctionConfigSpec],
-    image: &str,
-) -> Option<&'a FunctionConfigSpec> {
+pub(crate) fn config_for<'a>(configs: &'a [Configured], image: &str) -> Option<&'a Configured> {
     let parts = split_image(image);
     configs
         .iter()
-        .find(|c| c.image == parts.name && prefix_matches(c, parts.prefix))
+        .find(|c| c.spec.image == parts.name && prefix_matches(&c.spec, parts.prefix))
 }
 
 /// Which executor a FunctionConfig picks for a tag.
@@ -232,6 +243,54 @@ impl ConfiguredRuntime {
     }
 }
 
+impl ConfiguredRuntime {
+    /// Runs the image itself, pulled with its FunctionConfig's Secrets and policy.
+    fn run_image(
+        &self,
+        configured: &Configured,
+        function: &FunctionRef,
+        input: ResourceList,
+        run: &RunOptions,
+    ) -> Result<FunctionOutput, RuntimeError> {
+        let image = function.display();
+        let Some(images) = &self.executors.images else {
+            return Err(RuntimeError::NotFound(format!(
+                "the FunctionConfig of {image:?} asks for its image, but this server runs no function images"
+            )));
+        };
+        let spec = &configured.spec;
+        let configured_pull =
+            !spec.image_pull_secrets.is_empty() || spec.image_pull_policy.is_some();
+        let Some(with_settings) = self
+            .executors
+            .configured_images
+            .as_ref()
+            .filter(|_| configured_pull)
+        else {
+            return images.run(function, input, run);
+        };
+        let mut pull = ImagePullSettings {
+            secrets: Vec::new(),
+            policy: spec.image_pull_policy.clone(),
+        };
+        for secret in &spec.image_pull_secrets {
+            let read = match &self.executors.pull_secrets {
+                Some(source) => source(&configured.namespace, &secret.name),
+                None => Err("this server reads no Secrets".to_string()),
+            };
+            pull.secrets
+                .push(read.map_err(|reason| RuntimeError::Start {
+                    function: image.to_string(),
+                    reason: format!(
+                        "pull Secret {:?} of FunctionConfig {}/{}: {reason}",
+                        secret.name, configured.namespace, configured.name
+                    ),
+                })?);
+        }
+        with_settings.run(function, input, run, &pull)
+    }
+}
+
 impl FunctionRuntime for ConfiguredRuntime {
     fn handles(&self, function: &FunctionRef) -> bool {
         self.default.handles(function)
@@ -248,9 +307,10 @@ impl FunctionRuntime for ConfiguredRuntime {
             return self.default.run(function, input, options);
         };
         let configs = self.configs.get();
-        let Some(spec) = config_for(&configs, image) else {
+        let Some(configured) = config_for(&configs, image) else {
             return self.default.run(function, input, options);
         };
+        let spec = &configured.spec;
         let run = limited(spec, options);
         match choose(spec, split_image(image).tag) {
             Choice::Builtin(id) => {
@@ -270,12 +330,11 @@ impl FunctionRuntime for ConfiguredRuntime {
                     .run(&exec, input, &run)
                     .map_err(|e| named(e, image))
             }
-            Choice::Image => match &self.executors.images {
-                Some(images) => images.run(function, input, &run),
-                None => Err(RuntimeError::NotFound(format!(
-                    "the FunctionConfig of {image:?} asks for its image, but this server runs no function images"
-                ))),
-            },
+            Choice::Image => self.run_image(configured, function, input, &run),
+            // Built-ins still win for their images; any other image is pulled as configured.
+            Choice::Default if !self.executors.builtins.handles(function) => {
+                self.run_image(configured, function, input, &run)
+            }
             Choice::Default => self.default.run(function, input, &run),
         }
     }
@@ -311,7 +370,10 @@ mod tests {
 
     #[test]
     fn images_match_by_name_and_prefix() {
-        let configs = [spec()];
+        let configs = [Configured {
+            spec: spec(),
+            ..Configured::default()
+        }];
         for image in [
             "set-namespace:v0.4",
             "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4",
@@ -334,6 +396,113 @@ mod tests {
             ..spec()
         };
         assert_eq!(choose(&no_pod, "v9"), Choice::Default);
+    }
+
+    /// Records the pull settings each image run gets.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<(String, ImagePullSettings)>>);
+
+    impl ConfiguredImages for Recorder {
+        fn run(
+            &self,
+            f: &FunctionRef,
+            input: ResourceList,
+            _: &RunOptions,
+            pull: &ImagePullSettings,
+        ) -> Result<FunctionOutput, RuntimeError> {
+            self.0
+                .lock()
+                .expect("lock")
+                .push((f.display().to_string(), pull.clone()));
+            Ok(FunctionOutput {
+                list: input,
+                exit_code: 0,
+                stderr: String::new(),
+            })
+        }
+    }
+
+    impl FunctionRuntime for Recorder {
+        fn handles(&self, f: &FunctionRef) -> bool {
+            matches!(f, FunctionRef::Image(_))
+        }
+        fn run(
+            &self,
+            f: &FunctionRef,
+            input: ResourceList,
+            o: &RunOptions,
+        ) -> Result<FunctionOutput, RuntimeError> {
+            ConfiguredImages::run(self, f, input, o, &ImagePullSettings::default())
+        }
+    }
+
+    #[test]
+    fn a_config_s_pull_secrets_are_read_from_its_namespace_for_its_image() {
+        use crate::functions::pull::PullSecret;
+        let recorder = Arc::new(Recorder::default());
+        let images: Arc<dyn FunctionRuntime> = recorder.clone();
+        let exec: Arc<dyn FunctionRuntime> = Arc::new(kpt::runtime::exec::ExecRuntime::denied());
+        let executors = Executors {
+            builtins: Arc::new(krm_functions::Builtins),
+            exec: exec.clone(),
+            binary: exec,
+            images: Some(images),
+            configured_images: Some(recorder.clone()),
+            pull_secrets: Some(Arc::new(|ns: &str, name: &str| match (ns, name) {
+                ("team", "creds") => Ok(PullSecret::Basic {
+                    username: "u".into(),
+                    password: "p".into(),
+                }),
+                _ => Err(format!("secrets \"{name}\" not found")),
+            })),
+            functions_dir: PathBuf::from("/nonexistent"),
+        };
+        let configs = FunctionConfigs::default();
+        let with = |name: &str, image: &str, secret: &str| Configured {
+            namespace: "team".into(),
+            name: name.into(),
+            spec: FunctionConfigSpec {
+                image: image.into(),
+                prefixes: vec!["reg.example".into()],
+                image_pull_secrets: vec![porch_api::SecretRef {
+                    name: secret.into(),
+                }],
+                image_pull_policy: Some("Always".into()),
+                ..Default::default()
+            },
+        };
+        configs.set(vec![
+            with("private", "private", "creds"),
+            with("broken", "broken", "missing"),
+        ]);
+        let rt = ConfiguredRuntime::new(executors, configs);
+        let run = |image: &str| {
+            rt.run(
+                &FunctionRef::Image(image.into()),
+                ResourceList::default(),
+                &RunOptions::default(),
+            )
+        };
+        run("reg.example/private:v1").expect("ran");
+        run("reg.example/other:v1").expect("ran");
+        let err = run("reg.example/broken:v1").expect_err("unreadable Secret");
+        assert!(err.to_string().contains("team/broken"), "{err}");
+        assert!(err.to_string().contains("\"missing\""), "{err}");
+        let calls = recorder.0.lock().expect("lock").clone();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].0, "reg.example/private:v1");
+        assert_eq!(
+            calls[0].1,
+            ImagePullSettings {
+                secrets: vec![PullSecret::Basic {
+                    username: "u".into(),
+                    password: "p".into()
+                }],
+                policy: Some("Always".into()),
+            }
+        );
+        // Without a FunctionConfig, the server's settings.
+        assert_eq!(calls[1].1, ImagePullSettings::default());
     }
 
     #[test]
