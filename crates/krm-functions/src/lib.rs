@@ -13,6 +13,7 @@ mod budget;
 pub mod catalog;
 mod common;
 mod error;
+mod image_tag;
 mod registry;
 mod stderr;
 

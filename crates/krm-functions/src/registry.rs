@@ -74,7 +74,9 @@ impl FunctionRuntime for Builtins {
         // server renders untrusted pipelines. (Stack overflows cannot unwind; renders run
         // on threads with stacks sized for the parsers' and evaluators' depth limits.)
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::budget::with(&options.budget, || f(&mut input))
+            crate::budget::with(&options.budget, || {
+                crate::image_tag::with(image, || f(&mut input))
+            })
         }));
         let ran = match ran {
             Ok(r) => r,

@@ -83,6 +83,9 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             ..Default::default()
         });
     }
+    // Releases v0.1 and v0.2 (what Porch's and kpt's examples pin) reported the field path
+    // and file only; later ones add the resource and the current and proposed values.
+    let legacy = crate::image_tag::is_release(0, 1) || crate::image_tag::is_release(0, 2);
     for c in s.changes {
         let names: Vec<&str> = s
             .placeholder
@@ -105,7 +108,18 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             }),
             ..Default::default()
         };
-        list.results.push(item.about(&c.resource));
+        if legacy {
+            list.results.push(ResultItem {
+                field: item.field.map(|f| FieldRef {
+                    current_value: None,
+                    proposed_value: None,
+                    ..f
+                }),
+                ..item
+            });
+        } else {
+            list.results.push(item.about(&c.resource));
+        }
     }
     Ok(())
 }

@@ -180,3 +180,24 @@ fn results_carry_values_and_redact_secrets() {
         Some("<redacted>")
     );
 }
+
+#[test]
+fn releases_v0_1_and_v0_2_report_the_field_and_file_only() {
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  foo: bar # kpt-set: ${foo}\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  foo: baz\n";
+    let (_, newest, _) = apply(input, config);
+    assert!(newest[0].resource_ref.is_some());
+    for image in [
+        "ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2",
+        "apply-setters:v0.1.1",
+    ] {
+        let (out, results, err) = crate::image_tag::with(image, || apply(input, config));
+        assert_eq!(err, None);
+        assert!(out.contains("  foo: baz # kpt-set: ${foo}\n"), "{out}");
+        assert_eq!(messages(&results), vec![r#"set field value to "baz""#]);
+        assert!(results[0].resource_ref.is_none(), "{image}");
+        let field = results[0].field.clone().expect("field");
+        assert_eq!(field.path, "data.foo");
+        assert_eq!((field.current_value, field.proposed_value), (None, None));
+    }
+}
