@@ -47,6 +47,11 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
     for (group, kind, plural) in [
         (
             "authorization.k8s.io",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+        ),
+        (
+            "authorization.k8s.io",
             "SelfSubjectAccessReview",
             "selfsubjectaccessreviews",
         ),
@@ -67,7 +72,7 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
         ),
     ] {
         let mut k = ResourceKind::new(group, "v1", kind, plural);
-        k.namespaced = false;
+        k.namespaced = kind == "LocalSubjectAccessReview";
         k.verbs = vec!["create".into()];
         reg.add(k, Arc::new(Unserved));
     }
