@@ -543,6 +543,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
     let ctx = RequestContext {
         user: user.name,
         groups: user.groups,
+        uid: user.uid,
         field_manager: Some(field_manager),
         dry_run,
         force: flag(&q, "force"),

@@ -540,6 +540,7 @@ async fn a_reconcile_after_a_crash_finds_the_draft_by_owner() {
             engine: w.engine.clone(),
         }),
         events: w.reconciler.events.clone(),
+        access: None,
     };
     fresh.reconcile(NS, "my-pv").await.expect("again");
     assert_eq!(w.summary("deployments", "bar"), ["packagevariant-1 Draft"]);
