@@ -9,7 +9,9 @@ use porch_core::store::MetadataStore;
 use serde_json::{Value, json};
 
 use super::RBAC_GROUP;
+use super::escalation::{EscalationGuard, RbacKind};
 use crate::error::{ApiError, FieldError};
+use crate::generic::GenericBackend;
 use crate::hub::WatchHub;
 use crate::registry::Registry;
 use crate::resource::{
@@ -20,12 +22,26 @@ use crate::table::Column;
 
 /// Serves the RBAC kinds from `store` and the review kinds.
 pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) {
-    for (kind, plural, namespaced) in [
-        ("Role", "roles", true),
-        ("ClusterRole", "clusterroles", false),
-        ("RoleBinding", "rolebindings", true),
-        ("ClusterRoleBinding", "clusterrolebindings", false),
-    ] {
+    let kinds = [
+        ("Role", "roles", true, RbacKind::Role),
+        ("ClusterRole", "clusterroles", false, RbacKind::ClusterRole),
+        ("RoleBinding", "rolebindings", true, RbacKind::RoleBinding),
+        (
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            RbacKind::ClusterRoleBinding,
+        ),
+    ];
+    let store_backend = |plural: &str, namespaced: bool| -> Arc<dyn ResourceBackend> {
+        let mut k = ResourceKind::new(RBAC_GROUP, "v1", "", plural);
+        k.namespaced = namespaced;
+        Arc::new(GenericBackend::new(Arc::new(k), store.clone(), hub.clone()))
+    };
+    // Bindings look their role up here (the store backend needs the plural and scope only).
+    let roles = store_backend("roles", true);
+    let cluster_roles = store_backend("clusterroles", false);
+    for (kind, plural, namespaced, rbac_kind) in kinds {
         let mut k = ResourceKind::new(RBAC_GROUP, "v1", kind, plural);
         k.namespaced = namespaced;
         // kubectl `create role|clusterrole|rolebinding|clusterrolebinding` send protobuf.
@@ -42,7 +58,19 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
             )];
             k.hooks = Arc::new(RoleHooks { namespaced });
         }
-        reg.add_generic(k, store, hub);
+        let k = Arc::new(ResourceKind {
+            garbage_collected: true,
+            ..k
+        });
+        let inner: Arc<dyn ResourceBackend> =
+            Arc::new(GenericBackend::new(k.clone(), store.clone(), hub.clone()));
+        let guard = EscalationGuard {
+            inner,
+            kind: rbac_kind,
+            roles: roles.clone(),
+            cluster_roles: cluster_roles.clone(),
+        };
+        reg.add(Arc::unwrap_or_clone(k), Arc::new(guard));
     }
     for (group, kind, plural) in [
         (
