@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::RBAC_GROUP;
 use super::escalation::{EscalationGuard, RbacKind};
+use super::rules::strings;
 use crate::error::{ApiError, FieldError};
 use crate::generic::GenericBackend;
 use crate::hub::WatchHub;
@@ -51,11 +52,7 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
             k.hooks = Arc::new(BindingHooks { namespaced });
         } else {
             k.age_column = false;
-            k.columns = vec![Column::path(
-                "Created At",
-                "date",
-                ".metadata.creationTimestamp",
-            )];
+            k.columns = vec![Column::created_at()];
             k.hooks = Arc::new(RoleHooks { namespaced });
         }
         let k = Arc::new(ResourceKind {
@@ -145,13 +142,6 @@ fn binding_columns() -> Vec<Column> {
     ]
 }
 
-fn str_list<'a>(v: &'a Value, f: &str) -> Vec<&'a str> {
-    v.get(f)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
 fn required(field: String, why: &str) -> FieldError {
     FieldError {
         reason: "FieldValueRequired",
@@ -166,13 +156,13 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
     let rules = obj.get("rules").and_then(Value::as_array);
     for (i, rule) in rules.into_iter().flatten().enumerate() {
         let at = |f: &str| format!("rules[{i}].{f}");
-        if str_list(rule, "verbs").is_empty() {
+        if strings(rule.get("verbs")).is_empty() {
             errs.push(required(
                 at("verbs"),
                 "verbs must contain at least one value",
             ));
         }
-        let urls = str_list(rule, "nonResourceURLs");
+        let urls = strings(rule.get("nonResourceURLs"));
         if !urls.is_empty() {
             let urls_v = json!(urls);
             if namespaced {
@@ -184,7 +174,7 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
             }
             let resourceful = ["apiGroups", "resources", "resourceNames"]
                 .iter()
-                .any(|f| !str_list(rule, f).is_empty());
+                .any(|f| !strings(rule.get(*f)).is_empty());
             if resourceful {
                 errs.push(FieldError::invalid(
                     at("nonResourceURLs"),
@@ -204,7 +194,7 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
                 "resource rules must supply at least one api group",
             ));
         }
-        if str_list(rule, "resources").is_empty() {
+        if strings(rule.get("resources")).is_empty() {
             errs.push(required(
                 at("resources"),
                 "resource rules must supply at least one resource",
