@@ -190,3 +190,72 @@ async fn a_variant_acts_with_its_creators_rights() {
         "alice"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sets_variants_act_with_the_sets_creator() {
+    let env = Env::start().await;
+    let blueprints = env.empty_repo("blueprints");
+    env.register(NS, "blueprints", &blueprints, json!({})).await;
+    let deployments = env.empty_repo("deployments");
+    env.register(NS, "deployments", &deployments, json!({}))
+        .await;
+    init_published(&env.prs(NS), "blueprints", "foo", "v1").await;
+    let s = &env.server;
+    s.kubectl_ok(&[
+        "create",
+        "role",
+        "set-writer",
+        "--verb=get,list,create,update,patch",
+        "--resource=packagevariantsets.config.porch.kpt.dev",
+        "-n",
+        NS,
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "m-sets",
+        "--role=set-writer",
+        "--user=mallory",
+        "-n",
+        NS,
+    ]);
+    let yaml = format!(
+        "apiVersion: config.porch.kpt.dev/v1alpha2\nkind: PackageVariantSet\nmetadata:\n  name: fan\n  namespace: {NS}\nspec:\n  upstream: {{repo: blueprints, package: foo, revision: 1}}\n  targets:\n  - repositories:\n    - name: deployments\n"
+    );
+    let out = s.kubectl_stdin(&["create", "-f", "-", "--as", "mallory"], Some(&yaml));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pvs = variants(&env);
+    eventually("the generated variant", || async {
+        pvs.get("fan-deployments-foo").await.is_ok()
+    })
+    .await;
+    let pv = pvs.get("fan-deployments-foo").await.expect("pv");
+    assert_eq!(
+        creator(&pv),
+        json!({"username": "mallory", "groups": ["system:authenticated"]})
+    );
+    eventually("the generated variant Stalled", || async {
+        let pv = pvs.get("fan-deployments-foo").await.expect("pv");
+        condition(&pv, "Stalled").1 == "Forbidden"
+    })
+    .await;
+    let pv = pvs.get("fan-deployments-foo").await.expect("pv");
+    assert!(
+        condition(&pv, "Stalled")
+            .2
+            .contains("User \"mallory\" cannot create resource \"packagerevisions\""),
+        "{:?}",
+        condition(&pv, "Stalled")
+    );
+    assert!(
+        env.prs(NS)
+            .get("deployments.foo.packagevariant-1")
+            .await
+            .is_err(),
+        "no draft for mallory's set"
+    );
+}
