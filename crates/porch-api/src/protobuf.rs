@@ -102,6 +102,48 @@ fn string(b: &[u8]) -> Result<String, ProtobufError> {
     String::from_utf8(b.to_vec()).map_err(|_| err("invalid UTF-8 string"))
 }
 
+/// The string fields of a message named by field number (`names[0]` is field 1); a repeated
+/// field keeps its last value, other fields are skipped.
+fn string_fields(b: &[u8], names: &[&str]) -> Result<Map<String, Value>, ProtobufError> {
+    let mut m = Map::new();
+    for (name, v) in named_bytes(b, names)? {
+        m.insert(name.to_string(), string(v)?.into());
+    }
+    Ok(m)
+}
+
+/// The repeated string fields of a message named by field number, as lists.
+fn string_lists(b: &[u8], names: &[&str]) -> Result<Map<String, Value>, ProtobufError> {
+    let mut m = Map::new();
+    for (name, v) in named_bytes(b, names)? {
+        if let Value::Array(a) = m
+            .entry(name.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            a.push(string(v)?.into());
+        }
+    }
+    Ok(m)
+}
+
+/// The length-delimited fields of `b` that `names` names (field `n` is `names[n - 1]`).
+fn named_bytes<'a, 'n>(
+    b: &'a [u8],
+    names: &[&'n str],
+) -> Result<Vec<(&'n str, &'a [u8])>, ProtobufError> {
+    Ok(fields(b)?
+        .into_iter()
+        .filter_map(|(n, f)| {
+            let Field::Bytes(v) = f else { return None };
+            let name = usize::try_from(n)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| names.get(i))?;
+            Some((*name, v))
+        })
+        .collect())
+}
+
 /// A `map<string, V>` entry: `{key = 1, value = 2}`.
 fn map_entry(b: &[u8]) -> Result<(String, &[u8]), ProtobufError> {
     let mut key = String::new();
@@ -314,15 +356,42 @@ pub fn decode_core(body: &[u8]) -> Result<Value, ProtobufError> {
     Ok(obj)
 }
 
+/// Builders of protobuf bodies for the decoders' tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn field(n: u64, bytes: &[u8]) -> Vec<u8> {
+mod testing {
+    /// A length-delimited field (short ones only).
+    pub fn field(n: u64, bytes: &[u8]) -> Vec<u8> {
         let mut out = vec![u8::try_from(n << 3 | 2).expect("small field number")];
         out.push(u8::try_from(bytes.len()).expect("short field"));
         out.extend_from_slice(bytes);
         out
+    }
+
+    /// The `k8s\0` envelope of `apiVersion`, `kind` and the raw object.
+    pub fn wrap(api_version: &[u8], kind: &[u8], raw: &[u8]) -> Vec<u8> {
+        let type_meta = [field(1, api_version), field(2, kind)].concat();
+        [super::MAGIC.to_vec(), field(1, &type_meta), field(2, raw)].concat()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::field;
+    use super::*;
+
+    #[test]
+    fn named_fields_read_singles_and_lists() {
+        let b = [
+            field(1, b"a"),
+            field(3, b"c"),
+            field(1, b"b"),
+            field(9, b"x"),
+        ]
+        .concat();
+        let one = string_fields(&b, &["first", "second", "third"]).expect("decodes");
+        assert_eq!(Value::Object(one), json!({"first": "b", "third": "c"}));
+        let lists = string_lists(&b, &["first"]).expect("decodes");
+        assert_eq!(Value::Object(lists), json!({"first": ["a", "b"]}));
     }
 
     #[test]

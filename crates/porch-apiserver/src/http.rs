@@ -209,7 +209,16 @@ async fn observe(State(s): St, req: Request, next: Next) -> Response {
         Err(e) => {
             // The reason, never the credential itself.
             tracing::info!(%method, %path, reason = %e, "unauthenticated request rejected");
-            return ApiError::unauthorized().into_response();
+            let audit_id = s
+                .config
+                .audit
+                .as_ref()
+                .and_then(|a| crate::audit::failed_authentication(a, &req));
+            let mut resp = ApiError::unauthorized().into_response();
+            if let Some(id) = audit_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+                resp.headers_mut().insert("audit-id", id);
+            }
+            return resp;
         }
     };
     let user_name = user.name.clone();
@@ -534,6 +543,7 @@ async fn serve(s: &Arc<ApiServer>, req: Request) -> Result<Response, ApiError> {
     let ctx = RequestContext {
         user: user.name,
         groups: user.groups,
+        uid: user.uid,
         field_manager: Some(field_manager),
         dry_run,
         force: flag(&q, "force"),

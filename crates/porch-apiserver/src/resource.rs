@@ -157,6 +157,8 @@ pub struct RequestContext {
     pub user: String,
     /// The authenticated user's groups.
     pub groups: Vec<String>,
+    /// The authenticated user's uid (empty when the authenticator gives none).
+    pub uid: String,
     /// The manager of a write: `fieldManager`, else derived from the user agent.
     pub field_manager: Option<String>,
     pub dry_run: bool,
@@ -184,6 +186,7 @@ impl RequestContext {
         };
         let user = crate::auth::UserInfo {
             name: self.user.clone(),
+            uid: self.uid.clone(),
             groups: self.groups.clone(),
             ..Default::default()
         };

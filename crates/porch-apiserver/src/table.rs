@@ -53,6 +53,12 @@ impl Column {
         c
     }
 
+    /// kubectl's `CREATED AT` of kinds listed without an age (RBAC roles, CRDs): the
+    /// creation time as a date; set `age_column = false` with it.
+    pub fn created_at() -> Self {
+        Self::path("Created At", "date", ".metadata.creationTimestamp")
+    }
+
     pub fn priority(mut self, p: i32) -> Self {
         self.priority = p;
         self

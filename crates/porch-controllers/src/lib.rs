@@ -10,6 +10,7 @@
 //!
 //! What it does not do: serve HTTP, open repositories, or know about git.
 
+pub mod access;
 pub mod events;
 pub mod objects;
 pub mod packagevariant;

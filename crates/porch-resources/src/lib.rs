@@ -27,6 +27,7 @@ pub mod packagevariants;
 pub mod packagevariantsets;
 
 mod core;
+mod creator;
 mod git_spec;
 mod namespace_finalize;
 mod packagerevisions;

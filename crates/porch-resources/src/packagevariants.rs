@@ -7,7 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use porch_apiserver::auth::UserInfo;
+use porch_apiserver::authz::{Attributes, Authorizer};
 use porch_apiserver::{LiveRegistry, WatchHub};
+use porch_controllers::access::{Access, Action, Creator};
 use porch_controllers::events::EventSink;
 use porch_controllers::objects::Objects;
 use porch_controllers::packagevariant::{ConcernIndex, Reconciler, WorkQueue, runner};
@@ -30,6 +33,7 @@ pub async fn run(
     engine: porch_engine::Engine,
     hub: Arc<WatchHub>,
     events: Arc<dyn EventSink>,
+    authorizer: Option<Arc<Authorizer>>,
     mut ready: watch::Receiver<bool>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -44,6 +48,7 @@ pub async fn run(
             engine: engine.clone(),
         }),
         events,
+        access: authorizer.map(|a| Arc::new(RbacAccess(a)) as Arc<dyn Access>),
     };
     let queue = Arc::new(WorkQueue::default());
     let workers = tokio::spawn(runner::run_workers(
@@ -94,6 +99,37 @@ pub async fn run(
     let _ = feed.await;
     let _ = injected.await;
     tracing::info!("PackageVariant controller stopped");
+}
+
+/// A variant's creator's rights, from the server's RBAC authorizer (the same answers its
+/// requests would get).
+struct RbacAccess(Arc<Authorizer>);
+
+#[async_trait::async_trait]
+impl Access for RbacAccess {
+    async fn check(&self, who: &Creator, a: &Action) -> Result<(), String> {
+        let user = UserInfo {
+            name: who.username.clone(),
+            uid: who.uid.clone(),
+            groups: who.groups.clone(),
+            extra: Default::default(),
+        };
+        let attrs = Attributes {
+            verb: a.verb.clone(),
+            resource_request: true,
+            api_group: a.group.clone(),
+            resource: a.resource.clone(),
+            subresource: a.subresource.clone(),
+            namespace: a.namespace.clone(),
+            name: a.name.clone(),
+            ..Default::default()
+        };
+        if self.0.authorize_fresh(&user, &attrs).await.allowed {
+            Ok(())
+        } else {
+            Err(porch_apiserver::authz::forbidden(&user.name, &attrs, &a.why).message)
+        }
+    }
 }
 
 /// `(group, kind, name)` of an injector; an unset group or kind matches any.

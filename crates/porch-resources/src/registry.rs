@@ -36,8 +36,7 @@ pub fn registry_with_events(
     porch_apiserver::authz::register(&mut reg, store, hub);
     let crds = crd::register(&mut reg, store, hub, live);
     reg.add_generic(repository::kind(), store, hub);
-    reg.add_generic(variants::package_variant_kind(), store, hub);
-    reg.add_generic(variants::package_variant_set_kind(), store, hub);
+    variants::register(&mut reg, store, hub);
     reg.add_generic(crate::functions::config::kind(), store, hub);
     packagerevisions::register(&mut reg, engine, store, sink);
     reg.prefer(porch_api::CONFIG_GROUP, "v1alpha1");

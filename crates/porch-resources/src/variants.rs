@@ -3,8 +3,37 @@
 
 use std::sync::Arc;
 
-use porch_apiserver::{FieldError, ResourceHooks, ResourceKind};
+use porch_apiserver::{
+    FieldError, GenericBackend, Registry, ResourceHooks, ResourceKind, WatchHub,
+};
+use porch_core::store::MetadataStore;
+
+use crate::creator::CreatorRecorded;
 use serde_json::{Value, json};
+
+/// Serves both kinds from the store, their creators recorded (`crate::creator`).
+pub(super) fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) {
+    for (kind, plural) in [
+        (package_variant_kind(), "packagevariants"),
+        (package_variant_set_kind(), "packagevariantsets"),
+    ] {
+        let kind = Arc::new(ResourceKind {
+            garbage_collected: true,
+            ..kind
+        });
+        let inner = Arc::new(GenericBackend::new(
+            kind.clone(),
+            store.clone(),
+            hub.clone(),
+        ));
+        let backend = Arc::new(CreatorRecorded {
+            inner,
+            group: porch_api::CONFIG_GROUP,
+            plural,
+        });
+        reg.add(Arc::unwrap_or_clone(kind), backend);
+    }
+}
 
 pub(super) fn package_variant_kind() -> ResourceKind {
     let mut k = ResourceKind::new(

@@ -366,7 +366,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let audit = audit_log(&args)?;
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
-        authorizer,
+        authorizer: authorizer.clone(),
         authentication: Some(authentication),
         audit: audit.clone(),
         ..ServerConfig::default()
@@ -457,8 +457,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         stop_rx.clone(),
     ));
     let start_controllers = {
-        let (live, engine, recorder, hub) =
-            (live.clone(), engine.clone(), recorder.clone(), hub.clone());
+        let (live, engine, recorder, hub, authorizer) = (
+            live.clone(),
+            engine.clone(),
+            recorder.clone(),
+            hub.clone(),
+            authorizer.clone(),
+        );
         move |ready: tokio::sync::watch::Receiver<bool>,
               stop: tokio::sync::watch::Receiver<bool>| {
             let variants = resources::packagevariants::run(
@@ -468,6 +473,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 Arc::new(resources::packagevariants::ControllerEvents(
                     recorder.clone(),
                 )),
+                authorizer.clone(),
                 ready.clone(),
                 stop.clone(),
             );

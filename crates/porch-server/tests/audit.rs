@@ -256,3 +256,66 @@ fn no_policy_no_log() {
         "nothing is audited without a policy"
     );
 }
+
+/// A request refused with 401 is audited as kube-apiserver does: no user, stage
+/// `ResponseStarted`, the methods attempted; never the credential.
+#[tokio::test]
+async fn unauthenticated_requests_are_audited_without_the_secret() {
+    let logs = tempfile::tempdir().expect("tempdir");
+    let policy = write_policy(
+        logs.path(),
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+    );
+    let log = logs.path().join("audit.log");
+    let (policy_arg, log_arg) = (policy.display().to_string(), log.display().to_string());
+    let s = common::Server::start_with(&[
+        "--audit-policy-file",
+        &policy_arg,
+        "--audit-log-path",
+        &log_arg,
+    ]);
+    let out = s.kubectl(&[
+        "get",
+        "configmaps",
+        "-n",
+        NS,
+        "--token=not-a-real-secret-token",
+    ]);
+    assert!(!out.status.success(), "an unknown token is refused");
+    let refused = wait_event(logs.path(), "401", |e| e["responseStatus"]["code"] == 401);
+    assert_eq!(refused["stage"], "ResponseStarted");
+    assert_eq!(refused["level"], "Metadata");
+    assert_eq!(refused["user"], json!({}));
+    assert_eq!(
+        refused["responseStatus"]["message"],
+        "Authentication failed, attempted: bearer"
+    );
+    assert!(refused["auditID"].is_string());
+    assert!(refused["sourceIPs"][0] == "127.0.0.1", "{refused}");
+    // kube-rs with a wrong token goes straight to the resource (kubectl stops at discovery).
+    let kc = kube::config::Kubeconfig::read_from(s.kubeconfig()).expect("kubeconfig");
+    let mut cfg =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .expect("config");
+    cfg.auth_info = kube::config::AuthInfo {
+        token: Some("not-a-real-secret-token".to_string().into()),
+        ..Default::default()
+    };
+    let client = kube::Client::try_from(cfg).expect("client");
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = kube::Api::namespaced(client, NS);
+    match cms.list(&Default::default()).await {
+        Err(kube::Error::Api(e)) => assert_eq!(e.code, 401),
+        other => panic!("list with a wrong token: {other:?}"),
+    }
+    let listed = wait_event(logs.path(), "401 list", |e| {
+        e["responseStatus"]["code"] == 401 && e["objectRef"]["resource"] == "configmaps"
+    });
+    assert_eq!(listed["verb"], "list");
+    assert_eq!(listed["objectRef"]["namespace"], NS);
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(
+        !text.contains("not-a-real-secret-token"),
+        "the token reached the audit log"
+    );
+}

@@ -3,23 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Field, ProtobufError, envelope, fields, map_entry, object_meta, string};
-
-/// Single string fields, named by field number (`names[0]` is field 1).
-fn string_fields(b: &[u8], names: &[&str]) -> Result<Map<String, Value>, ProtobufError> {
-    let mut m = Map::new();
-    for (n, f) in fields(b)? {
-        if let Field::Bytes(v) = f
-            && let Some(name) = usize::try_from(n)
-                .ok()
-                .and_then(|i| i.checked_sub(1))
-                .and_then(|i| names.get(i))
-        {
-            m.insert((*name).to_string(), string(v)?.into());
-        }
-    }
-    Ok(m)
-}
+use super::{
+    Field, ProtobufError, envelope, fields, map_entry, object_meta, string, string_fields,
+    string_lists,
+};
 
 /// `PolicyRule`: 1 verbs, 2 apiGroups, 3 resources, 4 resourceNames, 5 nonResourceURLs (all
 /// repeated).
@@ -31,23 +18,7 @@ fn policy_rule(b: &[u8]) -> Result<Value, ProtobufError> {
         "resourceNames",
         "nonResourceURLs",
     ];
-    let mut m = Map::new();
-    for (n, f) in fields(b)? {
-        if let Field::Bytes(v) = f
-            && let Some(name) = usize::try_from(n)
-                .ok()
-                .and_then(|i| i.checked_sub(1))
-                .and_then(|i| NAMES.get(i))
-        {
-            let list = m
-                .entry((*name).to_string())
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(a) = list {
-                a.push(string(v)?.into());
-            }
-        }
-    }
-    Ok(Value::Object(m))
+    Ok(Value::Object(string_lists(b, &NAMES)?))
 }
 
 /// `LabelSelector`: 1 matchLabels, 2 matchExpressions {1 key, 2 operator, 3 values}.
@@ -142,18 +113,11 @@ pub fn decode_rbac(body: &[u8]) -> Result<Value, ProtobufError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::field;
     use super::*;
 
-    fn field(n: u64, bytes: &[u8]) -> Vec<u8> {
-        let mut out = vec![u8::try_from(n << 3 | 2).expect("small field number")];
-        out.push(u8::try_from(bytes.len()).expect("short field"));
-        out.extend_from_slice(bytes);
-        out
-    }
-
     fn wrap(kind: &[u8], raw: &[u8]) -> Vec<u8> {
-        let type_meta = [field(1, b"rbac.authorization.k8s.io/v1"), field(2, kind)].concat();
-        [b"k8s\x00".to_vec(), field(1, &type_meta), field(2, raw)].concat()
+        super::super::testing::wrap(b"rbac.authorization.k8s.io/v1", kind, raw)
     }
 
     #[test]

@@ -7,7 +7,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Field, ProtobufError, envelope, fields, map_entry, object_meta, string};
+use super::{
+    Field, ProtobufError, envelope, fields, map_entry, object_meta, string, string_fields,
+};
 
 /// `ResourceAttributes`: 1 namespace, 2 verb, 3 group, 4 version, 5 resource, 6 subresource,
 /// 7 name (8 and 9, the selector attributes, are not used by RBAC).
@@ -21,35 +23,12 @@ fn resource_attributes(b: &[u8]) -> Result<Value, ProtobufError> {
         "subresource",
         "name",
     ];
-    let mut m = Map::new();
-    for (n, f) in fields(b)? {
-        if let Field::Bytes(v) = f
-            && let Some(name) = usize::try_from(n)
-                .ok()
-                .and_then(|i| i.checked_sub(1))
-                .and_then(|i| NAMES.get(i))
-        {
-            m.insert((*name).into(), string(v)?.into());
-        }
-    }
-    Ok(Value::Object(m))
+    Ok(Value::Object(string_fields(b, &NAMES)?))
 }
 
 /// `NonResourceAttributes`: 1 path, 2 verb.
 fn non_resource_attributes(b: &[u8]) -> Result<Value, ProtobufError> {
-    let mut m = Map::new();
-    for (n, f) in fields(b)? {
-        match (n, f) {
-            (1, Field::Bytes(v)) => {
-                m.insert("path".into(), string(v)?.into());
-            }
-            (2, Field::Bytes(v)) => {
-                m.insert("verb".into(), string(v)?.into());
-            }
-            _ => {}
-        }
-    }
-    Ok(Value::Object(m))
+    Ok(Value::Object(string_fields(b, &["path", "verb"])?))
 }
 
 /// `SubjectAccessReviewSpec` (and the self and local variants, which have fields 1 and 2 only):
@@ -98,13 +77,7 @@ fn access_review_spec(b: &[u8]) -> Result<Value, ProtobufError> {
 
 /// `SelfSubjectRulesReviewSpec`: 1 namespace.
 fn rules_review_spec(b: &[u8]) -> Result<Value, ProtobufError> {
-    let mut m = Map::new();
-    for (n, f) in fields(b)? {
-        if let (1, Field::Bytes(v)) = (n, f) {
-            m.insert("namespace".into(), string(v)?.into());
-        }
-    }
-    Ok(Value::Object(m))
+    Ok(Value::Object(string_fields(b, &["namespace"])?))
 }
 
 /// Decodes one of the review kinds into its JSON form.
@@ -141,19 +114,8 @@ pub fn decode_review(body: &[u8]) -> Result<Value, ProtobufError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{field, wrap};
     use super::*;
-
-    fn field(n: u64, bytes: &[u8]) -> Vec<u8> {
-        let mut out = vec![u8::try_from(n << 3 | 2).expect("small field number")];
-        out.push(u8::try_from(bytes.len()).expect("short field"));
-        out.extend_from_slice(bytes);
-        out
-    }
-
-    fn wrap(api_version: &[u8], kind: &[u8], raw: &[u8]) -> Vec<u8> {
-        let type_meta = [field(1, api_version), field(2, kind)].concat();
-        [b"k8s\x00".to_vec(), field(1, &type_meta), field(2, raw)].concat()
-    }
 
     #[test]
     fn decodes_a_self_subject_access_review() {
@@ -198,6 +160,26 @@ mod tests {
         assert_eq!(v["spec"]["user"], "bob");
         assert_eq!(v["spec"]["groups"], json!(["a", "b"]));
         assert_eq!(v["spec"]["nonResourceAttributes"]["path"], "/healthz");
+    }
+
+    #[test]
+    fn decodes_a_local_subject_access_review() {
+        let attrs = [field(1, b"team-a"), field(2, b"get"), field(5, b"secrets")].concat();
+        let spec = [field(1, &attrs), field(3, b"alice")].concat();
+        let raw = [field(1, &field(3, b"team-a")), field(2, &spec)].concat();
+        let body = wrap(
+            b"authorization.k8s.io/v1",
+            b"LocalSubjectAccessReview",
+            &raw,
+        );
+        let v = decode_review(&body).expect("decodes");
+        assert_eq!(v["kind"], "LocalSubjectAccessReview");
+        assert_eq!(v["metadata"]["namespace"], "team-a");
+        assert_eq!(v["spec"]["user"], "alice");
+        assert_eq!(
+            v["spec"]["resourceAttributes"],
+            json!({"namespace": "team-a", "verb": "get", "resource": "secrets"})
+        );
     }
 
     #[test]

@@ -87,20 +87,7 @@ pub(crate) async fn layer(
         event.insert("userAgent".into(), agent.into());
     }
     if let Some(r) = &attrs.resource {
-        let mut o = Map::new();
-        for (k, v) in [
-            ("resource", &r.resource),
-            ("namespace", &r.namespace),
-            ("name", &r.name),
-            ("apiGroup", &r.api_group),
-            ("apiVersion", &r.api_version),
-            ("subresource", &r.subresource),
-        ] {
-            if !v.is_empty() {
-                o.insert(k.into(), v.clone().into());
-            }
-        }
-        event.insert("objectRef".into(), Value::Object(o));
+        event.insert("objectRef".into(), object_ref(r));
     }
 
     let mut req = req;
@@ -188,6 +175,109 @@ pub(crate) async fn layer(
         parts.headers.insert("audit-id", v);
     }
     Response::from_parts(parts, body)
+}
+
+/// Audits a request refused with 401 (kube-apiserver's `WithFailedAuthenticationAudit`): no
+/// user, stage `ResponseStarted`, the response status naming the methods attempted, never the
+/// credential itself; the policy decides the level as for any request. Returns the event's
+/// audit ID for the response's `Audit-Id` header, or `None` when nothing is logged.
+pub(crate) fn failed_authentication(auditor: &Auditor, req: &Request) -> Option<String> {
+    let attrs = RequestAttributes::new(
+        UserInfo::default(),
+        req.method().as_str(),
+        req.uri().path(),
+        req.uri().query().unwrap_or(""),
+    );
+    let decision = auditor.policy.decide(&attrs);
+    if !decision.logs("ResponseStarted") {
+        return None;
+    }
+    let received = micro_now();
+    let audit_id = uuid::Uuid::new_v4().to_string();
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string());
+    let mut event = Map::new();
+    event.insert("kind".into(), "Event".into());
+    event.insert("apiVersion".into(), "audit.k8s.io/v1".into());
+    // The level as decided; no body is read before authentication, whatever it says.
+    event.insert("level".into(), decision.level.as_str().into());
+    event.insert("auditID".into(), audit_id.clone().into());
+    event.insert("stage".into(), "ResponseStarted".into());
+    let uri = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    event.insert("requestURI".into(), uri.into());
+    event.insert("verb".into(), attrs.verb.clone().into());
+    event.insert("user".into(), json!({}));
+    event.insert(
+        "sourceIPs".into(),
+        source_ips(req.headers(), peer.as_deref()).into(),
+    );
+    if let Some(agent) = req.headers().get(USER_AGENT).and_then(|v| v.to_str().ok()) {
+        event.insert("userAgent".into(), agent.into());
+    }
+    if let Some(r) = &attrs.resource {
+        event.insert("objectRef".into(), object_ref(r));
+    }
+    event.insert(
+        "responseStatus".into(),
+        json!({"metadata": {}, "message": auth_methods(req), "code": 401}),
+    );
+    event.insert("requestReceivedTimestamp".into(), received.into());
+    event.insert("stageTimestamp".into(), micro_now().into());
+    let mut line = serde_json::to_vec(&Value::Object(event)).unwrap_or_default();
+    line.push(b'\n');
+    auditor.send(line);
+    Some(audit_id)
+}
+
+/// kube-apiserver's `getAuthMethods`: which kinds of credentials the request carried.
+fn auth_methods(req: &Request) -> String {
+    let mut methods = Vec::new();
+    let auth = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim();
+    let mut parts = auth.split(' ');
+    let scheme = parts.next().unwrap_or("").to_ascii_lowercase();
+    let has_value = parts.next().is_some();
+    if scheme == "basic" && has_value {
+        methods.push("basic");
+    }
+    if scheme == "bearer" && has_value {
+        methods.push("bearer");
+    }
+    if req
+        .extensions()
+        .get::<crate::auth::PeerCertificates>()
+        .is_some_and(|p| !p.chain.is_empty())
+    {
+        methods.push("x509");
+    }
+    if methods.is_empty() {
+        "Authentication failed, no credentials provided".into()
+    } else {
+        format!("Authentication failed, attempted: {}", methods.join(", "))
+    }
+}
+
+fn object_ref(r: &super::ResourceAttributes) -> Value {
+    let mut o = Map::new();
+    for (k, v) in [
+        ("resource", &r.resource),
+        ("namespace", &r.namespace),
+        ("name", &r.name),
+        ("apiGroup", &r.api_group),
+        ("apiVersion", &r.api_version),
+        ("subresource", &r.subresource),
+    ] {
+        if !v.is_empty() {
+            o.insert(k.into(), v.clone().into());
+        }
+    }
+    Value::Object(o)
 }
 
 fn user_json(u: &UserInfo) -> Value {

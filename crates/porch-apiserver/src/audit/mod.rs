@@ -24,7 +24,7 @@ pub use policy::{Level, Policy};
 pub use request::{RequestAttributes, ResourceAttributes};
 pub use writer::LogTarget;
 
-pub(crate) use event::layer;
+pub(crate) use event::{failed_authentication, layer};
 
 /// Failures to set up the audit log.
 #[derive(Debug, thiserror::Error)]

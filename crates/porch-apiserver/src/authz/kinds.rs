@@ -9,7 +9,10 @@ use porch_core::store::MetadataStore;
 use serde_json::{Value, json};
 
 use super::RBAC_GROUP;
+use super::escalation::{EscalationGuard, RbacKind};
+use super::rules::strings;
 use crate::error::{ApiError, FieldError};
+use crate::generic::GenericBackend;
 use crate::hub::WatchHub;
 use crate::registry::Registry;
 use crate::resource::{
@@ -20,12 +23,26 @@ use crate::table::Column;
 
 /// Serves the RBAC kinds from `store` and the review kinds.
 pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<WatchHub>) {
-    for (kind, plural, namespaced) in [
-        ("Role", "roles", true),
-        ("ClusterRole", "clusterroles", false),
-        ("RoleBinding", "rolebindings", true),
-        ("ClusterRoleBinding", "clusterrolebindings", false),
-    ] {
+    let kinds = [
+        ("Role", "roles", true, RbacKind::Role),
+        ("ClusterRole", "clusterroles", false, RbacKind::ClusterRole),
+        ("RoleBinding", "rolebindings", true, RbacKind::RoleBinding),
+        (
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            RbacKind::ClusterRoleBinding,
+        ),
+    ];
+    let store_backend = |plural: &str, namespaced: bool| -> Arc<dyn ResourceBackend> {
+        let mut k = ResourceKind::new(RBAC_GROUP, "v1", "", plural);
+        k.namespaced = namespaced;
+        Arc::new(GenericBackend::new(Arc::new(k), store.clone(), hub.clone()))
+    };
+    // Bindings look their role up here (the store backend needs the plural and scope only).
+    let roles = store_backend("roles", true);
+    let cluster_roles = store_backend("clusterroles", false);
+    for (kind, plural, namespaced, rbac_kind) in kinds {
         let mut k = ResourceKind::new(RBAC_GROUP, "v1", kind, plural);
         k.namespaced = namespaced;
         // kubectl `create role|clusterrole|rolebinding|clusterrolebinding` send protobuf.
@@ -35,16 +52,29 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
             k.hooks = Arc::new(BindingHooks { namespaced });
         } else {
             k.age_column = false;
-            k.columns = vec![Column::path(
-                "Created At",
-                "date",
-                ".metadata.creationTimestamp",
-            )];
+            k.columns = vec![Column::created_at()];
             k.hooks = Arc::new(RoleHooks { namespaced });
         }
-        reg.add_generic(k, store, hub);
+        let k = Arc::new(ResourceKind {
+            garbage_collected: true,
+            ..k
+        });
+        let inner: Arc<dyn ResourceBackend> =
+            Arc::new(GenericBackend::new(k.clone(), store.clone(), hub.clone()));
+        let guard = EscalationGuard {
+            inner,
+            kind: rbac_kind,
+            roles: roles.clone(),
+            cluster_roles: cluster_roles.clone(),
+        };
+        reg.add(Arc::unwrap_or_clone(k), Arc::new(guard));
     }
     for (group, kind, plural) in [
+        (
+            "authorization.k8s.io",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+        ),
         (
             "authorization.k8s.io",
             "SelfSubjectAccessReview",
@@ -67,7 +97,7 @@ pub fn register(reg: &mut Registry, store: &Arc<dyn MetadataStore>, hub: &Arc<Wa
         ),
     ] {
         let mut k = ResourceKind::new(group, "v1", kind, plural);
-        k.namespaced = false;
+        k.namespaced = kind == "LocalSubjectAccessReview";
         k.verbs = vec!["create".into()];
         reg.add(k, Arc::new(Unserved));
     }
@@ -112,13 +142,6 @@ fn binding_columns() -> Vec<Column> {
     ]
 }
 
-fn str_list<'a>(v: &'a Value, f: &str) -> Vec<&'a str> {
-    v.get(f)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
 fn required(field: String, why: &str) -> FieldError {
     FieldError {
         reason: "FieldValueRequired",
@@ -133,13 +156,13 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
     let rules = obj.get("rules").and_then(Value::as_array);
     for (i, rule) in rules.into_iter().flatten().enumerate() {
         let at = |f: &str| format!("rules[{i}].{f}");
-        if str_list(rule, "verbs").is_empty() {
+        if strings(rule.get("verbs")).is_empty() {
             errs.push(required(
                 at("verbs"),
                 "verbs must contain at least one value",
             ));
         }
-        let urls = str_list(rule, "nonResourceURLs");
+        let urls = strings(rule.get("nonResourceURLs"));
         if !urls.is_empty() {
             let urls_v = json!(urls);
             if namespaced {
@@ -151,7 +174,7 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
             }
             let resourceful = ["apiGroups", "resources", "resourceNames"]
                 .iter()
-                .any(|f| !str_list(rule, f).is_empty());
+                .any(|f| !strings(rule.get(*f)).is_empty());
             if resourceful {
                 errs.push(FieldError::invalid(
                     at("nonResourceURLs"),
@@ -171,7 +194,7 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
                 "resource rules must supply at least one api group",
             ));
         }
-        if str_list(rule, "resources").is_empty() {
+        if strings(rule.get("resources")).is_empty() {
             errs.push(required(
                 at("resources"),
                 "resource rules must supply at least one resource",

@@ -52,7 +52,7 @@ pub(crate) async fn authorize(
         return request::forbidden(&user.name, &attrs, "").into_response();
     }
     if super::review::is_review(&attrs) {
-        return super::review::serve(&s, &authz, &user, req).await;
+        return super::review::serve(&s, &authz, &user, &attrs, req).await;
     }
     req.extensions_mut().insert(user);
     next.run(req).await

@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod defaults;
+mod escalation;
 mod index;
 mod kinds;
 mod middleware;
@@ -209,6 +210,20 @@ impl Authorizer {
         })
         .await;
         self.authorize(user, attrs)
+    }
+
+    /// Rebuilds the index when the store has moved on since it was built, so that what
+    /// follows sees every binding stored before the request.
+    pub async fn catch_up(self: &Arc<Self>) {
+        if self.hub.latest() <= self.seen.load(Ordering::SeqCst) {
+            return;
+        }
+        let this = self.clone();
+        let _ = crate::generic::blocking(move || {
+            this.reload();
+            Ok(())
+        })
+        .await;
     }
 
     /// The rules `user` has in `namespace` (cluster-wide ones included).

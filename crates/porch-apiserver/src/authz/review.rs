@@ -17,9 +17,10 @@ use crate::auth::UserInfo;
 use crate::error::{ApiError, FieldError};
 use crate::http::ApiServer;
 
-const REVIEWS: [(&str, &str); 4] = [
+const REVIEWS: [(&str, &str); 5] = [
     ("authorization.k8s.io", "selfsubjectaccessreviews"),
     ("authorization.k8s.io", "subjectaccessreviews"),
+    ("authorization.k8s.io", "localsubjectaccessreviews"),
     ("authorization.k8s.io", "selfsubjectrulesreviews"),
     ("authentication.k8s.io", "selfsubjectreviews"),
 ];
@@ -39,16 +40,10 @@ pub async fn serve(
     s: &Arc<ApiServer>,
     authz: &Arc<Authorizer>,
     user: &UserInfo,
+    attrs: &Attributes,
     req: Request,
 ) -> Response {
-    let resource = req
-        .uri()
-        .path()
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .to_string();
-    match answer(s, authz, user, &resource, req).await {
+    match answer(s, authz, user, attrs, req).await {
         Ok(body) => (
             StatusCode::CREATED,
             [(CONTENT_TYPE, "application/json")],
@@ -93,9 +88,10 @@ async fn answer(
     s: &Arc<ApiServer>,
     authz: &Arc<Authorizer>,
     user: &UserInfo,
-    resource: &str,
+    attrs: &Attributes,
     req: Request,
 ) -> Result<Value, ApiError> {
+    let resource = attrs.resource.as_str();
     let (headers, body) = crate::http::read_body(s, req).await?;
     let ct = headers
         .get(CONTENT_TYPE)
@@ -107,7 +103,13 @@ async fn answer(
         "selfsubjectaccessreviews" => {
             access_status(authz, user, &spec, "SelfSubjectAccessReview").await?
         }
-        "subjectaccessreviews" => {
+        "subjectaccessreviews" | "localsubjectaccessreviews" => {
+            let kind = if resource == "subjectaccessreviews" {
+                "SubjectAccessReview"
+            } else {
+                local_review_checks(&mut obj, &spec, &attrs.namespace)?;
+                "LocalSubjectAccessReview"
+            };
             let s = |f: &str| {
                 spec.get(f)
                     .and_then(Value::as_str)
@@ -127,7 +129,7 @@ async fn answer(
             if s("user").is_empty() && groups.is_empty() {
                 return Err(ApiError::invalid(
                     "authorization.k8s.io",
-                    "SubjectAccessReview",
+                    kind,
                     "",
                     vec![FieldError::invalid(
                         "spec.user",
@@ -142,7 +144,7 @@ async fn answer(
                 groups,
                 extra: Default::default(),
             };
-            access_status(authz, &subject, &spec, "SubjectAccessReview").await?
+            access_status(authz, &subject, &spec, kind).await?
         }
         "selfsubjectrulesreviews" => {
             let ns = spec.get("namespace").and_then(Value::as_str).unwrap_or("");
@@ -164,6 +166,67 @@ async fn answer(
         obj["metadata"] = json!({});
     }
     Ok(obj)
+}
+
+/// kube-apiserver's checks of a LocalSubjectAccessReview created in `namespace`: the object's
+/// namespace is the request's (filled in when unset), metadata is otherwise empty, the
+/// attributes are of a resource in that same namespace.
+fn local_review_checks(obj: &mut Value, spec: &Value, namespace: &str) -> Result<(), ApiError> {
+    let meta_ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !meta_ns.is_empty() && meta_ns != namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if obj.get("metadata").is_none_or(|m| !m.is_object()) {
+        obj["metadata"] = json!({});
+    }
+    obj["metadata"]["namespace"] = json!(namespace);
+    let mut errs = Vec::new();
+    let mut rest = obj["metadata"].clone();
+    if let Some(m) = rest.as_object_mut() {
+        m.remove("namespace");
+        m.remove("managedFields");
+        m.retain(|_, v| !v.is_null() && v.as_str() != Some(""));
+    }
+    if rest.as_object().is_some_and(|m| !m.is_empty()) {
+        errs.push(FieldError::invalid(
+            "metadata",
+            &obj["metadata"],
+            "must be empty except for namespace",
+        ));
+    }
+    if let Some(r) = spec.get("resourceAttributes") {
+        let ns = r.get("namespace").and_then(Value::as_str).unwrap_or("");
+        if ns != namespace {
+            errs.push(FieldError::invalid(
+                "spec.resourceAttributes.namespace",
+                &json!(ns),
+                "must match metadata.namespace",
+            ));
+        }
+    }
+    if let Some(n) = spec.get("nonResourceAttributes") {
+        errs.push(FieldError::invalid(
+            "spec.nonResourceAttributes",
+            n,
+            "disallowed on this kind of request",
+        ));
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            "authorization.k8s.io",
+            "LocalSubjectAccessReview",
+            "",
+            errs,
+        ))
+    }
 }
 
 /// The status of an access review of `subject` doing what `spec` describes.

@@ -14,7 +14,8 @@ pub struct PolicyRule {
     pub non_resource_urls: Vec<String>,
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
+/// A list of strings (`verbs`, `resources`, …); anything else reads as empty.
+pub(super) fn strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()

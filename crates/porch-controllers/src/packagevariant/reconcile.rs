@@ -17,6 +17,7 @@ use super::drafts::clone_task;
 use super::status::Status;
 use super::upstream::{self, is_up_to_date};
 use super::validate::{combine_errors, validate};
+use crate::access::{Access, CREATOR_ANNOTATION, Creator, GuardedObjects, GuardedRevisions};
 use crate::events::{EventSink, EventType, InvolvedObject};
 use crate::objects::{Gvr, ObjectError, Objects};
 use crate::revisions::{RevisionError, Revisions};
@@ -110,12 +111,24 @@ impl Variant {
     }
 }
 
+/// A refusal of the variant's creator.
+fn is_forbidden(e: &ReconcileError) -> bool {
+    match e {
+        ReconcileError::Revisions(e) => e.kind == porch_core::ErrorKind::Forbidden,
+        ReconcileError::Objects(e) => e.kind == porch_core::ErrorKind::Forbidden,
+        ReconcileError::Failed(_) => false,
+    }
+}
+
 /// The PackageVariant reconciler: ports to objects and revisions, and where events go.
 #[derive(Clone)]
 pub struct Reconciler {
     pub objects: Arc<dyn Objects>,
     pub revisions: Arc<dyn Revisions>,
     pub events: Arc<dyn EventSink>,
+    /// Authorization of the variants' creators (see [`crate::access`]); `None`: every
+    /// action is allowed (a server without RBAC).
+    pub access: Option<Arc<dyn Access>>,
 }
 
 impl Reconciler {
@@ -140,12 +153,46 @@ impl Reconciler {
             v.obj = self.objects.update(&gvr(), namespace, obj).await?;
         }
         let mut status = Status::of(&v.obj);
-        let result = self.ensure(&v, &mut status).await;
+        let result = match self.as_creator(&v) {
+            Ok(acting) => acting.ensure(&v, &mut status).await,
+            Err(message) => {
+                // No retry: only a recorded creator helps.
+                status.forbidden(&message);
+                Ok(())
+            }
+        };
         if let Err(e) = &result {
             v.event(&*self.events, EventType::Warning, "Error", &e.to_string());
         }
         self.write_status(&v, &status).await?;
         result
+    }
+
+    /// This reconciler with its package revision actions and injected reads checked for the
+    /// variant's creator; `Err` when a check is needed and no creator is recorded.
+    fn as_creator(&self, v: &Variant) -> Result<Reconciler, String> {
+        let Some(access) = &self.access else {
+            return Ok(self.clone());
+        };
+        let Some(creator) = Creator::of(&v.obj) else {
+            return Err(format!(
+                "no creator recorded (annotation {CREATOR_ANNOTATION}): the variant acts with its creator's rights; re-create it"
+            ));
+        };
+        Ok(Reconciler {
+            objects: Arc::new(GuardedObjects {
+                inner: self.objects.clone(),
+                access: access.clone(),
+                creator: creator.clone(),
+            }),
+            revisions: Arc::new(GuardedRevisions {
+                inner: self.revisions.clone(),
+                access: access.clone(),
+                creator,
+            }),
+            events: self.events.clone(),
+            access: None,
+        })
     }
 
     /// Writes `status` unless it is what is stored.
@@ -201,6 +248,11 @@ impl Reconciler {
             Ok(targets) => {
                 status.valid();
                 status.ready(&targets);
+                Ok(())
+            }
+            Err(e) if is_forbidden(&e) => {
+                // No retry: the creator's rights change by a binding, which a resync sees.
+                status.forbidden(&e.to_string());
                 Ok(())
             }
             Err(e) => {

@@ -102,6 +102,13 @@ impl Status {
         self.set_condition(READY, false, "Error", "invalid packagevariant object");
     }
 
+    /// The variant's creator may not do what the variant asks: Stalled until its rights or
+    /// the spec change.
+    pub fn forbidden(&mut self, message: &str) {
+        self.set_condition(STALLED, true, "Forbidden", message);
+        self.set_condition(READY, false, "Forbidden", message);
+    }
+
     pub fn valid(&mut self) {
         self.set_condition(STALLED, false, "Valid", "all validation checks passed");
     }

@@ -263,6 +263,7 @@ impl World {
                 engine: engine.clone(),
             }),
             events: events.clone(),
+            access: None,
         };
         let w = World {
             tmp,

@@ -540,6 +540,7 @@ async fn a_reconcile_after_a_crash_finds_the_draft_by_owner() {
             engine: w.engine.clone(),
         }),
         events: w.reconciler.events.clone(),
+        access: None,
     };
     fresh.reconcile(NS, "my-pv").await.expect("again");
     assert_eq!(w.summary("deployments", "bar"), ["packagevariant-1 Draft"]);
@@ -709,4 +710,65 @@ fn publish_with_failing_pipeline(dir: &std::path::Path) {
         )).env("KF", kptfile),
     )
     .expect("publish foo/v1 in git");
+}
+
+/// Creators who may do everything but read package revisions.
+struct NoRevisionReads;
+
+#[async_trait::async_trait]
+impl crate::access::Access for NoRevisionReads {
+    async fn check(
+        &self,
+        who: &crate::access::Creator,
+        a: &crate::access::Action,
+    ) -> Result<(), String> {
+        if a.verb == "get" && a.resource == "packagerevisions" {
+            Err(format!(
+                "{} may not get {}: {}",
+                who.username, a.name, a.why
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_variant_acts_with_its_creators_rights() {
+    use crate::access::CREATOR_ANNOTATION;
+    let mut w = World::new().await;
+    w.publish_init("blueprints", "foo", "v1").await;
+    w.reconciler.access = Some(std::sync::Arc::new(NoRevisionReads));
+
+    // No creator recorded: nothing is done for the variant.
+    w.add_pv("anonymous", BASE).await;
+    w.reconcile("anonymous").await.expect("reconcile");
+    let (status, reason, message) = cond(&w.pv("anonymous"), "Stalled");
+    assert_eq!((status.as_str(), reason.as_str()), ("True", "Forbidden"));
+    assert!(message.contains("no creator recorded"), "{message}");
+
+    // A creator who may not read the upstream: Stalled, no draft.
+    let mut pv = w.pv("anonymous");
+    pv["metadata"]["annotations"] =
+        json!({CREATOR_ANNOTATION: r#"{"username":"mallory","groups":["dev"]}"#});
+    w.objects.update(&gvr(), NS, pv).await.expect("update");
+    w.reconcile("anonymous").await.expect("reconcile");
+    let pv = w.pv("anonymous");
+    assert_eq!(
+        cond(&pv, "Stalled"),
+        (
+            "True".into(),
+            "Forbidden".into(),
+            "acting as its creator: mallory may not get blueprints.foo.v1: a clone reads its upstream"
+                .into()
+        )
+    );
+    assert_eq!(cond(&pv, "Ready").0, "False");
+    assert!(w.summary("deployments", "bar").is_empty());
+
+    // Without the check (no RBAC) the same variant gets its draft.
+    w.reconciler.access = None;
+    w.reconcile("anonymous").await.expect("reconcile");
+    assert_eq!(w.summary("deployments", "bar"), ["packagevariant-1 Draft"]);
+    assert_eq!(cond(&w.pv("anonymous"), "Stalled").1, "Valid");
 }

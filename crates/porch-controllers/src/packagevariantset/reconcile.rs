@@ -1,6 +1,7 @@
 //! One reconciliation of one PackageVariantSet (upstream `Reconcile` and
 //! `ensurePackageVariants`), and the collection of PackageVariants whose set is gone.
 
+use crate::access::CREATOR_ANNOTATION;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -205,6 +206,18 @@ pub async fn ensure_package_variants(
         return Err(PvsError::Malformed("metadata.uid is not set".into()));
     }
     let gvr = packagevariants_gvr();
+    // The generated variants act with the set's creator's rights.
+    let creator = pvs
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(CREATOR_ANNOTATION))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let creator_of = |pv: &Value| {
+        pv.pointer("/metadata/annotations")
+            .and_then(|a| a.get(CREATOR_ANNOTATION))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
 
     // Rendered first, so a template error writes nothing.
     let mut desired: BTreeMap<String, Value> = BTreeMap::new();
@@ -260,12 +273,19 @@ pub async fn ensure_package_variants(
 
     for (id, spec) in desired {
         if let Some(mut pv) = keep.remove(&id) {
-            if same_spec(pv.get("spec").unwrap_or(&Value::Null), &spec) {
+            let same_creator = creator.is_none() || creator_of(&pv) == creator;
+            if same_spec(pv.get("spec").unwrap_or(&Value::Null), &spec) && same_creator {
                 continue;
             }
             // Only the spec changes: updating in place keeps the PackageVariant and so its
             // downstream package revisions (a delete would propose them for deletion).
             pv["spec"] = spec;
+            if let Some(c) = &creator {
+                if !pv["metadata"]["annotations"].is_object() {
+                    pv["metadata"]["annotations"] = json!({});
+                }
+                pv["metadata"]["annotations"][CREATOR_ANNOTATION] = json!(c);
+            }
             let name = meta_str(&pv, "name").to_string();
             objects.update(&gvr, namespace, pv).await?;
             changes.updated.push(name);
@@ -289,6 +309,10 @@ pub async fn ensure_package_variants(
                 },
                 "spec": spec,
             });
+            let mut pv = pv;
+            if let Some(c) = &creator {
+                pv["metadata"]["annotations"] = json!({CREATOR_ANNOTATION: c});
+            }
             objects.create(&gvr, namespace, pv).await?;
             changes.created.push(name);
         }

@@ -559,3 +559,36 @@ async fn a_set_without_uid_writes_no_variant() {
     assert_eq!(e.to_string(), "metadata.uid is not set");
     assert_eq!(m.writes(), []);
 }
+
+#[tokio::test]
+async fn generated_variants_carry_the_sets_creator() {
+    use crate::access::CREATOR_ANNOTATION;
+    let m = world(basic_spec());
+    let mut set = m
+        .object(&packagevariantsets_gvr(), NS, "my-pvs")
+        .expect("set");
+    let alice = r#"{"username":"alice","groups":["system:authenticated"]}"#;
+    set["metadata"]["annotations"] = json!({CREATOR_ANNOTATION: alice});
+    m.seed(&packagevariantsets_gvr(), set.clone());
+    reconcile(&m, NS, "my-pvs").await.expect("reconcile");
+    for name in pv_names(&m) {
+        let pv = m
+            .object(&packagevariants_gvr(), NS, &name)
+            .expect("variant");
+        assert_eq!(pv["metadata"]["annotations"][CREATOR_ANNOTATION], alice);
+    }
+    // A new creator on the set reaches its variants; nothing else changes.
+    let bob = r#"{"username":"bob"}"#;
+    set["metadata"]["annotations"] = json!({CREATOR_ANNOTATION: bob});
+    m.seed(&packagevariantsets_gvr(), set);
+    m.clear_writes();
+    let out = reconcile(&m, NS, "my-pvs").await.expect("reconcile");
+    let Outcome::Reconciled(ch) = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(ch.updated.len(), 3, "{ch:?}");
+    let pv = m
+        .object(&packagevariants_gvr(), NS, "my-pvs-r1-basens")
+        .expect("variant");
+    assert_eq!(pv["metadata"]["annotations"][CREATOR_ANNOTATION], bob);
+}
