@@ -190,11 +190,14 @@ impl RequestContext {
             groups: self.groups.clone(),
             ..Default::default()
         };
+        // `resource/subresource`, as rules name them.
+        let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
         let attrs = crate::authz::Attributes {
             verb: verb.into(),
             resource_request: true,
             api_group: group.into(),
             resource: resource.into(),
+            subresource: subresource.into(),
             namespace: namespace.into(),
             name: name.into(),
             ..Default::default()

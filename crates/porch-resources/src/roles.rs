@@ -56,7 +56,10 @@ pub fn porch_cluster_roles() -> Vec<Value> {
             with(
                 read_rules(),
                 json!([{"apiGroups": ["porch.kpt.dev"], "resources": ["packagerevisions/approval"],
-                        "verbs": ["update", "patch"]}]),
+                        "verbs": ["update", "patch"]},
+                       // Carrying out a deletion proposal (the server also asks approval).
+                       {"apiGroups": ["porch.kpt.dev"], "resources": ["packagerevisions"],
+                        "verbs": ["delete"]}]),
             ),
         ),
         cluster_role(

@@ -1,9 +1,11 @@
-//! The issue-17 benchmark: what authorization costs on the hot paths. The same release server
-//! runs twice over the same remotes, as a non-admin user (`bench-author`, from a token file,
-//! in group `porch-authors` bound to `porch-author`) — once with `--authorization-mode
-//! AlwaysAllow` and once with `RBAC` and 1,000 RoleBindings of other users in the namespace —
-//! and prints the list of all package revisions and the resources update with render side by
-//! side (p50, ratio RBAC / AlwaysAllow).
+//! The issue-17 benchmark: what authorization costs on the hot paths. Two release servers run
+//! at once over copies of the same remotes, requests made as a non-admin user
+//! (`bench-author`, from a token file, in group `porch-authors` bound to `porch-author`) —
+//! one with `--authorization-mode AlwaysAllow`, one with `RBAC` and 1,000 RoleBindings of other
+//! users in the namespace. Once both have loaded every revision and gone quiet (no CPU spent
+//! for a second), the requests alternate between them, so that whatever else the machine
+//! does weighs on both alike; it prints the list of all package revisions and the resources
+//! update with render side by side (p50, ratio RBAC / AlwaysAllow).
 //!
 //! `cargo bench -p porch-server --bench authz -- [repositories] [packages] [revisions]`
 //! (default 100 x 20 x 5: 12,000 revisions).
@@ -25,10 +27,11 @@ const NS: &str = "default";
 const TOKEN: &str = "bench-author-token-0123456789";
 const BINDINGS: usize = 1_000;
 
+#[derive(Default)]
 struct Figures {
-    list: Duration,
-    raw: Duration,
-    update: Duration,
+    list: Vec<Duration>,
+    raw: Vec<Duration>,
+    update: Vec<Duration>,
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
@@ -80,7 +83,7 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "authorization cost: {expected} revisions, requests as bench-author (group porch-authors)"
     );
-    let mut figures = Vec::new();
+    let mut servers = Vec::new();
     for (i, mode) in ["AlwaysAllow", "RBAC"].into_iter().enumerate() {
         let run = dir.path().join(format!("run{i}"));
         std::fs::create_dir_all(&run)?;
@@ -93,42 +96,141 @@ async fn main() -> anyhow::Result<()> {
         if !ok {
             bail!("cp failed");
         }
-        let f = scenario(&run, mode, &tokens, repos, expected).await?;
+        servers.push(setup(&run, mode, &tokens, repos, expected).await?);
+    }
+    for s in &servers {
+        s.quiet().await;
+    }
+    let mut figures = [Figures::default(), Figures::default()];
+    for round in 0..20 {
+        for (s, f) in servers.iter().zip(figures.iter_mut()) {
+            s.measure(round, expected, f).await?;
+        }
+    }
+    for (s, f) in servers.iter().zip(figures.iter_mut()) {
         println!(
-            "  [{mode}] list (kube-rs) p50 {}, raw list p50 {}, resources update with render p50 {}",
-            ms(f.list),
-            ms(f.raw),
-            ms(f.update)
+            "  [{}] list (kube-rs) p50 {}, raw list p50 {}, resources update with render p50 {}",
+            s.mode,
+            ms(pct(&mut f.list, 0.5)),
+            ms(pct(&mut f.raw, 0.5)),
+            ms(pct(&mut f.update, 0.5))
         );
-        figures.push(f);
     }
-    if let [base, rbac] = &figures[..] {
-        println!("side by side (p50; ratio RBAC with {BINDINGS} RoleBindings / AlwaysAllow):");
-        let row = |what: &str, b: Duration, t: Duration| {
-            println!(
-                "  {what:<40} {:>10} {:>10}  {:.3}",
-                ms(b),
-                ms(t),
-                t.as_secs_f64() / b.as_secs_f64().max(1e-9)
-            );
-        };
-        row("list all package revisions (kube-rs)", base.list, rbac.list);
-        row("the same list as raw JSON", base.raw, rbac.raw);
-        row("resources update with render", base.update, rbac.update);
-    }
+    let [base, rbac] = &mut figures;
+    println!("side by side (p50; ratio RBAC with {BINDINGS} RoleBindings / AlwaysAllow):");
+    let row = |what: &str, b: Duration, t: Duration| {
+        println!(
+            "  {what:<40} {:>10} {:>10}  {:.3}",
+            ms(b),
+            ms(t),
+            t.as_secs_f64() / b.as_secs_f64().max(1e-9)
+        );
+    };
+    row(
+        "list all package revisions (kube-rs)",
+        pct(&mut base.list, 0.5),
+        pct(&mut rbac.list, 0.5),
+    );
+    row(
+        "the same list as raw JSON",
+        pct(&mut base.raw, 0.5),
+        pct(&mut rbac.raw, 0.5),
+    );
+    row(
+        "resources update with render",
+        pct(&mut base.update, 0.5),
+        pct(&mut rbac.update, 0.5),
+    );
     Ok(())
 }
 
-async fn scenario(
+/// One server under test, ready for requests as the author.
+struct Server {
+    mode: &'static str,
+    process: common::ServerProcess,
+    _git: GitServer,
+    author: kube::Client,
+    prs: kube::Api<kube::api::DynamicObject>,
+    prr: kube::Api<kube::api::DynamicObject>,
+}
+
+impl Server {
+    /// Waits until the server has spent no CPU for a second (its start-up work done).
+    async fn quiet(&self) {
+        let pid = self.process.0.id();
+        let cpu = || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let fields: Vec<u64> = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            fields.iter().sum::<u64>()
+        };
+        let t = Instant::now();
+        let mut last = cpu();
+        while t.elapsed() < Duration::from_secs(120) {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = cpu();
+            if now == last {
+                return;
+            }
+            last = now;
+        }
+    }
+
+    /// One round: a kube-rs list, a raw list, and a resources update with render of a new
+    /// draft.
+    async fn measure(&self, i: usize, expected: usize, f: &mut Figures) -> anyhow::Result<()> {
+        let t = Instant::now();
+        let n = self.prs.list(&ListParams::default()).await?.items.len();
+        f.list.push(t.elapsed());
+        assert!(n >= expected);
+        let req = http::Request::get(format!(
+            "/apis/porch.kpt.dev/v1alpha1/namespaces/{NS}/packagerevisions"
+        ))
+        .body(Vec::new())?;
+        let t = Instant::now();
+        self.author.request_text(req).await?;
+        f.raw.push(t.elapsed());
+        let body = object(json!({
+            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
+            "spec": {"repository": "bench", "packageName": format!("edited-{i}"), "workspaceName": "ws",
+                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
+        }))?;
+        let name = self
+            .prs
+            .create(&PostParams::default(), &body)
+            .await?
+            .metadata
+            .name
+            .unwrap_or_default();
+        let mut res = self.prr.get(&name).await?;
+        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
+        let t = Instant::now();
+        let res = self.prr.replace(&name, &PostParams::default(), &res).await?;
+        f.update.push(t.elapsed());
+        if res.data["status"]["renderStatus"]["error"] != "" {
+            bail!("render failed: {}", res.data["status"]["renderStatus"]);
+        }
+        Ok(())
+    }
+}
+
+async fn setup(
     run: &std::path::Path,
-    mode: &str,
+    mode: &'static str,
     tokens: &std::path::Path,
     repos: usize,
     expected: usize,
-) -> anyhow::Result<Figures> {
+) -> anyhow::Result<Server> {
     let git = GitServer::start(run.join("git"), None)?;
     let tokens = tokens.to_string_lossy();
-    let (_server, kc) = start_server_with(
+    let (process, kc) = start_server_with(
         env!("CARGO_BIN_EXE_porch-server"),
         run,
         &["--authorization-mode", mode, "--token-auth-file", &tokens],
@@ -217,48 +319,12 @@ async fn scenario(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    let mut list = Vec::new();
-    for _ in 0..20 {
-        let t = Instant::now();
-        let n = prs.list(&ListParams::default()).await?.items.len();
-        list.push(t.elapsed());
-        assert!(n >= expected);
-    }
-    let mut raw = Vec::new();
-    for _ in 0..20 {
-        let req = http::Request::get(format!(
-            "/apis/porch.kpt.dev/v1alpha1/namespaces/{NS}/packagerevisions"
-        ))
-        .body(Vec::new())?;
-        let t = Instant::now();
-        author.request_text(req).await?;
-        raw.push(t.elapsed());
-    }
-    let mut update = Vec::new();
-    for i in 0..20 {
-        let body = object(json!({
-            "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
-            "spec": {"repository": "bench", "packageName": format!("edited-{i}"), "workspaceName": "ws",
-                     "tasks": [{"type": "init", "init": {"description": "bench"}}]},
-        }))?;
-        let name = prs
-            .create(&PostParams::default(), &body)
-            .await?
-            .metadata
-            .name
-            .unwrap_or_default();
-        let mut res = prr.get(&name).await?;
-        res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
-        let t = Instant::now();
-        let res = prr.replace(&name, &PostParams::default(), &res).await?;
-        update.push(t.elapsed());
-        if res.data["status"]["renderStatus"]["error"] != "" {
-            bail!("render failed: {}", res.data["status"]["renderStatus"]);
-        }
-    }
-    Ok(Figures {
-        list: pct(&mut list, 0.5),
-        raw: pct(&mut raw, 0.5),
-        update: pct(&mut update, 0.5),
+    Ok(Server {
+        mode,
+        process,
+        _git: git,
+        author,
+        prs,
+        prr,
     })
 }

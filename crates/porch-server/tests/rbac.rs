@@ -222,6 +222,38 @@ fn reader_author_approver_and_repository_admin_each_do_only_their_part() {
         json(&s.kubectl_ok(&["get", "packagerevision", PR, "-o", "json", "--as", "rita"]));
     assert_eq!(published["spec"]["lifecycle"], "Published");
 
+    // The author proposes the deletion but cannot carry it out: that approves the proposal.
+    s.kubectl_ok(&[
+        "patch",
+        "packagerevision",
+        PR,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"lifecycle":"DeletionProposed"}}"#,
+        "--as",
+        "alice",
+    ]);
+    let refused = s.kubectl(&["delete", "packagerevision", PR, "--as", "alice"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains(&format!(
+            "packagerevisions.porch.kpt.dev \"{PR}\" is forbidden: User \"alice\" cannot update resource \"packagerevisions/approval\""
+        )),
+        "{}",
+        stderr(&refused)
+    );
+    s.kubectl_ok(&["get", "packagerevision", PR, "--as", "rita"]);
+    s.kubectl_ok(&[
+        "delete",
+        "packagerevision",
+        PR,
+        "--as",
+        "carl",
+        "--as-group",
+        "porch-approvers",
+    ]);
+    assert!(!s.kubectl(&["get", "packagerevision", PR]).status.success());
+
     // Who am I, as kubectl asks it (protobuf).
     let who = s.kubectl_ok(&[
         "auth",

@@ -372,6 +372,18 @@ impl ResourceBackend for RevisionBackend {
                 .map_err(err(name))?;
             return Ok(revision_json(&current));
         }
+        // Deleting a revision proposed for deletion is approving that proposal: it takes the
+        // approver's right as well as `delete` (RBAC alone cannot tell it from deleting a
+        // draft), so that an author cannot both propose and carry out a deletion.
+        if current.lifecycle == Lifecycle::DeletionProposed {
+            ctx.require(
+                "update",
+                ("porch.kpt.dev", "packagerevisions/approval"),
+                namespace,
+                name,
+                "deleting a revision proposed for deletion approves the proposal",
+            )?;
+        }
         let pr = self
             .engine
             .delete(namespace, name, Some(&rv))

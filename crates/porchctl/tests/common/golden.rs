@@ -146,7 +146,8 @@ pub enum Identity<'a> {
     User(&'a str),
     /// `PEOPLE`, each in one role in the case's namespace, each command run by the one
     /// whose job it is: `repo` commands by the repository admin (`porch-repository-admin`),
-    /// `rpkg approve`/`reject` by the approver (`porch-approver`), everything else (drafts,
+    /// `rpkg approve`/`reject`/`delete` by the approver (`porch-approver`; deleting a revision
+    /// proposed for deletion approves the proposal), everything else (drafts,
     /// reads, kubectl) by the author (`porch-author`).
     People,
 }
@@ -169,7 +170,7 @@ pub fn person_for(args: &[String]) -> &'static str {
         args.get(2).map(String::as_str),
     ) {
         (Some("repo"), _) => carol,
-        (Some("rpkg"), Some("approve" | "reject")) => bob,
+        (Some("rpkg"), Some("approve" | "reject" | "delete" | "del")) => bob,
         _ => alice,
     }
 }
