@@ -17,6 +17,7 @@ mod run;
 pub use run::{check_krm, config_map, resolve_image};
 pub mod select;
 mod status;
+pub mod when;
 
 use std::collections::BTreeSet;
 
