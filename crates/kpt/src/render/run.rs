@@ -280,6 +280,14 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
+        // kpt HEAD hands a validator everything but its own function config (a
+        // mutator still sees, and may change, the configs).
+        if validator && !f.config_path.is_empty() && self.config_override.is_none() {
+            let own = res::clean_path(&f.config_path).unwrap_or_default();
+            selected.retain(|n| {
+                !(res::item_path(n) == Some(own.as_str()) && pkg_of(n) == pkg_key(pkg))
+            });
+        }
         // `when:` decides over what the function would be given; a false condition
         // records a skipped step and hands the items on untouched.
         if !f.when.is_empty() {
