@@ -21,7 +21,7 @@ pub mod when;
 
 use std::collections::BTreeSet;
 
-pub use eval::{EvalOptions, eval, eval_items};
+pub use eval::{EvalFlags, EvalOptions, eval, eval_items, eval_with};
 pub use heal::heal;
 
 use crate::kptfile::{

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use kpt::kptfile::Selector;
 use kpt::package::fs;
-use kpt::render::{EvalOptions, RenderOptions, eval, eval_items};
+use kpt::render::{EvalFlags, EvalOptions, RenderOptions, eval_items, eval_with};
 use kpt::runtime::{FunctionRef, RunOptions};
 use kpt::yaml::{Node, parse_one};
 
@@ -51,6 +51,14 @@ pub struct EvalArgs {
     /// Exclude resources in this namespace.
     #[arg(long)]
     pub exclude_namespace: Option<String>,
+    /// Also give the function the package meta resources (Kptfiles and the function
+    /// configs their pipelines name), which are left out by default.
+    #[arg(short = 'm', long)]
+    pub include_meta_resources: bool,
+    /// A CEL expression over the input (`resources`); when it is false the function
+    /// is skipped (kpt HEAD).
+    #[arg(long, default_value = "")]
+    pub when: String,
     /// Write a FunctionResultList to this directory.
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
@@ -164,14 +172,18 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         selector,
         exclusion,
     };
+    let flags = EvalFlags {
+        exclude_meta_resources: !a.include_meta_resources,
+        when: a.when.clone(),
+    };
     let out = match stdin_list {
         Some(list) => {
             if eopts.function_config.is_none() {
                 eopts.function_config = list.function_config.clone();
             }
-            eval_items(list.items, &ropts, &eopts)
+            eval_items(list.items, &ropts, &eopts, &flags)
         }
-        None => eval(&before, &ropts, &eopts),
+        None => eval_with(&before, &ropts, &eopts, &flags),
     };
     for line in &out.log {
         eprintln!("{line}");

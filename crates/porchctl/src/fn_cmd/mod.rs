@@ -92,6 +92,22 @@ pub fn dir_name(dir: &Path) -> String {
         .unwrap_or_else(|| ".".to_string())
 }
 
+/// One `FunctionResultList` item: kpt's `fnresult.Result` (image or exec, stderr,
+/// exit code, results). The renderStatus-only fields of a step (`errorResults`,
+/// `executionError`, `when`, `skipped`, `name`) are not part of it.
+fn result_item(s: &StepResult) -> anyhow::Result<kpt::yaml::Node> {
+    let mut v = serde_json::to_value(s)?;
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "image" | "exec" | "stderr" | "exitCode" | "results"
+            )
+        });
+    }
+    Ok(kpt::yaml::Node::from_value(&v))
+}
+
 /// Write `results.yaml` (a kpt `FunctionResultList`) into `dir`.
 pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyhow::Result<()> {
     use kpt::yaml::{Node, SeqIndent, emit_node};
@@ -108,7 +124,7 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
     let mut items = Node::sequence();
     if let Some(seq) = items.items_mut() {
         for s in steps {
-            seq.push(Node::from_value(&serde_json::to_value(s)?));
+            seq.push(result_item(s)?);
         }
     }
     root.set("items", items);
