@@ -264,10 +264,7 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         if let Some(x) = &expect.exec_path {
             c.args(["--exec", x]);
         }
-        // The catalog's example goldens were recorded with the package meta resources
-        // (Kptfile, pipeline function configs) in the function input; `kpt fn eval`
-        // leaves them out unless asked, so the catalog cases ask.
-        if expect.include_meta_resources || group == "examples" {
+        if expect.include_meta_resources {
             c.arg("--include-meta-resources");
         }
         if let Some(w) = &expect.when {

@@ -2,7 +2,7 @@
 //! a directory (sub-packages included, paths relative to that directory).
 
 use super::{Ctx, RenderError, RenderOptions, RenderOutput, finalize_paths, write_all};
-use crate::kptfile::{Function, KPTFILE, Kptfile, Selector};
+use crate::kptfile::{Function, Selector};
 use crate::package::PackageFiles;
 use crate::package::resources;
 use crate::runtime::FunctionRef;
@@ -26,42 +26,11 @@ pub struct EvalOptions {
 /// The `fn eval` command-line choices beyond [`EvalOptions`].
 #[derive(Debug, Clone, Default)]
 pub struct EvalFlags {
-    /// Leave the package meta resources (the Kptfiles and the function configs their
-    /// pipelines name) out of the function's input, as `kpt fn eval` does unless
-    /// `--include-meta-resources` is given.
-    pub exclude_meta_resources: bool,
     /// `--when`: a CEL condition over the input; false skips the function.
     pub when: String,
 }
 
-/// The package meta resources of `files` (kpt's `--include-meta-resources` set): every
-/// Kptfile and every file a pipeline names as `configPath`, as paths from the root.
-fn meta_paths(files: &PackageFiles, dirs: &[String]) -> std::collections::BTreeSet<String> {
-    let mut out = std::collections::BTreeSet::new();
-    for dir in dirs {
-        let kptfile = crate::package::join(dir, KPTFILE);
-        let Some(text) = files.get_text(&kptfile) else {
-            continue;
-        };
-        out.insert(kptfile);
-        let Ok(kf) = Kptfile::parse(text) else {
-            continue;
-        };
-        let Some(pipeline) = kf.pipeline else {
-            continue;
-        };
-        for f in pipeline.mutators.iter().chain(&pipeline.validators) {
-            if let Ok(p) = resources::clean_path(&f.config_path)
-                && !f.config_path.is_empty()
-            {
-                out.insert(crate::package::join(dir, &p));
-            }
-        }
-    }
-    out
-}
-
-/// Evaluate one function over `files`, every resource included (the Kptfiles too).
+/// Evaluate one function over `files`.
 pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions) -> RenderOutput {
     eval_with(files, render, opts, &EvalFlags::default())
 }
@@ -103,23 +72,13 @@ pub fn eval_with(
         opts.config_in_package.is_some()
             && resources::item_path(n) == opts.config_in_package.as_deref()
     });
-    // Meta resources stay on disk as they are and are not part of the output list.
-    let meta = if flags.exclude_meta_resources {
-        meta_paths(files, &dirs)
-    } else {
-        Default::default()
-    };
-    let (meta_items, items): (Vec<Node>, Vec<Node>) = items
-        .into_iter()
-        .partition(|n| resources::item_path(n).is_some_and(|p| meta.contains(p)));
     let mut f = opts.step();
     f.when = flags.when.clone();
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             out.extend(held_back);
-            let mut out = finalize_paths(out);
+            let out = finalize_paths(out);
             let rendered = out.clone();
-            out.extend(finalize_paths(meta_items));
             let mut out_files = files.clone();
             match write_all(&mut out_files, out, &mut ctx.sources, true) {
                 Ok(()) => {

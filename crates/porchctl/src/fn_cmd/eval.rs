@@ -51,10 +51,28 @@ pub struct EvalArgs {
     /// Exclude resources in this namespace.
     #[arg(long)]
     pub exclude_namespace: Option<String>,
-    /// Also give the function the package meta resources (Kptfiles and the function
-    /// configs their pipelines name), which are left out by default.
-    #[arg(short = 'm', long)]
+    /// Accepted and refused as kpt does: meta resources (Kptfiles, function configs)
+    /// are in the function input by default.
+    #[arg(short = 'm', long, hide = true)]
     pub include_meta_resources: bool,
+    /// Save the function and its arguments to the Kptfile pipeline (needs `--type`).
+    #[arg(short = 's', long)]
+    pub save: bool,
+    /// `mutator` or `validator`: where `--save` records the function.
+    #[arg(short = 't', long = "type", default_value = "")]
+    pub fn_type: String,
+    /// Only resources with these labels (`key=value`, repeatable).
+    #[arg(long)]
+    pub match_labels: Vec<String>,
+    /// Only resources with these annotations (`key=value`, repeatable).
+    #[arg(long)]
+    pub match_annotations: Vec<String>,
+    /// Exclude resources with these labels (`key=value`, repeatable).
+    #[arg(long)]
+    pub exclude_labels: Vec<String>,
+    /// Exclude resources with these annotations (`key=value`, repeatable).
+    #[arg(long)]
+    pub exclude_annotations: Vec<String>,
     /// A CEL expression over the input (`resources`); when it is false the function
     /// is skipped (kpt HEAD).
     #[arg(long, default_value = "")]
@@ -98,7 +116,70 @@ fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
     Ok(Some(cm))
 }
 
+/// `key=value` selector flags as a map (kpt splits on `=`; a missing value is empty).
+fn selector_map(items: &[String]) -> BTreeMap<String, String> {
+    items
+        .iter()
+        .map(|s| {
+            let (k, v) = s.split_once('=').unwrap_or((s.as_str(), ""));
+            (
+                k.to_string(),
+                v.split('=').next().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// kpt's `validateOptionalFlags` and the other checks it makes before reading anything.
+fn validate(a: &EvalArgs) -> anyhow::Result<()> {
+    if a.include_meta_resources {
+        bail!(
+            "--include-meta-resources is no longer necessary because meta resources are now included by default"
+        );
+    }
+    if a.save {
+        if a.fn_type.is_empty() {
+            bail!("--type must be specified if saving functions to Kptfile (--save=true)");
+        }
+        if a.fn_type != "mutator" && a.fn_type != "validator" {
+            bail!("--type must be either `mutator` or `validator`");
+        }
+    }
+    if let Some(dir) = a.output.as_deref()
+        && dir != "stdout"
+        && dir != "unwrap"
+        && std::fs::symlink_metadata(dir).is_ok()
+    {
+        bail!("directory {dir:?} already exists, please delete the directory and retry");
+    }
+    if a.image.is_none() && a.exec.is_none() {
+        bail!("must specify --image or --exec");
+    }
+    if !a.fn_args.is_empty() && a.fn_config.is_some() {
+        bail!("function arguments can only be specified without function config file");
+    }
+    if let Some(path) = &a.fn_config
+        && !path.exists()
+    {
+        bail!("missing function config file: {}", path.display());
+    }
+    if a.save
+        && let Some(path) = &a.fn_config
+    {
+        let pkg = std::path::absolute(&a.dir)?;
+        let cfg = std::path::absolute(path)?;
+        if !cfg.starts_with(&pkg) {
+            bail!(
+                "--fn-config must be under {} if saving functions to Kptfile (--save=true)",
+                pkg.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
+    validate(&a)?;
     let function = match (&a.image, &a.exec) {
         (Some(i), None) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
@@ -122,7 +203,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut config_in_package = None;
     if let Some(path) = &a.fn_config {
         if config.is_some() {
-            bail!("--fn-config and `-- key=value` arguments are mutually exclusive");
+            bail!("function arguments can only be specified without function config file");
         }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading function config {}", path.display()))?;
@@ -141,6 +222,8 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         kind: a.match_kind.clone().unwrap_or_default(),
         name: a.match_name.clone().unwrap_or_default(),
         namespace: a.match_namespace.clone().unwrap_or_default(),
+        labels: selector_map(&a.match_labels),
+        annotations: selector_map(&a.match_annotations),
         ..Default::default()
     };
     let exclusion = Selector {
@@ -148,6 +231,8 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         kind: a.exclude_kind.clone().unwrap_or_default(),
         name: a.exclude_name.clone().unwrap_or_default(),
         namespace: a.exclude_namespace.clone().unwrap_or_default(),
+        labels: selector_map(&a.exclude_labels),
+        annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
     let runtime = super::runtimes_with(a.exec.is_some(), false, a.image_pull_policy);
@@ -173,9 +258,25 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         exclusion,
     };
     let flags = EvalFlags {
-        exclude_meta_resources: !a.include_meta_resources,
         when: a.when.clone(),
     };
+    let saved = a.save.then(|| super::save::SavedFunction {
+        image: match &eopts.function {
+            FunctionRef::Image(i) => kpt::render::resolve_image(i),
+            FunctionRef::Exec(_) => String::new(),
+        },
+        exec: a.exec.clone().unwrap_or_default(),
+        selector: eopts.selector.clone(),
+        exclusion: eopts.exclusion.clone(),
+        config_path: a.fn_config.as_ref().and_then(|p| {
+            let pkg = std::path::absolute(&a.dir).ok()?;
+            let cfg = std::path::absolute(p).ok()?;
+            cfg.strip_prefix(&pkg)
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+        }),
+        data: a.fn_args.clone(),
+    });
     let out = match stdin_list {
         Some(list) => {
             if eopts.function_config.is_none() {
@@ -195,6 +296,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
+    }
+    if out.error.is_none()
+        && let Some(saved) = &saved
+        && !from_stdin
+    {
+        eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
     Ok(super::exit_code(out.error.as_ref(), &a.dir))
 }

@@ -4,6 +4,7 @@ mod eval;
 mod list;
 mod output;
 mod render;
+mod save;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
