@@ -271,8 +271,14 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
             c.args(["--when", w]);
         }
         if let Some(fc) = &expect.fn_config {
-            // Relative to the case's .expected directory, as upstream's harness reads it.
-            let path = actual.join(".expected").join(fc);
+            // Relative to the case's .expected directory, as upstream's harness reads it:
+            // in the copied package when it lies inside it, else beside the case.
+            let inside = actual.join(".expected").join(fc);
+            let path = if inside.exists() {
+                inside
+            } else {
+                src.join(".expected").join(fc)
+            };
             c.args(["--fn-config", path.to_str().expect("utf8")]);
         }
         if !expect.args.is_empty() {

@@ -105,7 +105,11 @@ mod tests {
         };
         assert!(!matches(&broken, &at("services/svc.yaml")));
         // As an exclusion it removes only what it matches.
-        assert!(is_selected(&[], &[sel.clone()], &at("deploy/d.yaml")));
+        assert!(is_selected(
+            &[],
+            std::slice::from_ref(&sel),
+            &at("deploy/d.yaml")
+        ));
         assert!(!is_selected(&[], &[sel], &at("services/s.yaml")));
     }
 }

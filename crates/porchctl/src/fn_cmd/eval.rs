@@ -10,7 +10,7 @@ use kpt::kptfile::Selector;
 use kpt::package::fs;
 use kpt::render::{EvalFlags, EvalOptions, RenderOptions, eval_items, eval_with};
 use kpt::runtime::{FunctionRef, RunOptions};
-use kpt::yaml::{Node, parse_one};
+use kpt::yaml::Node;
 
 /// Arguments of `fn eval`.
 #[derive(Debug, Args)]
@@ -130,6 +130,49 @@ fn selector_map(items: &[String]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `--fn-config` file, checked as kpt's `GetValidatedFnConfigFromPath`: one
+/// document, a mapping, a KRM resource.
+fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("failed to read file {:?}", path.display()))?;
+    let docs = kpt::yaml::parse_stream(&text)
+        .with_context(|| format!("failed to read function config {:?}", path.display()))?;
+    let mut nodes: Vec<Node> = docs
+        .into_iter()
+        .map(|d| d.root)
+        .filter(|n| !(n.is_scalar() && n.as_str().is_some_and(str::is_empty) && n.tag.is_none()))
+        .collect();
+    // kyaml's reader annotates every document, which fails on a non-mapping one.
+    if let Some(bad) = nodes.iter().find(|n| !n.is_mapping()) {
+        let kind = if bad.is_sequence() {
+            "SequenceNode"
+        } else {
+            "ScalarNode"
+        };
+        bail!(
+            "wrong Node Kind for  expected: MappingNode was {kind}: value: {{{}}}",
+            bad.as_str().unwrap_or_default()
+        );
+    }
+    match nodes.len() {
+        0 => bail!("functionConfig {:?} is empty", path.display()),
+        1 => {}
+        n => bail!(
+            "functionConfig {:?} must not contain more than one config, got {n}",
+            path.display()
+        ),
+    }
+    let node = nodes.remove(0);
+    if let Err(m) = kpt::render::check_krm(&node) {
+        bail!(
+            "functionConfig {:?}: {}",
+            path.display(),
+            m.rsplit(": ").next().unwrap_or_default()
+        );
+    }
+    Ok(node)
+}
+
 /// kpt's `validateOptionalFlags` and the other checks it makes before reading anything.
 fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.include_meta_resources {
@@ -205,10 +248,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         if config.is_some() {
             bail!("function arguments can only be specified without function config file");
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading function config {}", path.display()))?;
-        let node = parse_one(&text).with_context(|| format!("{}", path.display()))?;
-        config = Some(node);
+        config = Some(read_fn_config(path)?);
         if !from_stdin
             && let Ok(dir) = std::fs::canonicalize(&a.dir)
             && let Ok(abs) = std::fs::canonicalize(path)
