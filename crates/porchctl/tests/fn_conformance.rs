@@ -143,6 +143,7 @@ struct Expect {
     include_meta_resources: bool,
     when: Option<String>,
     exec_path: Option<String>,
+    tag: Option<String>,
 }
 
 fn read_expect(case: &Path) -> Expect {
@@ -165,6 +166,7 @@ fn read_expect(case: &Path) -> Expect {
         .and_then(|x| x.as_bool())
         .unwrap_or(false);
     e.when = v.get("when").and_then(|x| x.as_str()).map(str::to_string);
+    e.tag = v.get("tag").and_then(|x| x.as_str()).map(str::to_string);
     e.exec_path = v
         .get("execPath")
         .and_then(|x| x.as_str())
@@ -263,6 +265,9 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         }
         if let Some(x) = &expect.exec_path {
             c.args(["--exec", x]);
+        }
+        if let Some(t) = &expect.tag {
+            c.args(["--tag", t]);
         }
         if expect.include_meta_resources {
             c.arg("--include-meta-resources");

@@ -318,3 +318,44 @@ fn eval_fn_config_must_be_one_krm_mapping() {
         assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
     }
 }
+
+#[test]
+fn tag_overrides_the_image_tag_in_render_and_eval() {
+    let pipeline = "  mutators:\n    - image: set-labels:v0.1.0\n      tag: v0.2.0\n      configMap:\n        t: x\n";
+    let (tmp, dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("[PASS] \"{SET_LABELS}\"")), "{err}");
+    assert!(read(&dir, "Kptfile").contains(&format!("      - image: {SET_LABELS}\n")));
+    // A semver range needs the registry's tag list: a step error naming the image.
+    let pipeline = "  mutators:\n    - image: set-labels\n      tag: \"~0.2\"\n";
+    let (tmp, dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "failed to list tags for image \"ghcr.io/kptdev/krm-functions-catalog/set-labels\""
+        ),
+        "{err}"
+    );
+    assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    let (code, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            "set-labels:v9",
+            "--tag",
+            "v0.2.0",
+            "--",
+            "t=y",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("[RUNNING] \"{SET_LABELS}\"")),
+        "{err}"
+    );
+}

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::call::{self, Invariants, Owner, pkg_of};
+use super::image::resolve_image_tag;
 use super::{Ctx, RenderError, pkg_label, printer, select, when};
 use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
@@ -226,7 +227,27 @@ impl Ctx<'_> {
         let fref = if f.image.is_empty() {
             FunctionRef::Exec(f.exec.clone())
         } else {
-            FunctionRef::Image(resolve_image(&f.image))
+            match resolve_image_tag(&f.image, &f.tag) {
+                Ok(image) => FunctionRef::Image(image),
+                Err(message) => {
+                    let step = StepResult {
+                        name: f.name.clone(),
+                        image: resolve_image(&f.image),
+                        execution_error: message.clone(),
+                        exit_code: 1,
+                        ..Default::default()
+                    };
+                    if validator {
+                        self.validation_steps.push(step);
+                    } else {
+                        self.mutation_steps.push(step);
+                    }
+                    return Err(RenderError::Pipeline {
+                        pkg: pkg_label(pkg),
+                        message,
+                    });
+                }
+            }
         };
         let shown = fref.display().to_string();
         let mut step = StepResult {

@@ -55,6 +55,10 @@ pub struct EvalArgs {
     /// are in the function input by default.
     #[arg(short = 'm', long, hide = true)]
     pub include_meta_resources: bool,
+    /// Override the image's tag (an exact version or tag; kpt HEAD also takes semver
+    /// constraints, which need the registry's tag list).
+    #[arg(long, default_value = "")]
+    pub tag: String,
     /// Save the function and its arguments to the Kptfile pipeline (needs `--type`).
     #[arg(short = 's', long)]
     pub save: bool,
@@ -224,6 +228,9 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     validate(&a)?;
     let function = match (&a.image, &a.exec) {
+        (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
+            kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,
+        ),
         (Some(i), None) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
         _ => bail!(
