@@ -359,3 +359,77 @@ fn tag_overrides_the_image_tag_in_render_and_eval() {
         "{err}"
     );
 }
+
+#[test]
+fn source_eval_sink_pipe_round_trips_and_leaves_meta_resources_out() {
+    let pipeline = "  mutators:\n    - image: set-labels\n      configPath: labels.yaml\n";
+    let labels = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels\ndata:\n  a: b\n";
+    let (tmp, dir) = package(&[
+        ("Kptfile", &kptfile(pipeline)),
+        ("labels.yaml", labels),
+        ("sub/cm.yaml", SECRETLESS),
+    ]);
+    let bin = env!("CARGO_BIN_EXE_porchctl");
+    let script = format!(
+        "{bin} fn source pkg | {bin} fn eval - -i {SET_LABELS} -- team=x | {bin} fn sink pkg"
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(tmp.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&dir, "sub/cm.yaml").contains("team: x"));
+    // The Kptfile and the pipeline's function config were not in the stream.
+    assert_eq!(read(&dir, "labels.yaml"), labels);
+    assert_eq!(read(&dir, "Kptfile"), kptfile(pipeline));
+    let (code, listed) = {
+        let out = Command::new(bin)
+            .args(["fn", "source", "pkg", "--include-meta-resources"])
+            .current_dir(tmp.path())
+            .output()
+            .expect("porchctl runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0));
+    assert!(listed.contains("kind: Kptfile"), "{listed}");
+    assert!(listed.contains("name: labels"), "{listed}");
+}
+
+#[test]
+fn container_only_flags_are_refused_for_exec_and_truncate_output_is_accepted() {
+    let (tmp, _dir) = package(&[
+        ("cm.yaml", SECRETLESS),
+        ("Kptfile", &kptfile("  mutators: []\n")),
+    ]);
+    for flag in [
+        &["--network"][..],
+        &["-e", "A=b"],
+        &["--mount", "type=bind,src=/,dst=/x"],
+        &["--as-current-user"],
+    ] {
+        let mut args = vec!["fn", "eval", "pkg", "--exec", "cat"];
+        args.extend_from_slice(flag);
+        let (code, err) = porchctl(tmp.path(), &args);
+        assert_eq!(code, 1, "{flag:?}: {err}");
+        assert!(
+            err.contains("--mount, --as-current-user, --network and --env can only be used with container functions"),
+            "{flag:?}: {err}"
+        );
+    }
+    for value in [
+        "--truncate-output=false",
+        "--truncate-output",
+        "--truncate-output=true",
+    ] {
+        let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg", value]);
+        assert_eq!(code, 0, "{value}: {err}");
+    }
+}

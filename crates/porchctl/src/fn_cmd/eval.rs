@@ -55,6 +55,19 @@ pub struct EvalArgs {
     /// are in the function input by default.
     #[arg(short = 'm', long, hide = true)]
     pub include_meta_resources: bool,
+    /// Let a container function reach the network.
+    #[arg(long)]
+    pub network: bool,
+    /// Environment variables for container functions (`KEY=VALUE` or `KEY`); accepted
+    /// for kpt compatibility, the sandbox does not pass them on.
+    #[arg(short = 'e', long)]
+    pub env: Vec<String>,
+    /// Storage mounts for container functions; accepted for kpt compatibility, not applied.
+    #[arg(long)]
+    pub mount: Vec<String>,
+    /// Run a container function as the current user (the sandbox always does).
+    #[arg(long)]
+    pub as_current_user: bool,
     /// Override the image's tag (an exact version or tag; kpt HEAD also takes semver
     /// constraints, which need the registry's tag list).
     #[arg(long, default_value = "")]
@@ -202,6 +215,13 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.image.is_none() && a.exec.is_none() {
         bail!("must specify --image or --exec");
     }
+    if a.exec.is_some()
+        && (a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty())
+    {
+        bail!(
+            "--mount, --as-current-user, --network and --env can only be used with container functions"
+        );
+    }
     if !a.fn_args.is_empty() && a.fn_config.is_some() {
         bail!("function arguments can only be specified without function config file");
     }
@@ -282,7 +302,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
-    let runtime = super::runtimes_with(a.exec.is_some(), false, a.image_pull_policy);
+    let runtime = super::runtimes_with(a.exec.is_some(), a.network, a.image_pull_policy);
     let ropts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {

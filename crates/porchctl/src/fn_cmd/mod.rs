@@ -5,6 +5,7 @@ mod list;
 mod output;
 mod render;
 mod save;
+mod source_sink;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +22,10 @@ pub enum FnCommand {
     Render(Box<render::RenderArgs>),
     /// Run one function over a directory's resources.
     Eval(Box<eval::EvalArgs>),
+    /// Print a directory's resources as a ResourceList (the start of a function pipe).
+    Source(Box<source_sink::SourceArgs>),
+    /// Write the resources of a ResourceList from stdin into a directory.
+    Sink(Box<source_sink::SinkArgs>),
     /// List the functions a Porch server offers to pipelines (`functions`).
     #[command(visible_alias = "ls")]
     List(Box<list::ListArgs>),
@@ -32,6 +37,8 @@ pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
         FnCommand::Render(a) => render::run(*a),
         FnCommand::Eval(a) => eval::run(*a),
         FnCommand::List(a) => list::run(*a),
+        FnCommand::Source(a) => source_sink::source(*a),
+        FnCommand::Sink(a) => source_sink::sink(*a),
     }
 }
 
