@@ -431,7 +431,10 @@ fn run_group(group: &str, rel: &str, optional: bool) {
         );
         return;
     };
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
+    // $PORCHCTL_BIN runs the cases against another build (e.g. to compare releases).
+    let bin = std::env::var_os("PORCHCTL_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_porchctl")));
     let shim = tempfile::tempdir().expect("tempdir");
     let kpt = shim.path().join("kpt");
     std::fs::write(&kpt, format!("#!/bin/sh\nexec {} \"$@\"\n", bin.display())).expect("shim");
