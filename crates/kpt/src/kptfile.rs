@@ -187,6 +187,9 @@ pub struct Function {
     pub selectors: Vec<Selector>,
     #[serde(default, rename = "exclude", skip_serializing_if = "Vec::is_empty")]
     pub exclusions: Vec<Selector>,
+    /// kpt HEAD: a CEL expression over the step's input; the step runs only when true.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
 }
 
 /// Resource selection criteria (all set fields must match).
@@ -205,6 +208,9 @@ pub struct Selector {
     pub labels: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+    /// kpt HEAD: a regular expression over the resource's file path in the package.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_file_regexp: String,
 }
 
 impl Selector {
@@ -216,6 +222,7 @@ impl Selector {
             && self.namespace.is_empty()
             && self.labels.is_empty()
             && self.annotations.is_empty()
+            && self.resource_file_regexp.is_empty()
     }
 }
 
@@ -294,6 +301,12 @@ pub struct StepResult {
     pub results: Vec<ResultItem>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_results: Vec<ResultItem>,
+    /// The step's `when:` expression, as written in the pipeline.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
+    /// The `when:` expression was false, so the step did not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// Why a Kptfile could not be read.

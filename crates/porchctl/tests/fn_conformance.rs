@@ -138,6 +138,12 @@ struct Expect {
     fn_config: Option<String>,
     args: Vec<(String, String)>,
     stderr_strip_lines: Vec<String>,
+    skip: bool,
+    actual_strip_lines: Vec<String>,
+    include_meta_resources: bool,
+    when: Option<String>,
+    exec_path: Option<String>,
+    tag: Option<String>,
 }
 
 fn read_expect(case: &Path) -> Expect {
@@ -154,6 +160,17 @@ fn read_expect(case: &Path) -> Expect {
         .and_then(|x| x.as_bool())
         .unwrap_or(false);
     e.eval = v.get("testType").and_then(|x| x.as_str()) == Some("eval");
+    e.skip = v.get("skip").and_then(|x| x.as_bool()).unwrap_or(false);
+    e.include_meta_resources = v
+        .get("includeMetaResources")
+        .and_then(|x| x.as_bool())
+        .unwrap_or(false);
+    e.when = v.get("when").and_then(|x| x.as_str()).map(str::to_string);
+    e.tag = v.get("tag").and_then(|x| x.as_str()).map(str::to_string);
+    e.exec_path = v
+        .get("execPath")
+        .and_then(|x| x.as_str())
+        .map(str::to_string);
     e.image = v.get("image").and_then(|x| x.as_str()).map(str::to_string);
     e.fn_config = v
         .get("fnConfig")
@@ -161,6 +178,12 @@ fn read_expect(case: &Path) -> Expect {
         .map(str::to_string);
     if let Some(lines) = v.get("stdErrStripLines").and_then(|x| x.as_array()) {
         e.stderr_strip_lines = lines
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+    }
+    if let Some(lines) = v.get("actualStripLines").and_then(|x| x.as_array()) {
+        e.actual_strip_lines = lines
             .iter()
             .filter_map(|l| l.as_str().map(str::to_string))
             .collect();
@@ -234,12 +257,33 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
     } else if expect.eval {
         let mut c = Command::new(bin);
         c.args(["fn", "eval", actual.to_str().expect("utf8")]);
+        if src.join(".expected/results.yaml").is_file() {
+            c.args(["--results-dir", "results"]);
+        }
         if let Some(i) = &expect.image {
             c.args(["--image", i]);
         }
+        if let Some(x) = &expect.exec_path {
+            c.args(["--exec", x]);
+        }
+        if let Some(t) = &expect.tag {
+            c.args(["--tag", t]);
+        }
+        if expect.include_meta_resources {
+            c.arg("--include-meta-resources");
+        }
+        if let Some(w) = &expect.when {
+            c.args(["--when", w]);
+        }
         if let Some(fc) = &expect.fn_config {
-            // Relative to the case's .expected directory, as upstream's harness reads it.
-            let path = actual.join(".expected").join(fc);
+            // Relative to the case's .expected directory, as upstream's harness reads it:
+            // in the copied package when it lies inside it, else beside the case.
+            let inside = actual.join(".expected").join(fc);
+            let path = if inside.exists() {
+                inside
+            } else {
+                src.join(".expected").join(fc)
+            };
             c.args(["--fn-config", path.to_str().expect("utf8")]);
         }
         if !expect.args.is_empty() {
@@ -295,6 +339,28 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
     {
         problems.push(format!("stdout differs:\n{want}\n--- got:\n{stdout}"));
     }
+    // Upstream compares the results file when the case has one: trimmed, with the
+    // case's `actualStripLines` removed.
+    if let Ok(want) = std::fs::read_to_string(src.join(".expected/results.yaml")) {
+        let dir = tmp.path().join("results");
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        let mut got = match files.as_slice() {
+            [one] => std::fs::read_to_string(one).unwrap_or_default(),
+            _ => String::new(),
+        };
+        for line in &expect.actual_strip_lines {
+            got = got.replace(&format!("{line}\n"), "");
+        }
+        if got.trim() != want.trim() {
+            problems.push(format!(
+                "results differ:\n--- want\n{}\n--- got\n{}",
+                want.trim(),
+                got.trim()
+            ));
+        }
+    }
     let (mut got, want) = (tree(&actual), tree(&wanted));
     if group == "examples" {
         // The catalog's goldens predate kpt writing `status` into (and re-encoding) the
@@ -340,7 +406,24 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
     }
 }
 
-fn run_group(group: &str, rel: &str) {
+fn collect_cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if !p.is_dir() || p.file_name().is_some_and(|n| n == ".expected") {
+            continue;
+        }
+        if p.join(".expected").is_dir() {
+            out.push(p);
+        } else {
+            collect_cases(&p, out);
+        }
+    }
+}
+
+fn run_group(group: &str, rel: &str, optional: bool) {
     let Some(root) = conformance_dir() else {
         eprintln!(
             "SKIPPED: conformance data not found. Put the shared/ directory beside the project \
@@ -348,7 +431,10 @@ fn run_group(group: &str, rel: &str) {
         );
         return;
     };
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_porchctl"));
+    // $PORCHCTL_BIN runs the cases against another build (e.g. to compare releases).
+    let bin = std::env::var_os("PORCHCTL_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_porchctl")));
     let shim = tempfile::tempdir().expect("tempdir");
     let kpt = shim.path().join("kpt");
     std::fs::write(&kpt, format!("#!/bin/sh\nexec {} \"$@\"\n", bin.display())).expect("shim");
@@ -357,31 +443,39 @@ fn run_group(group: &str, rel: &str) {
     std::fs::set_permissions(&kpt, perms).expect("chmod");
 
     let dir = root.join(rel);
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("cases dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
+    if optional && !dir.is_dir() {
+        eprintln!("SKIPPED: no {rel} cases in the conformance data");
+        return;
+    }
+    // Like upstream's scan: every directory holding `.expected` is a case, at any depth
+    // (kpt groups some, e.g. `selectors/`, `save-on-render-failure/`).
+    let mut cases = Vec::new();
+    collect_cases(&dir, &mut cases);
     cases.sort();
     let only = std::env::var("CASE").ok();
     let (mut passed, mut failed, mut skipped) = (0, Vec::new(), 0);
     for case in cases {
         let name = case
+            .strip_prefix(&dir)
+            .expect("under the group")
+            .to_string_lossy()
+            .into_owned();
+        let short = case
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        if only.as_deref().is_some_and(|o| o != name) {
+        if only.as_deref().is_some_and(|o| o != name && o != short) {
             continue;
         }
         let key = format!("{group}/{name}");
-        if !case.join(".expected").is_dir() {
-            eprintln!("SKIP {key}: no .expected directory (not a test case upstream)");
+        if let Some((_, why)) = UNSUPPORTED.iter().find(|(k, _)| *k == key) {
+            eprintln!("SKIP {key}: {why}");
             skipped += 1;
             continue;
         }
-        if let Some((_, why)) = UNSUPPORTED.iter().find(|(k, _)| *k == key) {
-            eprintln!("SKIP {key}: {why}");
+        if read_expect(&case).skip {
+            eprintln!("SKIP {key}: the case says `skip: true` upstream");
             skipped += 1;
             continue;
         }
@@ -403,18 +497,19 @@ fn run_group(group: &str, rel: &str) {
     assert!(only.is_some() || passed > 0, "no {group} case ran");
 }
 
+/// kpt's render cases, nested groups (`save-on-render-failure/`, `selectors/`, ...) included.
 #[test]
 fn kpt_fn_render_cases() {
-    run_group("fn-render", "kpt/fn-render");
+    run_group("fn-render", "kpt/fn-render", false);
 }
 
-/// kpt keeps its save-on-render-failure cases (DFS and BFS rendering) one level down.
+/// kpt's eval cases, when the conformance data has them.
 #[test]
-fn kpt_fn_render_save_on_failure_cases() {
-    run_group("fn-render", "kpt/fn-render/save-on-render-failure");
+fn kpt_fn_eval_cases() {
+    run_group("fn-eval", "kpt/fn-eval", true);
 }
 
 #[test]
 fn catalog_examples() {
-    run_group("examples", "catalog/examples");
+    run_group("examples", "catalog/examples", false);
 }

@@ -23,8 +23,25 @@ pub struct EvalOptions {
     pub exclusion: Selector,
 }
 
+/// The `fn eval` command-line choices beyond [`EvalOptions`].
+#[derive(Debug, Clone, Default)]
+pub struct EvalFlags {
+    /// `--when`: a CEL condition over the input; false skips the function.
+    pub when: String,
+}
+
 /// Evaluate one function over `files`.
 pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions) -> RenderOutput {
+    eval_with(files, render, opts, &EvalFlags::default())
+}
+
+/// Evaluate one function over `files` with `fn eval`'s command-line choices.
+pub fn eval_with(
+    files: &PackageFiles,
+    render: &RenderOptions<'_>,
+    opts: &EvalOptions,
+    flags: &EvalFlags,
+) -> RenderOutput {
     let mut ctx = Ctx::new(render, files);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
@@ -55,7 +72,8 @@ pub fn eval(files: &PackageFiles, render: &RenderOptions<'_>, opts: &EvalOptions
         opts.config_in_package.is_some()
             && resources::item_path(n) == opts.config_in_package.as_deref()
     });
-    let f = opts.step();
+    let mut f = opts.step();
+    f.when = flags.when.clone();
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             out.extend(held_back);
@@ -81,12 +99,14 @@ pub fn eval_items(
     items: Vec<Node>,
     render: &RenderOptions<'_>,
     opts: &EvalOptions,
+    flags: &EvalFlags,
 ) -> RenderOutput {
     let empty = PackageFiles::new();
     let mut ctx = Ctx::new(render, &empty);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
-    let f = opts.step();
+    let mut f = opts.step();
+    f.when = flags.when.clone();
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             for item in &mut out {

@@ -11,16 +11,19 @@ mod bfs;
 mod call;
 mod eval;
 mod heal;
+mod image;
 mod kind;
 pub mod printer;
 mod run;
+pub use image::resolve_image_tag;
 pub use run::{check_krm, config_map, resolve_image};
 pub mod select;
 mod status;
+pub mod when;
 
 use std::collections::BTreeSet;
 
-pub use eval::{EvalOptions, eval, eval_items};
+pub use eval::{EvalFlags, EvalOptions, eval, eval_items, eval_with};
 pub use heal::heal;
 
 use crate::kptfile::{

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::call::{self, Invariants, Owner, pkg_of};
-use super::{Ctx, RenderError, pkg_label, printer, select};
+use super::image::resolve_image_tag;
+use super::{Ctx, RenderError, pkg_label, printer, select, when};
 use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
 use crate::resource_list::{ResourceList, ResultItem};
@@ -226,11 +227,32 @@ impl Ctx<'_> {
         let fref = if f.image.is_empty() {
             FunctionRef::Exec(f.exec.clone())
         } else {
-            FunctionRef::Image(resolve_image(&f.image))
+            match resolve_image_tag(&f.image, &f.tag) {
+                Ok(image) => FunctionRef::Image(image),
+                Err(message) => {
+                    let step = StepResult {
+                        name: f.name.clone(),
+                        image: resolve_image(&f.image),
+                        execution_error: message.clone(),
+                        exit_code: 1,
+                        ..Default::default()
+                    };
+                    if validator {
+                        self.validation_steps.push(step);
+                    } else {
+                        self.mutation_steps.push(step);
+                    }
+                    return Err(RenderError::Pipeline {
+                        pkg: pkg_label(pkg),
+                        message,
+                    });
+                }
+            }
         };
         let shown = fref.display().to_string();
         let mut step = StepResult {
             name: f.name.clone(),
+            when: f.when.clone(),
             ..Default::default()
         };
         match &fref {
@@ -279,6 +301,48 @@ impl Ctx<'_> {
                 .cloned()
                 .collect()
         };
+        // kpt HEAD hands a validator everything but its own function config (a
+        // mutator still sees, and may change, the configs).
+        if validator && !f.config_path.is_empty() && self.config_override.is_none() {
+            let own = res::clean_path(&f.config_path).unwrap_or_default();
+            selected.retain(|n| {
+                !(res::item_path(n) == Some(own.as_str()) && pkg_of(n) == pkg_key(pkg))
+            });
+        }
+        // `when:` decides over what the function would be given; a false condition
+        // records a skipped step and hands the items on untouched.
+        if !f.when.is_empty() {
+            match when::evaluate(&f.when, &selected) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.log
+                        .push(format!("[SKIPPED] {shown:?} (celCondition not met)"));
+                    step.skipped = true;
+                    let mut back = if !selective && !validator {
+                        selected
+                    } else {
+                        all
+                    };
+                    if selective {
+                        for item in &mut back {
+                            remove_annotation(item, res::KPT_RESOURCE_ID);
+                        }
+                    }
+                    if validator {
+                        self.validation_steps.push(step);
+                    } else {
+                        self.mutation_steps.push(step);
+                    }
+                    return Ok(back);
+                }
+                Err(e) => {
+                    let message = e.to_string();
+                    step.execution_error = message.clone();
+                    step.exit_code = 1;
+                    return Err(fail(self, step, message));
+                }
+            }
+        }
         // kpt names the resource count only for a function with selectors or exclusions
         // (`DisplayResourceCount`), counting what the function is given.
         let count = if selective {

@@ -30,6 +30,20 @@ pub fn matches(sel: &Selector, node: &Node) -> bool {
         && (sel.namespace.is_empty() || s(node, &["metadata", "namespace"]) == sel.namespace)
         && map_contains(node, &["metadata", "labels"], &sel.labels)
         && map_contains(node, &["metadata", "annotations"], &sel.annotations)
+        && file_matches(&sel.resource_file_regexp, node)
+}
+
+/// `resourceFileRegexp`: the pattern is searched for (unanchored, as Go's
+/// `regexp.MatchString`) in the item's path within the package. An item without a
+/// path, or a pattern that does not compile, matches nothing.
+fn file_matches(pattern: &str, node: &Node) -> bool {
+    if pattern.is_empty() {
+        return true;
+    }
+    let Some(path) = crate::package::resources::item_path(node) else {
+        return false;
+    };
+    regex::Regex::new(pattern).is_ok_and(|re| re.is_match(path))
 }
 
 /// Is the item selected? OR over selectors (none = all), minus any non-empty exclusion.
@@ -67,5 +81,35 @@ mod tests {
         };
         assert!(!is_selected(&[], &[ex], &dep));
         assert!(is_selected(&[], &[Selector::default()], &dep));
+    }
+
+    #[test]
+    fn resource_file_regexp_matches_the_item_path() {
+        let at = |path: &str| {
+            parse_one(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    internal.config.kubernetes.io/path: '{path}'\n"
+            ))
+            .expect("yaml")
+        };
+        let sel = Selector {
+            resource_file_regexp: "services/.*".into(),
+            ..Default::default()
+        };
+        assert!(matches(&sel, &at("services/svc.yaml")));
+        assert!(!matches(&sel, &at("deploy/d.yaml")));
+        // Unanchored, like Go's regexp.MatchString.
+        assert!(matches(&sel, &at("app/services/x.yaml")));
+        let broken = Selector {
+            resource_file_regexp: "(".into(),
+            ..Default::default()
+        };
+        assert!(!matches(&broken, &at("services/svc.yaml")));
+        // As an exclusion it removes only what it matches.
+        assert!(is_selected(
+            &[],
+            std::slice::from_ref(&sel),
+            &at("deploy/d.yaml")
+        ));
+        assert!(!is_selected(&[], &[sel], &at("services/s.yaml")));
     }
 }

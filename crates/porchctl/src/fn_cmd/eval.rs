@@ -8,9 +8,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use kpt::kptfile::Selector;
 use kpt::package::fs;
-use kpt::render::{EvalOptions, RenderOptions, eval, eval_items};
+use kpt::render::{EvalFlags, EvalOptions, RenderOptions, eval_items, eval_with};
 use kpt::runtime::{FunctionRef, RunOptions};
-use kpt::yaml::{Node, parse_one};
+use kpt::yaml::Node;
 
 /// Arguments of `fn eval`.
 #[derive(Debug, Args)]
@@ -51,6 +51,49 @@ pub struct EvalArgs {
     /// Exclude resources in this namespace.
     #[arg(long)]
     pub exclude_namespace: Option<String>,
+    /// Accepted and refused as kpt does: meta resources (Kptfiles, function configs)
+    /// are in the function input by default.
+    #[arg(short = 'm', long, hide = true)]
+    pub include_meta_resources: bool,
+    /// Let a container function reach the network.
+    #[arg(long)]
+    pub network: bool,
+    /// Environment variables for container functions (`KEY=VALUE` or `KEY`); accepted
+    /// for kpt compatibility, the sandbox does not pass them on.
+    #[arg(short = 'e', long)]
+    pub env: Vec<String>,
+    /// Storage mounts for container functions; accepted for kpt compatibility, not applied.
+    #[arg(long)]
+    pub mount: Vec<String>,
+    /// Run a container function as the current user (the sandbox always does).
+    #[arg(long)]
+    pub as_current_user: bool,
+    /// Override the image's tag (an exact version or tag; kpt HEAD also takes semver
+    /// constraints, which need the registry's tag list).
+    #[arg(long, default_value = "")]
+    pub tag: String,
+    /// Save the function and its arguments to the Kptfile pipeline (needs `--type`).
+    #[arg(short = 's', long)]
+    pub save: bool,
+    /// `mutator` or `validator`: where `--save` records the function.
+    #[arg(short = 't', long = "type", default_value = "")]
+    pub fn_type: String,
+    /// Only resources with these labels (`key=value`, repeatable).
+    #[arg(long)]
+    pub match_labels: Vec<String>,
+    /// Only resources with these annotations (`key=value`, repeatable).
+    #[arg(long)]
+    pub match_annotations: Vec<String>,
+    /// Exclude resources with these labels (`key=value`, repeatable).
+    #[arg(long)]
+    pub exclude_labels: Vec<String>,
+    /// Exclude resources with these annotations (`key=value`, repeatable).
+    #[arg(long)]
+    pub exclude_annotations: Vec<String>,
+    /// A CEL expression over the input (`resources`); when it is false the function
+    /// is skipped (kpt HEAD).
+    #[arg(long, default_value = "")]
+    pub when: String,
     /// Write a FunctionResultList to this directory.
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
@@ -90,8 +133,124 @@ fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
     Ok(Some(cm))
 }
 
+/// `key=value` selector flags as a map (kpt splits on `=`; a missing value is empty).
+fn selector_map(items: &[String]) -> BTreeMap<String, String> {
+    items
+        .iter()
+        .map(|s| {
+            let (k, v) = s.split_once('=').unwrap_or((s.as_str(), ""));
+            (
+                k.to_string(),
+                v.split('=').next().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The `--fn-config` file, checked as kpt's `GetValidatedFnConfigFromPath`: one
+/// document, a mapping, a KRM resource.
+fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("failed to read file {:?}", path.display()))?;
+    let docs = kpt::yaml::parse_stream(&text)
+        .with_context(|| format!("failed to read function config {:?}", path.display()))?;
+    let mut nodes: Vec<Node> = docs
+        .into_iter()
+        .map(|d| d.root)
+        .filter(|n| !(n.is_scalar() && n.as_str().is_some_and(str::is_empty) && n.tag.is_none()))
+        .collect();
+    // kyaml's reader annotates every document, which fails on a non-mapping one.
+    if let Some(bad) = nodes.iter().find(|n| !n.is_mapping()) {
+        let kind = if bad.is_sequence() {
+            "SequenceNode"
+        } else {
+            "ScalarNode"
+        };
+        bail!(
+            "wrong Node Kind for  expected: MappingNode was {kind}: value: {{{}}}",
+            bad.as_str().unwrap_or_default()
+        );
+    }
+    match nodes.len() {
+        0 => bail!("functionConfig {:?} is empty", path.display()),
+        1 => {}
+        n => bail!(
+            "functionConfig {:?} must not contain more than one config, got {n}",
+            path.display()
+        ),
+    }
+    let node = nodes.remove(0);
+    if let Err(m) = kpt::render::check_krm(&node) {
+        bail!(
+            "functionConfig {:?}: {}",
+            path.display(),
+            m.rsplit(": ").next().unwrap_or_default()
+        );
+    }
+    Ok(node)
+}
+
+/// kpt's `validateOptionalFlags` and the other checks it makes before reading anything.
+fn validate(a: &EvalArgs) -> anyhow::Result<()> {
+    if a.include_meta_resources {
+        bail!(
+            "--include-meta-resources is no longer necessary because meta resources are now included by default"
+        );
+    }
+    if a.save {
+        if a.fn_type.is_empty() {
+            bail!("--type must be specified if saving functions to Kptfile (--save=true)");
+        }
+        if a.fn_type != "mutator" && a.fn_type != "validator" {
+            bail!("--type must be either `mutator` or `validator`");
+        }
+    }
+    if let Some(dir) = a.output.as_deref()
+        && dir != "stdout"
+        && dir != "unwrap"
+        && std::fs::symlink_metadata(dir).is_ok()
+    {
+        bail!("directory {dir:?} already exists, please delete the directory and retry");
+    }
+    if a.image.is_none() && a.exec.is_none() {
+        bail!("must specify --image or --exec");
+    }
+    if a.exec.is_some()
+        && (a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty())
+    {
+        bail!(
+            "--mount, --as-current-user, --network and --env can only be used with container functions"
+        );
+    }
+    if !a.fn_args.is_empty() && a.fn_config.is_some() {
+        bail!("function arguments can only be specified without function config file");
+    }
+    if let Some(path) = &a.fn_config
+        && !path.exists()
+    {
+        bail!("missing function config file: {}", path.display());
+    }
+    if a.save
+        && let Some(path) = &a.fn_config
+    {
+        let pkg = std::path::absolute(&a.dir)?;
+        let cfg = std::path::absolute(path)?;
+        if !cfg.starts_with(&pkg) {
+            bail!(
+                "--fn-config must be under {} if saving functions to Kptfile (--save=true)",
+                pkg.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
+    validate(&a)?;
     let function = match (&a.image, &a.exec) {
+        (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
+            kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,
+        ),
         (Some(i), None) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
         _ => bail!(
@@ -114,12 +273,9 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut config_in_package = None;
     if let Some(path) = &a.fn_config {
         if config.is_some() {
-            bail!("--fn-config and `-- key=value` arguments are mutually exclusive");
+            bail!("function arguments can only be specified without function config file");
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading function config {}", path.display()))?;
-        let node = parse_one(&text).with_context(|| format!("{}", path.display()))?;
-        config = Some(node);
+        config = Some(read_fn_config(path)?);
         if !from_stdin
             && let Ok(dir) = std::fs::canonicalize(&a.dir)
             && let Ok(abs) = std::fs::canonicalize(path)
@@ -133,6 +289,8 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         kind: a.match_kind.clone().unwrap_or_default(),
         name: a.match_name.clone().unwrap_or_default(),
         namespace: a.match_namespace.clone().unwrap_or_default(),
+        labels: selector_map(&a.match_labels),
+        annotations: selector_map(&a.match_annotations),
         ..Default::default()
     };
     let exclusion = Selector {
@@ -140,9 +298,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         kind: a.exclude_kind.clone().unwrap_or_default(),
         name: a.exclude_name.clone().unwrap_or_default(),
         namespace: a.exclude_namespace.clone().unwrap_or_default(),
+        labels: selector_map(&a.exclude_labels),
+        annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
-    let runtime = super::runtimes_with(a.exec.is_some(), false, a.image_pull_policy);
+    let runtime = super::runtimes_with(a.exec.is_some(), a.network, a.image_pull_policy);
     let ropts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {
@@ -164,14 +324,34 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         selector,
         exclusion,
     };
+    let flags = EvalFlags {
+        when: a.when.clone(),
+    };
+    let saved = a.save.then(|| super::save::SavedFunction {
+        image: match &eopts.function {
+            FunctionRef::Image(i) => kpt::render::resolve_image(i),
+            FunctionRef::Exec(_) => String::new(),
+        },
+        exec: a.exec.clone().unwrap_or_default(),
+        selector: eopts.selector.clone(),
+        exclusion: eopts.exclusion.clone(),
+        config_path: a.fn_config.as_ref().and_then(|p| {
+            let pkg = std::path::absolute(&a.dir).ok()?;
+            let cfg = std::path::absolute(p).ok()?;
+            cfg.strip_prefix(&pkg)
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+        }),
+        data: a.fn_args.clone(),
+    });
     let out = match stdin_list {
         Some(list) => {
             if eopts.function_config.is_none() {
                 eopts.function_config = list.function_config.clone();
             }
-            eval_items(list.items, &ropts, &eopts)
+            eval_items(list.items, &ropts, &eopts, &flags)
         }
-        None => eval(&before, &ropts, &eopts),
+        None => eval_with(&before, &ropts, &eopts, &flags),
     };
     for line in &out.log {
         eprintln!("{line}");
@@ -183,6 +363,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
+    }
+    if out.error.is_none()
+        && let Some(saved) = &saved
+        && !from_stdin
+    {
+        eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
     Ok(super::exit_code(out.error.as_ref(), &a.dir))
 }

@@ -4,6 +4,8 @@ mod eval;
 mod list;
 mod output;
 mod render;
+mod save;
+mod source_sink;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +22,10 @@ pub enum FnCommand {
     Render(Box<render::RenderArgs>),
     /// Run one function over a directory's resources.
     Eval(Box<eval::EvalArgs>),
+    /// Print a directory's resources as a ResourceList (the start of a function pipe).
+    Source(Box<source_sink::SourceArgs>),
+    /// Write the resources of a ResourceList from stdin into a directory.
+    Sink(Box<source_sink::SinkArgs>),
     /// List the functions a Porch server offers to pipelines (`functions`).
     #[command(visible_alias = "ls")]
     List(Box<list::ListArgs>),
@@ -31,6 +37,8 @@ pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
         FnCommand::Render(a) => render::run(*a),
         FnCommand::Eval(a) => eval::run(*a),
         FnCommand::List(a) => list::run(*a),
+        FnCommand::Source(a) => source_sink::source(*a),
+        FnCommand::Sink(a) => source_sink::sink(*a),
     }
 }
 
@@ -92,6 +100,22 @@ pub fn dir_name(dir: &Path) -> String {
         .unwrap_or_else(|| ".".to_string())
 }
 
+/// One `FunctionResultList` item: kpt's `fnresult.Result` (image or exec, stderr,
+/// exit code, results). The renderStatus-only fields of a step (`errorResults`,
+/// `executionError`, `when`, `skipped`, `name`) are not part of it.
+fn result_item(s: &StepResult) -> anyhow::Result<kpt::yaml::Node> {
+    let mut v = serde_json::to_value(s)?;
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "image" | "exec" | "stderr" | "exitCode" | "results"
+            )
+        });
+    }
+    Ok(kpt::yaml::Node::from_value(&v))
+}
+
 /// Write `results.yaml` (a kpt `FunctionResultList`) into `dir`.
 pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyhow::Result<()> {
     use kpt::yaml::{Node, SeqIndent, emit_node};
@@ -108,7 +132,7 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
     let mut items = Node::sequence();
     if let Some(seq) = items.items_mut() {
         for s in steps {
-            seq.push(Node::from_value(&serde_json::to_value(s)?));
+            seq.push(result_item(s)?);
         }
     }
     root.set("items", items);

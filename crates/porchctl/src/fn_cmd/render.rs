@@ -36,6 +36,9 @@ pub struct RenderArgs {
     /// Output: `stdout` (ResourceList), `unwrap` (plain YAML) or a directory; default in place.
     #[arg(short = 'o', long)]
     pub output: Option<String>,
+    /// kpt's `--truncate-output[=true|false]`; output is never truncated here.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub truncate_output: bool,
 }
 
 pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {

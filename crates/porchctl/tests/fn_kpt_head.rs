@@ -1,0 +1,435 @@
+//! Behaviour of kpt HEAD that `porchctl fn render` / `fn eval` follow, on fixtures this
+//! test writes itself: `when:` CEL conditions (run, skip, broken), `resourceFileRegexp`
+//! selectors, validators not seeing their own function config, `fn eval --save`, the
+//! results file's item fields, and `fn eval`'s pre-run checks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("pkg");
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    (tmp, dir)
+}
+
+fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("porchctl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).expect("read")
+}
+
+const NOOP: &str = "ghcr.io/kptdev/krm-functions-catalog/no-op:v0.1.0";
+const SET_LABELS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
+const STARLARK: &str = "ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5.0";
+
+fn kptfile(pipeline: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n{pipeline}")
+}
+
+const SECRETLESS: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n";
+
+#[test]
+fn when_true_runs_when_false_skips_and_both_are_recorded() {
+    let pipeline = format!(
+        "  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        team: a\n      when: resources.exists(r, r.kind == 'ConfigMap')\n    - image: {SET_LABELS}\n      configMap:\n        team: b\n      when: resources.exists(r, r.kind == 'Secret')\n"
+    );
+    let (tmp, dir) = package(&[("Kptfile", &kptfile(&pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "[SKIPPED] \"{SET_LABELS}\" (celCondition not met)\n"
+        )),
+        "{err}"
+    );
+    // A skipped step is not counted as executed.
+    assert!(
+        err.contains("Successfully executed 1 function(s) in 1 package(s)."),
+        "{err}"
+    );
+    assert!(read(&dir, "cm.yaml").contains("team: a"));
+    assert!(!read(&dir, "cm.yaml").contains("team: b"));
+    let kf = read(&dir, "Kptfile");
+    let status = &kf[kf.find("status:").expect("status")..];
+    assert!(
+        status.contains("        exitCode: 0\n        when: resources.exists(r, r.kind == 'Secret')\n        skipped: true\n"),
+        "{status}"
+    );
+    assert_eq!(status.matches("skipped: true").count(), 1, "{status}");
+}
+
+#[test]
+fn a_when_that_does_not_compile_or_is_not_boolean_fails_the_render() {
+    for (expr, want) in [
+        ("resources.exists(r, ", "failed to compile CEL expression"),
+        (
+            "resources.size()",
+            "CEL expression must return a boolean, got int",
+        ),
+    ] {
+        let pipeline = format!("  mutators:\n    - image: {NOOP}\n      when: \"{expr}\"\n");
+        let (tmp, dir) = package(&[("Kptfile", &kptfile(&pipeline)), ("cm.yaml", SECRETLESS)]);
+        let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+        assert_eq!(code, 1, "{expr}: {err}");
+        assert!(err.contains(want), "{expr}: {err}");
+        assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    }
+}
+
+#[test]
+fn resource_file_regexp_selects_and_excludes_by_file_path() {
+    let pipeline = format!(
+        "  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        picked: \"yes\"\n      selectors:\n        - resourceFileRegexp: \"^apps/.*\"\n      exclude:\n        - resourceFileRegexp: \"legacy\"\n"
+    );
+    let cm = |n: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {n}\n");
+    let (tmp, dir) = package(&[
+        ("Kptfile", &kptfile(&pipeline)),
+        ("apps/web.yaml", &cm("web")),
+        ("apps/legacy.yaml", &cm("old")),
+        ("infra/db.yaml", &cm("db")),
+    ]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("on 1 resource(s)"), "{err}");
+    assert!(read(&dir, "apps/web.yaml").contains("picked: \"yes\""));
+    assert_eq!(read(&dir, "apps/legacy.yaml"), cm("old"));
+    assert_eq!(read(&dir, "infra/db.yaml"), cm("db"));
+}
+
+#[test]
+fn a_validator_does_not_see_its_own_function_config() {
+    // The starlark program fails if its own StarlarkRun is among the items, and counts
+    // what it sees into a result.
+    let program = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: guard\nsource: |-\n  for r in ctx.resource_list[\"items\"]:\n    if r[\"kind\"] == \"StarlarkRun\":\n      fail(\"saw my own config\")\n";
+    let pipeline =
+        format!("  validators:\n    - image: {STARLARK}\n      configPath: guard.yaml\n");
+    let (tmp, _dir) = package(&[
+        ("Kptfile", &kptfile(&pipeline)),
+        ("guard.yaml", program),
+        ("cm.yaml", SECRETLESS),
+    ]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    // As a mutator the same program sees its config, which kpt still hands mutators.
+    let pipeline = format!("  mutators:\n    - image: {STARLARK}\n      configPath: guard.yaml\n");
+    let (tmp, _dir) = package(&[
+        ("Kptfile", &kptfile(&pipeline)),
+        ("guard.yaml", program),
+        ("cm.yaml", SECRETLESS),
+    ]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("saw my own config"), "{err}");
+}
+
+#[test]
+fn results_file_items_carry_only_fnresult_fields() {
+    let program = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: deny\nsource: |-\n  fail(\"denied\")\n";
+    let pipeline = format!("  validators:\n    - image: {STARLARK}\n      configPath: deny.yaml\n");
+    let (tmp, _dir) = package(&[
+        ("Kptfile", &kptfile(&pipeline)),
+        ("deny.yaml", program),
+        ("cm.yaml", SECRETLESS),
+    ]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg", "--results-dir", "out"]);
+    assert_eq!(code, 1, "{err}");
+    let results = read(tmp.path(), "out/results.yaml");
+    assert!(results.contains("severity: error"), "{results}");
+    for field in ["errorResults", "executionError", "skipped", "when:"] {
+        assert!(!results.contains(field), "{field} in {results}");
+    }
+}
+
+#[test]
+fn eval_when_skips_and_a_broken_when_fails() {
+    let (tmp, dir) = package(&[("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            SET_LABELS,
+            "--when",
+            "resources.size() > 5",
+            "--",
+            "x=y",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("[SKIPPED]"), "{err}");
+    assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    let (code, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            SET_LABELS,
+            "--when",
+            "not valid CEL",
+            "--",
+            "x=y",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("failed to compile CEL expression"), "{err}");
+}
+
+#[test]
+fn eval_save_adds_then_updates_the_pipeline_step() {
+    let (tmp, dir) = package(&[
+        (
+            "Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n",
+        ),
+        ("cm.yaml", SECRETLESS),
+    ]);
+    let args = |v: &'static str| {
+        [
+            "fn",
+            "eval",
+            "-s",
+            "-t",
+            "mutator",
+            "-i",
+            "set-labels:v0.2.0",
+            "--",
+            v,
+        ]
+    };
+    let (code, err) = porchctl(&dir, &args("team=a"));
+    assert_eq!(code, 0, "{err}");
+    let image = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
+    assert!(
+        err.contains(&format!("Added \"{image}\" as mutator in the Kptfile.")),
+        "{err}"
+    );
+    let (code, err) = porchctl(&dir, &args("team=b"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("Updated \"{image}\" as mutator in the Kptfile.")),
+        "{err}"
+    );
+    let kf = read(&dir, "Kptfile");
+    assert!(
+        kf.ends_with(&format!(
+            "pipeline:\n  mutators:\n    - image: {image}\n      configMap:\n        team: b\n"
+        )),
+        "{kf}"
+    );
+    drop(tmp);
+}
+
+#[test]
+fn eval_pre_run_checks_use_kpt_texts() {
+    let (tmp, _dir) = package(&[("cm.yaml", SECRETLESS)]);
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["fn", "eval", "pkg", "-i", NOOP, "-s"],
+            "--type must be specified if saving functions to Kptfile (--save=true)",
+        ),
+        (
+            &["fn", "eval", "pkg", "-i", NOOP, "-s", "-t", "both"],
+            "--type must be either `mutator` or `validator`",
+        ),
+        (
+            &["fn", "eval", "pkg", "-i", NOOP, "--include-meta-resources"],
+            "--include-meta-resources is no longer necessary because meta resources are now included by default",
+        ),
+        (
+            &["fn", "eval", "pkg", "-i", NOOP, "--fn-config", "nope.yaml"],
+            "missing function config file: nope.yaml",
+        ),
+        (
+            &[
+                "fn",
+                "eval",
+                "pkg",
+                "-i",
+                NOOP,
+                "--fn-config",
+                "pkg/cm.yaml",
+                "--",
+                "a=b",
+            ],
+            "function arguments can only be specified without function config file",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, err) = porchctl(tmp.path(), args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn eval_fn_config_must_be_one_krm_mapping() {
+    let cases = [
+        (
+            "# just a note\n\nnot a mapping\n",
+            "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {not a mapping}",
+        ),
+        ("- a\n- b\n", "expected: MappingNode was SequenceNode"),
+        (
+            "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n",
+            "resource must have `metadata.name`",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+            "must not contain more than one config, got 2",
+        ),
+    ];
+    for (config, want) in cases {
+        let (tmp, dir) = package(&[("cm.yaml", SECRETLESS)]);
+        std::fs::write(tmp.path().join("fn.yaml"), config).expect("write");
+        let (code, err) = porchctl(
+            tmp.path(),
+            &[
+                "fn",
+                "eval",
+                "pkg",
+                "-i",
+                SET_LABELS,
+                "--fn-config",
+                "fn.yaml",
+            ],
+        );
+        assert_eq!(code, 1, "{config}: {err}");
+        assert!(err.contains(want), "{config}: {err}");
+        assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    }
+}
+
+#[test]
+fn tag_overrides_the_image_tag_in_render_and_eval() {
+    let pipeline = "  mutators:\n    - image: set-labels:v0.1.0\n      tag: v0.2.0\n      configMap:\n        t: x\n";
+    let (tmp, dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("[PASS] \"{SET_LABELS}\"")), "{err}");
+    assert!(read(&dir, "Kptfile").contains(&format!("      - image: {SET_LABELS}\n")));
+    // A semver range needs the registry's tag list: a step error naming the image.
+    let pipeline = "  mutators:\n    - image: set-labels\n      tag: \"~0.2\"\n";
+    let (tmp, dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "failed to list tags for image \"ghcr.io/kptdev/krm-functions-catalog/set-labels\""
+        ),
+        "{err}"
+    );
+    assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    let (code, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            "set-labels:v9",
+            "--tag",
+            "v0.2.0",
+            "--",
+            "t=y",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("[RUNNING] \"{SET_LABELS}\"")),
+        "{err}"
+    );
+}
+
+#[test]
+fn source_eval_sink_pipe_round_trips_and_leaves_meta_resources_out() {
+    let pipeline = "  mutators:\n    - image: set-labels\n      configPath: labels.yaml\n";
+    let labels = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels\ndata:\n  a: b\n";
+    let (tmp, dir) = package(&[
+        ("Kptfile", &kptfile(pipeline)),
+        ("labels.yaml", labels),
+        ("sub/cm.yaml", SECRETLESS),
+    ]);
+    let bin = env!("CARGO_BIN_EXE_porchctl");
+    let script = format!(
+        "{bin} fn source pkg | {bin} fn eval - -i {SET_LABELS} -- team=x | {bin} fn sink pkg"
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(tmp.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(read(&dir, "sub/cm.yaml").contains("team: x"));
+    // The Kptfile and the pipeline's function config were not in the stream.
+    assert_eq!(read(&dir, "labels.yaml"), labels);
+    assert_eq!(read(&dir, "Kptfile"), kptfile(pipeline));
+    let (code, listed) = {
+        let out = Command::new(bin)
+            .args(["fn", "source", "pkg", "--include-meta-resources"])
+            .current_dir(tmp.path())
+            .output()
+            .expect("porchctl runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0));
+    assert!(listed.contains("kind: Kptfile"), "{listed}");
+    assert!(listed.contains("name: labels"), "{listed}");
+}
+
+#[test]
+fn container_only_flags_are_refused_for_exec_and_truncate_output_is_accepted() {
+    let (tmp, _dir) = package(&[
+        ("cm.yaml", SECRETLESS),
+        ("Kptfile", &kptfile("  mutators: []\n")),
+    ]);
+    for flag in [
+        &["--network"][..],
+        &["-e", "A=b"],
+        &["--mount", "type=bind,src=/,dst=/x"],
+        &["--as-current-user"],
+    ] {
+        let mut args = vec!["fn", "eval", "pkg", "--exec", "cat"];
+        args.extend_from_slice(flag);
+        let (code, err) = porchctl(tmp.path(), &args);
+        assert_eq!(code, 1, "{flag:?}: {err}");
+        assert!(
+            err.contains("--mount, --as-current-user, --network and --env can only be used with container functions"),
+            "{flag:?}: {err}"
+        );
+    }
+    for value in [
+        "--truncate-output=false",
+        "--truncate-output",
+        "--truncate-output=true",
+    ] {
+        let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg", value]);
+        assert_eq!(code, 0, "{value}: {err}");
+    }
+}
