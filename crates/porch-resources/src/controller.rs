@@ -29,6 +29,16 @@ mod supervise;
 pub struct StartupGate {
     state: std::sync::Mutex<GateState>,
     on_ready: Box<dyn Fn() + Send + Sync>,
+    progress: watch::Sender<GateProgress>,
+}
+
+/// How far the controller has got, for replicas' read barrier: the resourceVersion of the
+/// last Repository event it handled and how many Repositories wait for their first open
+/// (new or changed spec) since then.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GateProgress {
+    pub seen: u64,
+    pub opening: usize,
 }
 
 #[derive(Default)]
@@ -38,6 +48,9 @@ struct GateState {
     /// Every Repository of the start-up listing was seen.
     listed: bool,
     fired: bool,
+    /// Repositories (start-up or later) whose first open has not finished.
+    opening: std::collections::HashSet<(String, String)>,
+    seen: u64,
 }
 
 impl StartupGate {
@@ -45,7 +58,13 @@ impl StartupGate {
         Arc::new(Self {
             state: Default::default(),
             on_ready: Box::new(on_ready),
+            progress: watch::channel(GateProgress::default()).0,
         })
+    }
+
+    /// Changes of [`GateProgress`].
+    pub fn progress(&self) -> watch::Receiver<GateProgress> {
+        self.progress.subscribe()
     }
 
     fn update(&self, f: impl FnOnce(&mut GateState)) {
@@ -57,6 +76,12 @@ impl StartupGate {
             f(&mut st);
             let fire = st.listed && st.pending.is_empty() && !st.fired;
             st.fired |= fire;
+            let progress = GateProgress {
+                seen: st.seen,
+                opening: st.opening.len(),
+            };
+            self.progress
+                .send_if_modified(|p| std::mem::replace(p, progress) != progress);
             fire
         };
         if fire {
@@ -71,6 +96,7 @@ impl StartupGate {
             if !st.listed {
                 st.pending.insert(key.clone());
             }
+            st.opening.insert(key.clone());
         });
     }
 
@@ -82,7 +108,13 @@ impl StartupGate {
     fn done(&self, key: &(String, String)) {
         self.update(|st| {
             st.pending.remove(key);
+            st.opening.remove(key);
         });
+    }
+
+    /// The Repository event at `rv` was handled (after any [`StartupGate::expect`] of it).
+    fn seen(&self, rv: u64) {
+        self.update(|st| st.seen = st.seen.max(rv));
     }
 }
 
@@ -176,6 +208,11 @@ pub async fn run(
                 .unwrap_or("")
                 .to_string();
             let key = (ns.clone(), name.clone());
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
             tasks.retain(|_, t| !t.handle.is_finished());
             if event_type == EventType::Deleted
                 || obj.pointer("/metadata/deletionTimestamp").is_some()
@@ -186,6 +223,7 @@ pub async fn run(
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
                 gate.done(&key);
+                gate.seen(rv);
                 continue;
             }
             let spec = spec_key(&obj);
@@ -195,6 +233,7 @@ pub async fn run(
                 && t.spec == spec
             {
                 t.tx.send_replace(obj);
+                gate.seen(rv);
                 continue;
             }
             gate.expect(&key);
@@ -202,13 +241,14 @@ pub async fn run(
                 t.handle.abort();
             }
             let (tx, rx) = watch::channel(obj);
-            let (shared, gate, task_key) = (shared.clone(), gate.clone(), key.clone());
+            let (shared, task_gate, task_key) = (shared.clone(), gate.clone(), key.clone());
             // An aborted task never reports its first attempt; the newer one that replaced
             // it does.
             let handle = tokio::spawn(supervise::supervise(shared, rx, move || {
-                gate.done(&task_key)
+                task_gate.done(&task_key)
             }));
             tasks.insert(key, Supervised { spec, tx, handle });
+            gate.seen(rv);
         }
     }
 }
