@@ -50,11 +50,18 @@ pub struct Applied {
 
 const REPOSITORIES: &str = "config.porch.kpt.dev/repositories";
 
-/// Refreshes the engine's repositories whose records other replicas changed, and reports
-/// through `applied` how far it got. Batches that arrive while a refresh runs are taken
-/// together afterwards (one refresh per repository for all of them).
-pub async fn follow(engine: Engine, hub: Arc<WatchHub>, applied: watch::Sender<Applied>) {
-    let mut rx = hub.subscribe();
+/// Refreshes the engine's repositories whose records other replicas changed, serves the
+/// kinds of CRDs they created (and stops serving deleted ones), and reports through `applied`
+/// how far it got. `rx` is subscribed to `hub` when `applied` starts. Batches that arrive
+/// while a refresh runs are taken together afterwards (one refresh per repository for all of
+/// them).
+pub async fn follow(
+    engine: Engine,
+    hub: Arc<WatchHub>,
+    mut rx: broadcast::Receiver<Arc<Vec<porch_core::store::StoreEvent>>>,
+    crds: Arc<porch_resources::crd::Crds>,
+    applied: watch::Sender<Applied>,
+) {
     loop {
         let mut batches = match rx.recv().await {
             Ok(batch) => vec![Ok(batch)],
@@ -82,11 +89,15 @@ pub async fn follow(engine: Engine, hub: Arc<WatchHub>, applied: watch::Sender<A
                             next.repositories = next.repositories.max(rv);
                         }
                         ids.extend(engine.repositories_of_record(&e.object.key));
+                        crds.apply_event(e);
                     }
                 }
                 // Missed events: every repository may be stale, and a Repository may have
                 // changed.
                 Err(_) => {
+                    if let Err(e) = crds.restore().await {
+                        tracing::warn!(error = %e, "cannot reload the CRDs");
+                    }
                     ids.extend(engine.repositories(None));
                     next.applied = next.applied.max(hub.latest());
                     next.repositories = next.applied;
@@ -122,6 +133,7 @@ pub struct ReadBarrier {
     pg: Arc<PgStore>,
     applied: watch::Receiver<Applied>,
     controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
+    authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
 }
 
 impl ReadBarrier {
@@ -129,11 +141,13 @@ impl ReadBarrier {
         pg: Arc<PgStore>,
         applied: watch::Receiver<Applied>,
         controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
+        authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
     ) -> Self {
         Self {
             pg,
             applied,
             controller,
+            authorizer,
         }
     }
 
@@ -153,6 +167,13 @@ impl ReadBarrier {
                 let _ = controller
                     .wait_for(|p| p.seen >= repositories && p.opening == 0)
                     .await;
+            }
+            // RBAC decisions made inside handlers (package-level access) read the authorizer's
+            // index: it must include the bindings written before the request.
+            if let Some(authorizer) = &self.authorizer {
+                while authorizer.seen() < rv {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
             }
         };
         if tokio::time::timeout(BARRIER_TIMEOUT, caught_up)

@@ -263,6 +263,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // On PostgreSQL: repository leases, the event-log follower (whose progress the read
     // barrier waits for) and the leader election (controllers, Repository status).
     let mut cluster = None;
+    let mut follower = None;
     if let Some(pg) = &opened.postgres {
         engine.set_cluster(Arc::new(crate::cluster::PgLeases(pg.clone())));
         let (applied_tx, applied_rx) = tokio::sync::watch::channel(crate::cluster::Applied {
@@ -270,17 +271,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             // The start-up Repositories: the barrier waits for their first open.
             repositories: 0,
         });
-        tokio::spawn(crate::cluster::follow(
-            engine.clone(),
-            hub.clone(),
-            applied_tx,
-        ));
+        // Subscribed now, started once the CRDs are known: no event is missed.
+        let follow_rx = hub.subscribe();
         let election = porch_store_postgres::LeaderElection::start(
             pg.connection_config().clone(),
             "controllers",
             Duration::from_millis(500),
         );
         cluster = Some((pg.clone(), applied_rx, election));
+        follower = Some((follow_rx, applied_tx));
         tracing::info!("running as a replica on PostgreSQL");
     }
     if args.push_drafts_to_git {
@@ -307,6 +306,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ))),
     );
     let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some((rx, applied)) = follower {
+        tokio::spawn(crate::cluster::follow(
+            engine.clone(),
+            hub.clone(),
+            rx,
+            crds.clone(),
+            applied,
+        ));
+    }
     if served > 0 {
         tracing::info!(crds = served, "serving the custom resources of stored CRDs");
     }
@@ -366,7 +374,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let audit = audit_log(&args)?;
     let config = ServerConfig {
         max_body_bytes: args.max_request_body_size,
-        authorizer,
+        authorizer: authorizer.clone(),
         authentication: Some(authentication),
         audit: audit.clone(),
         ..ServerConfig::default()
@@ -488,7 +496,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // On PostgreSQL the fan-out controllers run on the elected leader only.
     let controllers = match cluster {
         Some((pg, applied, election)) => {
-            let barrier = crate::cluster::ReadBarrier::new(pg, applied, gate_progress);
+            let barrier =
+                crate::cluster::ReadBarrier::new(pg, applied, gate_progress, authorizer.clone());
             app = app.layer(axum::middleware::from_fn_with_state(
                 barrier,
                 crate::cluster::barrier_layer,

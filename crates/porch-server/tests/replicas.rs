@@ -344,6 +344,56 @@ async fn each_step_through_the_next_replica_sees_the_previous_one() {
     }
 }
 
+/// `--store postgres://…?sslmode=verify-full&sslrootcert=…` against a PostgreSQL that accepts
+/// TCP over TLS only: two replicas serve, and each sees the other's writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_reach_postgres_over_tls() {
+    let pg = PostgresServer::start_tls().expect("postgres with ssl=on");
+    let url = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        pg.url(),
+        pg.ca_cert().display()
+    );
+    let a = Server::start_with(&["--store", &url]);
+    let b = Server::start_with(&["--store", &format!("{}?sslmode=require", pg.url())]);
+    let (ca, cb) = (a.wait_readyz().await, b.wait_readyz().await);
+    configmaps(&ca)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "over-tls"}, "data": {"n": "1"}}))
+                .expect("configmap"),
+        )
+        .await
+        .expect("create over TLS");
+    let got = configmaps(&cb)
+        .get("over-tls")
+        .await
+        .expect("get through the other");
+    assert_eq!(counter(&got), 1);
+    // A plain connection is refused by this server, so the store really spoke TLS.
+    let mut plain = std::process::Command::new(env!("CARGO_BIN_EXE_porch-server"))
+        .args(["--store", &format!("{}?sslmode=disable", pg.url())])
+        .arg("--data-dir")
+        .arg(a.dir.path().join("plain"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run porch-server");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = plain.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = plain.kill();
+            panic!("porch-server with sslmode=disable kept running");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "sslmode=disable must fail here");
+}
+
 async fn tracing_free_sleep(e: &kube::Error) {
     match e {
         kube::Error::Api(a) if a.code == 409 || a.code == 404 || a.code == 503 => {}

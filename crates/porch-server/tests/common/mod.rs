@@ -72,12 +72,24 @@ impl Server {
         Self::start_with(&[])
     }
 
-    /// Starts with extra flags (e.g. `--event-retention 10`).
+    /// Starts with extra flags (e.g. `--event-retention 10`), on the store
+    /// `PORCH_TEST_STORE` asks for unless `extra` names one.
     pub fn start_with(extra: &[&str]) -> Self {
+        let replicas = test_replicas().filter(|_| !extra.iter().any(|f| *f == "--store"));
+        Self::start_on(replicas, extra)
+    }
+
+    /// A replica set whatever `PORCH_TEST_STORE` says: `n` replicas on a PostgreSQL of their
+    /// own behind one address.
+    pub fn start_replicas(n: usize, extra: &[&str]) -> Self {
+        Self::start_on(Some(n), extra)
+    }
+
+    /// `replicas`: `None` for the embedded store, else that many replicas on PostgreSQL.
+    fn start_on(replicas: Option<usize>, extra: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = tempfile::tempdir().expect("home tempdir");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let replicas = test_replicas().filter(|_| !extra.iter().any(|f| f == "--store"));
         let pg = replicas.map(|_| porch_testkit::PostgresServer::start().expect("postgres"));
         let set = replicas.filter(|n| *n > 1).map(|n| ReplicaSet {
             proxy: porch_testkit::RoundRobinProxy::start(0, Vec::new()).expect("proxy"),
@@ -352,15 +364,34 @@ impl Server {
         }
     }
 
-    /// Waits until the process has exited (e.g. at a failpoint); returns its status.
+    /// Waits until the process has exited (e.g. at a failpoint); returns its status. In a
+    /// replica set: until one replica has, whichever took the request; the others are then
+    /// killed, as if the whole deployment had crashed, so that [`Server::start_again`]
+    /// starts them all.
     pub fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let mut c = self.child.take().expect("running");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(Some(s)) = c.try_wait() {
+            let mut exited = None;
+            if let Some(c) = self.child.as_mut()
+                && let Ok(Some(s)) = c.try_wait()
+            {
+                exited = Some(s);
+            }
+            for r in self.set.iter_mut().flat_map(|s| s.others.iter_mut()) {
+                if let Some(c) = r.child.as_mut()
+                    && let Ok(Some(s)) = c.try_wait()
+                {
+                    exited = exited.or(Some(s));
+                }
+            }
+            if let Some(s) = exited {
+                self.kill9();
                 return s;
             }
-            assert!(Instant::now() < deadline, "the server did not exit");
+            assert!(
+                self.child.is_some() && Instant::now() < deadline,
+                "the server did not exit"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
