@@ -73,9 +73,15 @@ impl Server {
     }
 
     /// Starts with extra flags (e.g. `--event-retention 10`), on the store
-    /// `PORCH_TEST_STORE` asks for unless `extra` names one.
+    /// `PORCH_TEST_STORE` asks for unless `extra` names one. An audit log is a file of one
+    /// process (each replica writes its own), so a server with one is a single replica.
     pub fn start_with(extra: &[&str]) -> Self {
-        let replicas = test_replicas().filter(|_| !extra.iter().any(|f| *f == "--store"));
+        let replicas = test_replicas().filter(|_| !extra.contains(&"--store"));
+        let replicas = if extra.contains(&"--audit-log-path") {
+            replicas.map(|n| n.min(1))
+        } else {
+            replicas
+        };
         Self::start_on(replicas, extra)
     }
 
