@@ -33,12 +33,13 @@ pub struct StartupGate {
 }
 
 /// How far the controller has got, for replicas' read barrier: the resourceVersion of the
-/// last Repository event it handled and how many Repositories wait for their first open
-/// (new or changed spec) since then.
+/// last Repository event it handled, and how many Repositories the store already reports
+/// Ready (another replica, the leader, opened them) that this process has not opened yet.
+/// A Repository that is not Ready anywhere (a remote that hangs) holds nobody up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GateProgress {
     pub seen: u64,
-    pub opening: usize,
+    pub lagging: usize,
 }
 
 #[derive(Default)]
@@ -50,6 +51,8 @@ struct GateState {
     fired: bool,
     /// Repositories (start-up or later) whose first open has not finished.
     opening: std::collections::HashSet<(String, String)>,
+    /// Repositories whose stored status is Ready for their current generation.
+    ready_stored: std::collections::HashSet<(String, String)>,
     seen: u64,
 }
 
@@ -78,7 +81,7 @@ impl StartupGate {
             st.fired |= fire;
             let progress = GateProgress {
                 seen: st.seen,
-                opening: st.opening.len(),
+                lagging: st.opening.intersection(&st.ready_stored).count(),
             };
             self.progress
                 .send_if_modified(|p| std::mem::replace(p, progress) != progress);
@@ -112,10 +115,32 @@ impl StartupGate {
         });
     }
 
-    /// The Repository event at `rv` was handled (after any [`StartupGate::expect`] of it).
-    fn seen(&self, rv: u64) {
-        self.update(|st| st.seen = st.seen.max(rv));
+    /// The Repository event at `rv` was handled (after any [`StartupGate::expect`] of it);
+    /// `ready` tells whether the stored status says Ready for the current generation.
+    fn seen(&self, key: &(String, String), rv: u64, ready: bool) {
+        self.update(|st| {
+            st.seen = st.seen.max(rv);
+            if ready {
+                st.ready_stored.insert(key.clone());
+            } else {
+                st.ready_stored.remove(key);
+            }
+        });
     }
+}
+
+/// Whether the stored status of Repository `obj` says Ready for its current generation.
+fn stored_ready(obj: &Value) -> bool {
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .is_some_and(|c| {
+            c["status"] == "True" && c["observedGeneration"].as_i64().unwrap_or(0) == generation
+        })
 }
 
 /// A Repository's supervising task and the spec it was started with.
@@ -213,6 +238,7 @@ pub async fn run(
                 .and_then(Value::as_str)
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(0);
+            let ready = stored_ready(&obj);
             tasks.retain(|_, t| !t.handle.is_finished());
             if event_type == EventType::Deleted
                 || obj.pointer("/metadata/deletionTimestamp").is_some()
@@ -223,7 +249,7 @@ pub async fn run(
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
                 gate.done(&key);
-                gate.seen(rv);
+                gate.seen(&key, rv, false);
                 continue;
             }
             let spec = spec_key(&obj);
@@ -233,7 +259,7 @@ pub async fn run(
                 && t.spec == spec
             {
                 t.tx.send_replace(obj);
-                gate.seen(rv);
+                gate.seen(&key, rv, ready);
                 continue;
             }
             gate.expect(&key);
@@ -247,8 +273,8 @@ pub async fn run(
             let handle = tokio::spawn(supervise::supervise(shared, rx, move || {
                 task_gate.done(&task_key)
             }));
+            gate.seen(&key, rv, ready);
             tasks.insert(key, Supervised { spec, tx, handle });
-            gate.seen(rv);
         }
     }
 }

@@ -125,7 +125,7 @@ const BARRIER_TIMEOUT: Duration = Duration::from_secs(10);
 /// with every write committed (through any replica) before the request arrived: the event
 /// log up to the store's current resourceVersion is applied (drafts, object metadata) and
 /// the repository controller has handled the Repository events among them, including the
-/// first open of a new Repository. A client that created something through one replica
+/// first open of a Repository the leader already reports Ready. A client that created something through one replica
 /// thus finds it through the next. Costs one small query per request; waits only while
 /// this replica lags.
 #[derive(Clone)]
@@ -165,7 +165,7 @@ impl ReadBarrier {
             };
             if let Some(mut controller) = self.controller.clone() {
                 let _ = controller
-                    .wait_for(|p| p.seen >= repositories && p.opening == 0)
+                    .wait_for(|p| p.seen >= repositories && p.lagging == 0)
                     .await;
             }
             // RBAC decisions made inside handlers (package-level access) read the authorizer's
