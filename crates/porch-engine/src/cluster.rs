@@ -82,10 +82,21 @@ impl Engine {
         }))
     }
 
-    /// Reloads the drafts and object metadata of `id` from the store and fetches git; for
+    /// Fetches git, then reloads the drafts and object metadata of `id` from the store; for
     /// jobs on the repository's queue. A git failure is recorded (as by any sync) but does
     /// not stop the job: drafts need no remote.
+    ///
+    /// Git first: a revision approved through another replica is then seen published (the
+    /// tag) before its draft goes, so the index never passes through a state without either
+    /// (a watcher sees it MODIFIED to Published rather than DELETED then ADDED, and a
+    /// controller never finds its downstream missing and creates it again). Under the lease
+    /// the store is at least as new as git.
     async fn catch_up_now(&self, id: &RepoId) -> Result<()> {
+        if let Ok((repo, _)) = self.handle(id)
+            && let Err(e) = self.sync_now(id, &repo).await
+        {
+            tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
+        }
         let drafts = self.inner.store.list_drafts(&id.0, &id.1).await?;
         let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
         self.mutate(id, |ix| {
@@ -101,12 +112,6 @@ impl Engine {
             }
             ix.meta = metas.into_iter().collect();
         });
-        let Ok((repo, _)) = self.handle(id) else {
-            return Ok(());
-        };
-        if let Err(e) = self.sync_now(id, &repo).await {
-            tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
-        }
         Ok(())
     }
 
