@@ -38,6 +38,10 @@ pub trait RepositoryLeases: Send + Sync {
     fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture;
 }
 
+/// Waits until this replica has applied every write committed in the cluster so far (the
+/// server's read barrier).
+pub type Barrier = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
 /// What a queue runs before each job: take the lease, then catch up with the cluster.
 pub(crate) type Gate = Arc<dyn Fn() -> LeaseFuture + Send + Sync>;
 
@@ -50,6 +54,30 @@ impl Engine {
             .cluster
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(leases);
+    }
+
+    /// Sets the read barrier in-process readers (the controllers) pass before deciding from
+    /// the index, as requests do before they are served.
+    pub fn set_read_barrier(&self, barrier: Barrier) {
+        *self
+            .inner
+            .barrier
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(barrier);
+    }
+
+    /// Waits at the read barrier (at once without a cluster): what was committed through
+    /// other replicas before now is in the index afterwards.
+    pub async fn caught_up(&self) {
+        let barrier = self
+            .inner
+            .barrier
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(b) = barrier {
+            b().await;
+        }
     }
 
     /// Whether [`Engine::set_cluster`] was called.

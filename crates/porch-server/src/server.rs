@@ -498,6 +498,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         Some((pg, applied, election)) => {
             let barrier =
                 crate::cluster::ReadBarrier::new(pg, applied, gate_progress, authorizer.clone());
+            let b = barrier.clone();
+            engine.set_read_barrier(Arc::new(move || {
+                let b = b.clone();
+                Box::pin(async move { b.wait().await })
+            }));
             app = app.layer(axum::middleware::from_fn_with_state(
                 barrier,
                 crate::cluster::barrier_layer,

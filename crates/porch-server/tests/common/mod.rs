@@ -243,9 +243,10 @@ impl Server {
                 let r = &self.set.as_ref().expect("replica set").others[i];
                 (r.data_dir(), r.dir.path().join("server.log"))
             };
+            // Whatever replica 0 made of them (`--insecure-http` makes no CA).
             for file in ["pki/ca.key", "pki/ca.crt", "pki/sa.key", "token"] {
                 let to = data.join(file);
-                if !to.exists() {
+                if !to.exists() && source.join(file).exists() {
                     std::fs::create_dir_all(to.parent().expect("parent")).expect("replica dir");
                     std::fs::copy(source.join(file), &to).expect("copy shared credentials");
                 }
