@@ -394,6 +394,59 @@ async fn replicas_reach_postgres_over_tls() {
     assert!(!status.success(), "sslmode=disable must fail here");
 }
 
+/// Every replica opens and syncs a repository (each reads its own mirror), but only the leader
+/// reports: one `Ready` Event for the Repository, not one per replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_the_leader_reports_repository_readiness() {
+    let c = cluster(3).await;
+    let root = c.replicas[0].dir.path().join("git");
+    std::fs::create_dir_all(&root).expect("git root");
+    let git = GitServer::start(&root, None).expect("git server");
+    porch::empty_remote(&root, "shared");
+    porch::register(
+        &c.clients[1],
+        "default",
+        "shared",
+        &git.url_for("shared.git"),
+        json!({}),
+    )
+    .await;
+    // Every replica serves it (the read barrier waits for each one's first open).
+    for client in &c.clients {
+        porch::revisions(client, "default")
+            .list(&Default::default())
+            .await
+            .expect("list through every replica");
+    }
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(c.clients[0].clone(), "default");
+    let ready_count = || async {
+        events
+            .list(&Default::default())
+            .await
+            .expect("events")
+            .items
+            .iter()
+            .filter(|e| {
+                e.involved_object.name.as_deref() == Some("shared")
+                    && e.reason.as_deref() == Some("Ready")
+            })
+            .map(|e| e.count.unwrap_or(1))
+            .sum::<i32>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while ready_count().await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no Ready event for the repository"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Time for the other replicas' first opens and status polls (2 s) to report, if they did.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(ready_count().await, 1, "one Ready event, from the leader");
+}
+
 async fn tracing_free_sleep(e: &kube::Error) {
     match e {
         kube::Error::Api(a) if a.code == 409 || a.code == 404 || a.code == 503 => {}
