@@ -106,6 +106,9 @@ pub trait Revisions: Send + Sync {
         pr: &PackageRevision,
         files: PackageFiles,
     ) -> Result<RenderStatus, RevisionError>;
+    /// Waits until the revisions read reflect every write committed before the call (a
+    /// replica of a cluster catching up); at once on one server.
+    async fn caught_up(&self) {}
 }
 
 /// [`Revisions`] over the engine of this process.
@@ -124,6 +127,10 @@ fn controller_author() -> Author {
 
 #[async_trait]
 impl Revisions for EngineRevisions {
+    async fn caught_up(&self) {
+        self.engine.caught_up().await;
+    }
+
     fn list(&self, namespace: &str, repository: &str, package: &str) -> Vec<PackageRevision> {
         // An invalid repository name names no repository.
         let Ok(repository) = RepositoryName::new(repository) else {

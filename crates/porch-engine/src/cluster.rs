@@ -38,6 +38,10 @@ pub trait RepositoryLeases: Send + Sync {
     fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture;
 }
 
+/// Waits until this replica has applied every write committed in the cluster so far (the
+/// server's read barrier).
+pub type Barrier = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
 /// What a queue runs before each job: take the lease, then catch up with the cluster.
 pub(crate) type Gate = Arc<dyn Fn() -> LeaseFuture + Send + Sync>;
 
@@ -50,6 +54,30 @@ impl Engine {
             .cluster
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(leases);
+    }
+
+    /// Sets the read barrier in-process readers (the controllers) pass before deciding from
+    /// the index, as requests do before they are served.
+    pub fn set_read_barrier(&self, barrier: Barrier) {
+        *self
+            .inner
+            .barrier
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(barrier);
+    }
+
+    /// Waits at the read barrier (at once without a cluster): what was committed through
+    /// other replicas before now is in the index afterwards.
+    pub async fn caught_up(&self) {
+        let barrier = self
+            .inner
+            .barrier
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(b) = barrier {
+            b().await;
+        }
     }
 
     /// Whether [`Engine::set_cluster`] was called.
@@ -82,10 +110,21 @@ impl Engine {
         }))
     }
 
-    /// Reloads the drafts and object metadata of `id` from the store and fetches git; for
+    /// Fetches git, then reloads the drafts and object metadata of `id` from the store; for
     /// jobs on the repository's queue. A git failure is recorded (as by any sync) but does
     /// not stop the job: drafts need no remote.
+    ///
+    /// Git first: a revision approved through another replica is then seen published (the
+    /// tag) before its draft goes, so the index never passes through a state without either
+    /// (a watcher sees it MODIFIED to Published rather than DELETED then ADDED, and a
+    /// controller never finds its downstream missing and creates it again). Under the lease
+    /// the store is at least as new as git.
     async fn catch_up_now(&self, id: &RepoId) -> Result<()> {
+        if let Ok((repo, _)) = self.handle(id)
+            && let Err(e) = self.sync_now(id, &repo).await
+        {
+            tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
+        }
         let drafts = self.inner.store.list_drafts(&id.0, &id.1).await?;
         let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
         self.mutate(id, |ix| {
@@ -101,12 +140,6 @@ impl Engine {
             }
             ix.meta = metas.into_iter().collect();
         });
-        let Ok((repo, _)) = self.handle(id) else {
-            return Ok(());
-        };
-        if let Err(e) = self.sync_now(id, &repo).await {
-            tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
-        }
         Ok(())
     }
 

@@ -62,6 +62,7 @@ pub(crate) struct Inner {
     pub(crate) renders: kpt::runtime::CancelToken,
     /// Leases of a cluster of engines on one store (`cluster.rs`); none standalone.
     pub(crate) cluster: RwLock<Option<Arc<dyn crate::cluster::RepositoryLeases>>>,
+    pub(crate) barrier: RwLock<Option<crate::cluster::Barrier>>,
 }
 
 /// The package orchestration engine. Cheap to clone (a shared handle).
@@ -100,6 +101,7 @@ impl Engine {
                 fetcher: RwLock::new(None),
                 renders: kpt::runtime::CancelToken::new(),
                 cluster: RwLock::new(None),
+                barrier: RwLock::new(None),
             }),
         }
     }

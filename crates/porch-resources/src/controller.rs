@@ -29,6 +29,17 @@ mod supervise;
 pub struct StartupGate {
     state: std::sync::Mutex<GateState>,
     on_ready: Box<dyn Fn() + Send + Sync>,
+    progress: watch::Sender<GateProgress>,
+}
+
+/// How far the controller has got, for replicas' read barrier: the resourceVersion of the
+/// last Repository event it handled, and how many Repositories the store already reports
+/// Ready (another replica, the leader, opened them) that this process has not opened yet.
+/// A Repository that is not Ready anywhere (a remote that hangs) holds nobody up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GateProgress {
+    pub seen: u64,
+    pub lagging: usize,
 }
 
 #[derive(Default)]
@@ -38,6 +49,11 @@ struct GateState {
     /// Every Repository of the start-up listing was seen.
     listed: bool,
     fired: bool,
+    /// Repositories (start-up or later) whose first open has not finished.
+    opening: std::collections::HashSet<(String, String)>,
+    /// Repositories whose stored status is Ready for their current generation.
+    ready_stored: std::collections::HashSet<(String, String)>,
+    seen: u64,
 }
 
 impl StartupGate {
@@ -45,7 +61,13 @@ impl StartupGate {
         Arc::new(Self {
             state: Default::default(),
             on_ready: Box::new(on_ready),
+            progress: watch::channel(GateProgress::default()).0,
         })
+    }
+
+    /// Changes of [`GateProgress`].
+    pub fn progress(&self) -> watch::Receiver<GateProgress> {
+        self.progress.subscribe()
     }
 
     fn update(&self, f: impl FnOnce(&mut GateState)) {
@@ -57,6 +79,12 @@ impl StartupGate {
             f(&mut st);
             let fire = st.listed && st.pending.is_empty() && !st.fired;
             st.fired |= fire;
+            let progress = GateProgress {
+                seen: st.seen,
+                lagging: st.opening.intersection(&st.ready_stored).count(),
+            };
+            self.progress
+                .send_if_modified(|p| std::mem::replace(p, progress) != progress);
             fire
         };
         if fire {
@@ -71,6 +99,7 @@ impl StartupGate {
             if !st.listed {
                 st.pending.insert(key.clone());
             }
+            st.opening.insert(key.clone());
         });
     }
 
@@ -82,8 +111,36 @@ impl StartupGate {
     fn done(&self, key: &(String, String)) {
         self.update(|st| {
             st.pending.remove(key);
+            st.opening.remove(key);
         });
     }
+
+    /// The Repository event at `rv` was handled (after any [`StartupGate::expect`] of it);
+    /// `ready` tells whether the stored status says Ready for the current generation.
+    fn seen(&self, key: &(String, String), rv: u64, ready: bool) {
+        self.update(|st| {
+            st.seen = st.seen.max(rv);
+            if ready {
+                st.ready_stored.insert(key.clone());
+            } else {
+                st.ready_stored.remove(key);
+            }
+        });
+    }
+}
+
+/// Whether the stored status of Repository `obj` says Ready for its current generation.
+fn stored_ready(obj: &Value) -> bool {
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    obj.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .is_some_and(|c| {
+            c["status"] == "True" && c["observedGeneration"].as_i64().unwrap_or(0) == generation
+        })
 }
 
 /// A Repository's supervising task and the spec it was started with.
@@ -176,6 +233,12 @@ pub async fn run(
                 .unwrap_or("")
                 .to_string();
             let key = (ns.clone(), name.clone());
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            let ready = stored_ready(&obj);
             tasks.retain(|_, t| !t.handle.is_finished());
             if event_type == EventType::Deleted
                 || obj.pointer("/metadata/deletionTimestamp").is_some()
@@ -186,6 +249,7 @@ pub async fn run(
                 opener.close(&ns, &name).await;
                 tracing::info!(namespace = %ns, repository = %name, "closed repository");
                 gate.done(&key);
+                gate.seen(&key, rv, false);
                 continue;
             }
             let spec = spec_key(&obj);
@@ -195,6 +259,7 @@ pub async fn run(
                 && t.spec == spec
             {
                 t.tx.send_replace(obj);
+                gate.seen(&key, rv, ready);
                 continue;
             }
             gate.expect(&key);
@@ -202,12 +267,13 @@ pub async fn run(
                 t.handle.abort();
             }
             let (tx, rx) = watch::channel(obj);
-            let (shared, gate, task_key) = (shared.clone(), gate.clone(), key.clone());
+            let (shared, task_gate, task_key) = (shared.clone(), gate.clone(), key.clone());
             // An aborted task never reports its first attempt; the newer one that replaced
             // it does.
             let handle = tokio::spawn(supervise::supervise(shared, rx, move || {
-                gate.done(&task_key)
+                task_gate.done(&task_key)
             }));
+            gate.seen(&key, rv, ready);
             tasks.insert(key, Supervised { spec, tx, handle });
         }
     }

@@ -65,4 +65,10 @@ pub trait RepositoryOpener: Send + Sync {
     async fn sync_now(&self, namespace: &str, name: &str) -> Result<(), String>;
     /// The state of an open repository; `None` when it is not open.
     fn state(&self, namespace: &str, name: &str) -> Option<RepoState>;
+    /// Whether this process writes Repository status. Every replica of a cluster opens and
+    /// syncs each repository (each serves reads from its own mirror), but only the leader
+    /// reports, so replicas do not overwrite each other's `lastFullSyncTime`.
+    fn writes_status(&self) -> bool {
+        true
+    }
 }

@@ -6,10 +6,12 @@
 //! (default 12 repositories x 200 packages x 5 revisions = 12,000 published revisions, and
 //! 30 timed writes). For each setup it prints p50s of: create (init), resources update with
 //! render, propose, approve-and-publish (writes spread over the replicas), the list of every
-//! revision (on each replica), the p50/p99 delay between a write acknowledged by replica 0
-//! and its watch event on the last replica, and with 3 replicas the failover time: from a
-//! kill -9 of the leader (replica 0, which starts first) until a PackageVariant created
-//! afterwards has its downstream draft.
+//! revision and the get of one (on each replica), the p50/p99 delay between a write
+//! acknowledged by replica 0 and its watch event on the last replica, with 3 replicas the
+//! failover time (from a kill -9 of the leader, replica 0, which starts first, until a
+//! PackageVariant created afterwards has its downstream draft), and the throughput per core:
+//! write steps and gets per CPU-second the server processes spent on them (user + system
+//! time from /proc, all replicas together).
 //!
 //! PostgreSQL is the test fixture's cluster (`porch_testkit::PostgresServer`, fsync off):
 //! its figures leave out the database's own durability cost. State CPU per core with the
@@ -22,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use futures::{StreamExt, TryStreamExt};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::api::{WatchEvent, WatchParams};
 use porch_testkit::generate::{Shape, maintain, package_path, porch_repository};
 use porch_testkit::{GitServer, PostgresServer};
@@ -65,6 +68,11 @@ struct Figures {
     propose: Duration,
     approve: Duration,
     list: Vec<Duration>,
+    get: Vec<Duration>,
+    /// Write steps per CPU-second of the servers.
+    writes_per_cpu_s: f64,
+    /// Gets per CPU-second of the servers.
+    gets_per_cpu_s: f64,
     watch_p50: Duration,
     watch_p99: Duration,
     failover: Option<Duration>,
@@ -115,26 +123,61 @@ async fn main() -> anyhow::Result<()> {
         let figures = setup(bin, &run, postgres, n, repos, packages, writes).await?;
         results.push((label, figures));
     }
-    println!("side by side (p50 unless noted):");
+    let revisions = repos * packages * 6 + 2;
     println!(
-        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9}",
-        "", "create", "update", "propose", "approve", "list", "watch p50", "watch p99", "failover"
+        "side by side (p50 unless noted; list = all {revisions} revisions; throughput per core = \
+         operations per CPU-second of the server processes, on {} cores):",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10} {:>10} {:>9} {:>12} {:>11}",
+        "",
+        "create",
+        "update",
+        "propose",
+        "approve",
+        "list",
+        "get",
+        "watch p50",
+        "watch p99",
+        "failover",
+        "writes/core·s",
+        "gets/core·s"
     );
     for (label, f) in &results {
-        let mut list = f.list.clone();
+        let (mut list, mut get) = (f.list.clone(), f.get.clone());
         println!(
-            "  {label:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9}",
+            "  {label:<22} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10} {:>10} {:>9} {:>12.1} {:>11.1}",
             ms(f.create),
             ms(f.update),
             ms(f.propose),
             ms(f.approve),
             ms(pct(&mut list, 0.5)),
+            ms(pct(&mut get, 0.5)),
             ms(f.watch_p50),
             ms(f.watch_p99),
-            f.failover.map(ms).unwrap_or_else(|| "-".into())
+            f.failover.map(ms).unwrap_or_else(|| "-".into()),
+            f.writes_per_cpu_s,
+            f.gets_per_cpu_s,
         );
     }
     Ok(())
+}
+
+/// User + system CPU time of processes `pids` so far, in seconds (/proc/<pid>/stat fields
+/// 14 and 15, in clock ticks of 1/100 s).
+fn cpu_seconds(pids: &[u32]) -> f64 {
+    pids.iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .map(|stat| {
+            // After the command name, which may hold spaces, in parentheses.
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            // Fields 14 and 15 overall are 11 and 12 after the name (state is field 3).
+            (tick(11) + tick(12)) / 100.0
+        })
+        .sum()
 }
 
 fn copy(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
@@ -236,21 +279,41 @@ async fn setup(
         ms(t.elapsed())
     );
 
-    // Lists: 10 on each replica.
+    let pids: Vec<u32> = replicas.iter().map(|r| r.process.0.id()).collect();
+
+    // Lists: 10 on each replica; gets of one published revision: 100 on each replica.
     let mut list = Vec::new();
+    let mut some = String::new();
     for r in 0..n {
         for _ in 0..10 {
             let t = Instant::now();
-            let got = prs(r).list(&ListParams::default()).await?.items.len();
+            let items = prs(r).list(&ListParams::default()).await?.items;
             list.push(t.elapsed());
-            if got < expected {
-                bail!("replica {r} lists {got} of {expected}");
+            if items.len() < expected {
+                bail!("replica {r} lists {} of {expected}", items.len());
+            }
+            if let Some(p) = items
+                .iter()
+                .find(|p| p.data["spec"]["lifecycle"] == "Published")
+            {
+                some = p.metadata.name.clone().unwrap_or_default();
             }
         }
     }
+    let mut get = Vec::new();
+    let cpu = cpu_seconds(&pids);
+    for r in 0..n {
+        for _ in 0..100 {
+            let t = Instant::now();
+            prs(r).get(&some).await?;
+            get.push(t.elapsed());
+        }
+    }
+    let gets_per_cpu_s = get.len() as f64 / (cpu_seconds(&pids) - cpu).max(1e-3);
 
     // Writes spread over the replicas: create, update with render, propose, approve.
     let (mut create, mut update, mut propose, mut approve) = (vec![], vec![], vec![], vec![]);
+    let cpu = cpu_seconds(&pids);
     for i in 0..writes {
         let body = object(json!({
             "apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision", "metadata": {},
@@ -285,10 +348,10 @@ async fn setup(
         approve.push(t.elapsed());
     }
 
+    let writes_per_cpu_s = (4 * writes) as f64 / (cpu_seconds(&pids) - cpu).max(1e-3);
+
     // Watch delay: writes acknowledged by replica 0, events on the last replica.
-    let cms = |r: usize| -> Api<DynamicObject> {
-        api(&replicas[r].client, "", "ConfigMap", "configmaps")
-    };
+    let cms = |r: usize| -> Api<ConfigMap> { Api::namespaced(replicas[r].client.clone(), NS) };
     let mut stream = cms(n - 1)
         .watch(&WatchParams::default().timeout(290), "0")
         .await?
@@ -298,7 +361,7 @@ async fn setup(
         cms(0)
             .create(
                 &PostParams::default(),
-                &object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("w-{i}")}}))?,
+                &serde_json::from_value(json!({"metadata": {"name": format!("w-{i}")}}))?,
             )
             .await?;
         let acked = Instant::now();
@@ -370,6 +433,9 @@ async fn setup(
         propose: pct(&mut propose, 0.5),
         approve: pct(&mut approve, 0.5),
         list,
+        get,
+        writes_per_cpu_s,
+        gets_per_cpu_s,
         watch_p50: pct(&mut delays.clone(), 0.5),
         watch_p99: pct(&mut delays, 0.99),
         failover,

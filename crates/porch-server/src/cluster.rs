@@ -5,13 +5,19 @@
 //!   by one replica at a time (`porch_engine::cluster`).
 //! * Each replica's engine index follows the shared event log: a change to a draft or to
 //!   object metadata made through another replica refreshes that repository here.
+//! * Requests wait at a read barrier until this replica has applied every write committed
+//!   before they arrived (`ReadBarrier`), so a client sees its writes whichever replica
+//!   serves the next request.
+//! * Every replica opens and syncs each repository into its own mirror (reads are served from
+//!   it; fetches are read-only and git writes hold the lease), but only the leader writes
+//!   Repository status and readiness Events.
 //! * The fan-out controllers (PackageVariant, PackageVariantSet) run on the leader only:
 //!   a leader lease is campaigned for; when it is lost (the leader died, or its database
 //!   session did) the controllers stop and the next leader starts them.
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use porch_apiserver::WatchHub;
@@ -33,50 +39,185 @@ impl RepositoryLeases for PgLeases {
     }
 }
 
-/// Refreshes the engine's repositories whose records other replicas changed.
-pub async fn follow(engine: Engine, hub: Arc<WatchHub>) {
-    let mut rx = hub.subscribe();
-    let pending: Arc<Mutex<HashSet<(String, porch_core::names::RepositoryName)>>> = Arc::default();
+/// How far this replica has applied the shared event log: every event up to `applied` has
+/// reached the watch hub and its repository refreshes are done; `repositories` is the
+/// resourceVersion of the last Repository event among them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub applied: u64,
+    pub repositories: u64,
+}
+
+const REPOSITORIES: &str = "config.porch.kpt.dev/repositories";
+
+/// Refreshes the engine's repositories whose records other replicas changed, serves the
+/// kinds of CRDs they created (and stops serving deleted ones), and reports through `applied`
+/// how far it got. `rx` is subscribed to `hub` when `applied` starts. Batches that arrive
+/// while a refresh runs are taken together afterwards (one refresh per repository for all of
+/// them).
+pub async fn follow(
+    engine: Engine,
+    hub: Arc<WatchHub>,
+    mut rx: broadcast::Receiver<Arc<Vec<porch_core::store::StoreEvent>>>,
+    crds: Arc<porch_resources::crd::Crds>,
+    applied: watch::Sender<Applied>,
+) {
     loop {
-        let ids = match rx.recv().await {
-            Ok(batch) => batch
-                .iter()
-                .flat_map(|e| engine.repositories_of_record(&e.object.key))
-                .collect::<HashSet<_>>(),
-            // Missed events: every repository may be stale.
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                engine.repositories(None).into_iter().collect()
-            }
+        let mut batches = match rx.recv().await {
+            Ok(batch) => vec![Ok(batch)],
             Err(broadcast::error::RecvError::Closed) => return,
+            Err(e @ broadcast::error::RecvError::Lagged(_)) => vec![Err(e)],
         };
-        for id in ids {
-            let first = pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(id.clone());
-            if !first {
-                continue; // a refresh is queued that has not read the store yet
+        loop {
+            match rx.try_recv() {
+                Ok(batch) => batches.push(Ok(batch)),
+                Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                    batches.push(Err(broadcast::error::RecvError::Lagged(n)))
+                }
+                Err(_) => break,
             }
-            let (engine, pending) = (engine.clone(), pending.clone());
-            tokio::spawn(async move {
-                // Cleared before the refresh reads, so a change after this point queues
-                // another refresh rather than being lost.
-                pending
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&id);
+        }
+        let mut ids = HashSet::new();
+        let mut next = *applied.borrow();
+        for batch in batches {
+            match batch {
+                Ok(batch) => {
+                    for e in batch.iter() {
+                        let rv = e.object.resource_version;
+                        next.applied = next.applied.max(rv);
+                        if e.object.key.resource == REPOSITORIES {
+                            next.repositories = next.repositories.max(rv);
+                        }
+                        ids.extend(engine.repositories_of_record(&e.object.key));
+                        crds.apply_event(e);
+                    }
+                }
+                // Missed events: every repository may be stale, and a Repository may have
+                // changed.
+                Err(_) => {
+                    if let Err(e) = crds.restore().await {
+                        tracing::warn!(error = %e, "cannot reload the CRDs");
+                    }
+                    ids.extend(engine.repositories(None));
+                    next.applied = next.applied.max(hub.latest());
+                    next.repositories = next.applied;
+                }
+            }
+        }
+        let mut refreshes = tokio::task::JoinSet::new();
+        for id in ids {
+            let engine = engine.clone();
+            refreshes.spawn(async move {
                 if let Err(e) = engine.refresh_repository(&id).await {
                     tracing::debug!(repository = %id.1, error = %e, "cluster refresh failed");
                 }
             });
         }
+        while refreshes.join_next().await.is_some() {}
+        applied.send_if_modified(|a| std::mem::replace(a, next) != next);
     }
+}
+
+/// How long a request waits for this replica to catch up before it is served as is.
+const BARRIER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Read-your-writes across replicas: before a request is served, this replica catches up
+/// with every write committed (through any replica) before the request arrived: the event
+/// log up to the store's current resourceVersion is applied (drafts, object metadata) and
+/// the repository controller has handled the Repository events among them, including the
+/// first open of a Repository the leader already reports Ready. A client that created something through one replica
+/// thus finds it through the next. Costs one small query per request; waits only while
+/// this replica lags.
+#[derive(Clone)]
+pub struct ReadBarrier {
+    pg: Arc<PgStore>,
+    applied: watch::Receiver<Applied>,
+    controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
+    authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
+}
+
+impl ReadBarrier {
+    pub fn new(
+        pg: Arc<PgStore>,
+        applied: watch::Receiver<Applied>,
+        controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
+        authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
+    ) -> Self {
+        Self {
+            pg,
+            applied,
+            controller,
+            authorizer,
+        }
+    }
+
+    /// Waits (bounded) until this replica has applied every write committed so far.
+    pub async fn wait(&self) {
+        let Ok(rv) = self.pg.resource_version().await else {
+            return; // the request meets the outage itself
+        };
+        let caught_up = async {
+            let mut applied = self.applied.clone();
+            // Copied out: the receiver's guard must not live across the next wait.
+            let repositories = match applied.wait_for(|a| a.applied >= rv).await {
+                Ok(a) => a.repositories,
+                Err(_) => return,
+            };
+            if let Some(mut controller) = self.controller.clone() {
+                let _ = controller
+                    .wait_for(|p| p.seen >= repositories && p.lagging == 0)
+                    .await;
+            }
+            // RBAC decisions made inside handlers (package-level access) read the authorizer's
+            // index: it must include the bindings written before the request.
+            if let Some(authorizer) = &self.authorizer {
+                while authorizer.seen() < rv {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        };
+        if tokio::time::timeout(BARRIER_TIMEOUT, caught_up)
+            .await
+            .is_err()
+        {
+            tracing::debug!(
+                resource_version = rv,
+                "read barrier timed out; serving what this replica has"
+            );
+        }
+    }
+}
+
+/// The barrier as an axum middleware: every request but watches (which resume from a
+/// resourceVersion and follow the log anyway) and health probes.
+pub async fn barrier_layer(
+    axum::extract::State(barrier): axum::extract::State<ReadBarrier>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    // Decided before awaiting: the request's body is not `Sync`, so no borrow of it may
+    // live across the wait.
+    let wait = {
+        let path = request.uri().path();
+        let watch = request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+        let probe = matches!(path, "/readyz" | "/livez" | "/healthz" | "/metrics")
+            || path.starts_with("/readyz/")
+            || path.starts_with("/livez/");
+        !watch && !probe && !path.contains("/watch/")
+    };
+    if wait {
+        barrier.wait().await;
+    }
+    next.run(request).await
 }
 
 /// Runs `start(stop)` while this replica leads and `ready` is true, stopping it (through the
 /// `stop` receiver it was given) when leadership is lost or on `shutdown`.
 pub async fn while_leading<F, Fut>(
-    pg: Arc<PgStore>,
+    election: LeaderElection,
     mut ready: watch::Receiver<bool>,
     mut shutdown: watch::Receiver<bool>,
     start: F,
@@ -84,11 +225,6 @@ pub async fn while_leading<F, Fut>(
     F: Fn(watch::Receiver<bool>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let election = LeaderElection::start(
-        pg.connection_config().clone(),
-        "controllers",
-        Duration::from_millis(500),
-    );
     let mut leading = election.leading();
     if !until(&mut ready, true).await {
         return;

@@ -24,6 +24,8 @@ pub struct GitOpener {
     options: GitOptions,
     engine: Engine,
     open: Mutex<HashMap<Key, (Arc<GitRepository>, SyncLoop)>>,
+    /// On a cluster, whether this replica leads (it alone writes Repository status).
+    leading: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl GitOpener {
@@ -36,7 +38,14 @@ impl GitOpener {
             options,
             engine,
             open: Mutex::new(HashMap::new()),
+            leading: None,
         }
+    }
+
+    /// As one replica of a cluster: Repository status is written while `leading` is true.
+    pub fn with_leader(mut self, leading: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.leading = Some(leading);
+        self
     }
 
     fn spec(target: &RepositoryTarget) -> Result<RepoSpec, String> {
@@ -192,6 +201,10 @@ impl RepositoryOpener for GitOpener {
                 .apply_change_report(namespace, repo.name(), report);
         }
         Ok(())
+    }
+
+    fn writes_status(&self) -> bool {
+        self.leading.as_ref().is_none_or(|l| *l.borrow())
     }
 
     fn state(&self, namespace: &str, name: &str) -> Option<RepoState> {

@@ -275,9 +275,26 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             render: args.render_limits(),
         },
     );
+    // On PostgreSQL: repository leases, the event-log follower (whose progress the read
+    // barrier waits for) and the leader election (controllers, Repository status).
+    let mut cluster = None;
+    let mut follower = None;
     if let Some(pg) = &opened.postgres {
         engine.set_cluster(Arc::new(crate::cluster::PgLeases(pg.clone())));
-        tokio::spawn(crate::cluster::follow(engine.clone(), hub.clone()));
+        let (applied_tx, applied_rx) = tokio::sync::watch::channel(crate::cluster::Applied {
+            applied: hub.latest(),
+            // The start-up Repositories: the barrier waits for their first open.
+            repositories: 0,
+        });
+        // Subscribed now, started once the CRDs are known: no event is missed.
+        let follow_rx = hub.subscribe();
+        let election = porch_store_postgres::LeaderElection::start(
+            pg.connection_config().clone(),
+            "controllers",
+            Duration::from_millis(500),
+        );
+        cluster = Some((pg.clone(), applied_rx, election));
+        follower = Some((follow_rx, applied_tx));
         tracing::info!("running as a replica on PostgreSQL");
     }
     if args.push_drafts_to_git {
@@ -304,6 +321,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ))),
     );
     let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some((rx, applied)) = follower {
+        tokio::spawn(crate::cluster::follow(
+            engine.clone(),
+            hub.clone(),
+            rx,
+            crds.clone(),
+            applied,
+        ));
+    }
     if served > 0 {
         tracing::info!(crds = served, "serving the custom resources of stored CRDs");
     }
@@ -398,7 +424,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ]
     });
     let api = ApiServer::with_gauges(live.clone(), config, gauges);
-    let app = api.router();
+    let mut app = api.router();
 
     // Controllers. `ready` turns true once every start-up Repository is loaded; `stop` on
     // shutdown.
@@ -420,17 +446,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }));
     }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut gate_progress = None;
     tokio::spawn(resources::gc::run(live.clone(), store.clone(), hub.clone()));
     if let Some(repos) = registry
         .find(porch_api::CONFIG_GROUP, "v1alpha1", "repositories")
         .cloned()
     {
         let secrets = registry.find("", "v1", "secrets").cloned();
-        let opener: Arc<dyn RepositoryOpener> = Arc::new(GitOpener::new(
-            &args.data_dir,
-            engine.clone(),
-            args.git_timeout,
-        ));
+        let mut git_opener = GitOpener::new(&args.data_dir, engine.clone(), args.git_timeout);
+        if let Some((_, _, election)) = &cluster {
+            git_opener = git_opener.with_leader(election.leading());
+        }
+        let opener: Arc<dyn RepositoryOpener> = Arc::new(git_opener);
         // Not ready until every Repository there at start-up is loaded (controller.rs).
         loaded.store(false, Ordering::SeqCst);
         set_ready();
@@ -441,6 +468,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             set_ready();
             let _ = ready_tx.send(true);
         });
+        gate_progress = Some(gate.progress());
         tokio::spawn(controller::run(
             repos,
             secrets,
@@ -490,11 +518,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     // On PostgreSQL the fan-out controllers run on the elected leader only.
-    let controllers = match opened.postgres.clone() {
-        Some(pg) => {
+    let controllers = match cluster {
+        Some((pg, applied, election)) => {
+            let barrier =
+                crate::cluster::ReadBarrier::new(pg, applied, gate_progress, authorizer.clone());
+            let b = barrier.clone();
+            engine.set_read_barrier(Arc::new(move || {
+                let b = b.clone();
+                Box::pin(async move { b.wait().await })
+            }));
+            app = app.layer(axum::middleware::from_fn_with_state(
+                barrier,
+                crate::cluster::barrier_layer,
+            ));
             let ready = ready_rx.clone();
             tokio::spawn(crate::cluster::while_leading(
-                pg,
+                election,
                 ready_rx,
                 stop_rx,
                 move |stop| start_controllers(ready.clone(), stop),

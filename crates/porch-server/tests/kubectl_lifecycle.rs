@@ -1,6 +1,9 @@
 //! kubectl 1.32 drives a whole package lifecycle against the real server: apply a Repository,
 //! create a draft from YAML, replace its resources, propose with `kubectl patch`, approve
-//! through the approval subresource; the tag appears in the smart-HTTP remote.
+//! through the approval subresource; the tag appears in the smart-HTTP remote. The same
+//! lifecycle also runs against three replicas on PostgreSQL behind one address, each kubectl
+//! command reaching the next replica (a representative of the `PORCH_TEST_STORE=postgres-3`
+//! matrix in the default run).
 
 mod common;
 
@@ -14,7 +17,28 @@ fn json(out: &str) -> Value {
 
 #[test]
 fn kubectl_drives_a_lifecycle_to_a_published_tag() {
-    let s = Server::start();
+    lifecycle(Server::start());
+}
+
+#[test]
+fn kubectl_drives_a_lifecycle_through_a_replica_set() {
+    let s = Server::start_replicas(3, &[]);
+    let proxy = &s.set.as_ref().expect("a replica set").proxy;
+    let before = proxy.accepted();
+    lifecycle_on(&s);
+    // Round robin: with this many connections every replica served some of them.
+    assert!(
+        proxy.accepted() - before >= 9,
+        "{} connections",
+        proxy.accepted() - before
+    );
+}
+
+fn lifecycle(s: Server) {
+    lifecycle_on(&s);
+}
+
+fn lifecycle_on(s: &Server) {
     let root = s.dir.path().join("git");
     std::fs::create_dir_all(&root).expect("git root");
     empty_remote(&root, "deployments");

@@ -291,6 +291,162 @@ async fn concurrent_publishes_through_different_replicas_get_distinct_revisions(
     }
 }
 
+/// Read-your-writes across replicas (the bench's set-up once failed on it): every step of a
+/// revision's life goes through another replica than the one before, with no retry, and a
+/// Repository registered (and Ready) through one replica is served at once by the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_step_through_the_next_replica_sees_the_previous_one() {
+    let c = cluster(3).await;
+    let root = c.replicas[0].dir.path().join("git");
+    std::fs::create_dir_all(&root).expect("git root");
+    let git = GitServer::start(&root, None).expect("git server");
+    let r = |i: usize| porch::revisions(&c.clients[i % 3], "default");
+    let res = |i: usize| porch::resources(&c.clients[i % 3], "default");
+    for round in 0..3 {
+        // A new Repository each round, Ready through replica `round`, used through the next.
+        let repo = format!("ryw{round}");
+        porch::empty_remote(&root, &repo);
+        porch::register(
+            &c.clients[round],
+            "default",
+            &repo,
+            &git.url_for(&format!("{repo}.git")),
+            json!({}),
+        )
+        .await;
+        for i in round..round + 3 {
+            let pr = porch::init(&r(i), &repo, &format!("app{i}"), "ws").await;
+            let name = porch::name(&pr);
+            let value = format!("v{round}-{i}");
+            let cm = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: {value}\n"
+            );
+            porch::put_files(&res(i + 1), &name, &[("cm.yaml", cm.as_str())])
+                .await
+                .unwrap_or_else(|e| panic!("update {name} through the next replica: {e:?}"));
+            let files = porch::files_of(&res(i + 2), &name).await;
+            assert_eq!(
+                files.get("cm.yaml").and_then(|v| v.as_str()),
+                Some(cm.as_str()),
+                "the replica after sees the update of {name}"
+            );
+            porch::propose(&r(i + 2), &name).await;
+            let published = porch::approve(&r(i), &name).await;
+            assert_eq!(published.data["spec"]["lifecycle"], "Published");
+            for k in 0..3 {
+                let got = r(k).get(&name).await.expect("get through every replica");
+                assert_eq!(
+                    got.data["spec"]["lifecycle"], "Published",
+                    "replica {k} serves {name} as published"
+                );
+            }
+        }
+    }
+}
+
+/// `--store postgres://…?sslmode=verify-full&sslrootcert=…` against a PostgreSQL that accepts
+/// TCP over TLS only: two replicas serve, and each sees the other's writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_reach_postgres_over_tls() {
+    let pg = PostgresServer::start_tls().expect("postgres with ssl=on");
+    let url = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        pg.url(),
+        pg.ca_cert().display()
+    );
+    let a = Server::start_with(&["--store", &url]);
+    let b = Server::start_with(&["--store", &format!("{}?sslmode=require", pg.url())]);
+    let (ca, cb) = (a.wait_readyz().await, b.wait_readyz().await);
+    configmaps(&ca)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "over-tls"}, "data": {"n": "1"}}))
+                .expect("configmap"),
+        )
+        .await
+        .expect("create over TLS");
+    let got = configmaps(&cb)
+        .get("over-tls")
+        .await
+        .expect("get through the other");
+    assert_eq!(counter(&got), 1);
+    // A plain connection is refused by this server, so the store really spoke TLS.
+    let mut plain = std::process::Command::new(env!("CARGO_BIN_EXE_porch-server"))
+        .args(["--store", &format!("{}?sslmode=disable", pg.url())])
+        .arg("--data-dir")
+        .arg(a.dir.path().join("plain"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run porch-server");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = plain.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = plain.kill();
+            panic!("porch-server with sslmode=disable kept running");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "sslmode=disable must fail here");
+}
+
+/// Every replica opens and syncs a repository (each reads its own mirror), but only the leader
+/// reports: one `Ready` Event for the Repository, not one per replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_the_leader_reports_repository_readiness() {
+    let c = cluster(3).await;
+    let root = c.replicas[0].dir.path().join("git");
+    std::fs::create_dir_all(&root).expect("git root");
+    let git = GitServer::start(&root, None).expect("git server");
+    porch::empty_remote(&root, "shared");
+    porch::register(
+        &c.clients[1],
+        "default",
+        "shared",
+        &git.url_for("shared.git"),
+        json!({}),
+    )
+    .await;
+    // Every replica serves it (the read barrier waits for each one's first open).
+    for client in &c.clients {
+        porch::revisions(client, "default")
+            .list(&Default::default())
+            .await
+            .expect("list through every replica");
+    }
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(c.clients[0].clone(), "default");
+    let ready_count = || async {
+        events
+            .list(&Default::default())
+            .await
+            .expect("events")
+            .items
+            .iter()
+            .filter(|e| {
+                e.involved_object.name.as_deref() == Some("shared")
+                    && e.reason.as_deref() == Some("Ready")
+            })
+            .map(|e| e.count.unwrap_or(1))
+            .sum::<i32>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while ready_count().await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no Ready event for the repository"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Time for the other replicas' first opens and status polls (2 s) to report, if they did.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(ready_count().await, 1, "one Ready event, from the leader");
+}
+
 async fn tracing_free_sleep(e: &kube::Error) {
     match e {
         kube::Error::Api(a) if a.code == 409 || a.code == 404 || a.code == 503 => {}

@@ -20,7 +20,7 @@ use deadpool_postgres::Pool;
 use futures::StreamExt;
 use porch_core::store::{EventListener, ResourceVersion, StoreError, StoreEvent};
 use tokio::sync::{Mutex, Notify};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use crate::ops;
 
@@ -113,9 +113,9 @@ async fn catch_up(
 
 /// The follower: LISTENs on a dedicated connection (reconnecting when it drops) and catches up
 /// on every notification, on every `wake` and at least every `poll`.
-pub(crate) async fn run(delivery: Arc<Delivery>, config: tokio_postgres::Config, poll: Duration) {
+pub(crate) async fn run(delivery: Arc<Delivery>, config: crate::tls::PgConnect, poll: Duration) {
     loop {
-        let (client, mut connection) = match config.connect(NoTls).await {
+        let (client, mut connection) = match config.connect().await {
             Ok(c) => c,
             Err(e) => {
                 tracing::debug!(error = %e, "event follower cannot connect; polling");

@@ -12,9 +12,9 @@ use std::time::Duration;
 use porch_core::store::StoreError;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio_postgres::NoTls;
 
 use crate::error::pg;
+use crate::tls::PgConnect;
 
 /// The advisory lock key of a lease name: FNV-1a over `porch-lease:` + name, stable across
 /// builds and replicas.
@@ -43,7 +43,7 @@ impl std::fmt::Debug for Lease {
 
 impl Lease {
     /// Waits until the lease `name` is free and takes it.
-    pub async fn acquire(config: &tokio_postgres::Config, name: &str) -> Result<Lease, StoreError> {
+    pub async fn acquire(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
         let lease = Self::connect(config, name).await?;
         pg(lease
             ._client
@@ -53,10 +53,7 @@ impl Lease {
     }
 
     /// Takes the lease `name` if it is free.
-    pub async fn try_acquire(
-        config: &tokio_postgres::Config,
-        name: &str,
-    ) -> Result<Option<Lease>, StoreError> {
+    pub async fn try_acquire(config: &PgConnect, name: &str) -> Result<Option<Lease>, StoreError> {
         let lease = Self::connect(config, name).await?;
         let row = pg(lease
             ._client
@@ -65,8 +62,8 @@ impl Lease {
         Ok(row.get::<_, bool>(0).then_some(lease))
     }
 
-    async fn connect(config: &tokio_postgres::Config, name: &str) -> Result<Lease, StoreError> {
-        let (client, connection) = pg(config.connect(NoTls).await)?;
+    async fn connect(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
+        let (client, connection) = pg(config.connect().await)?;
         let connection = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "lease connection ended");
@@ -103,7 +100,7 @@ pub struct LeaderElection {
 
 impl LeaderElection {
     /// Starts campaigning for `name`, retrying every `retry` while another process holds it.
-    pub fn start(config: tokio_postgres::Config, name: &str, retry: Duration) -> Self {
+    pub fn start(config: PgConnect, name: &str, retry: Duration) -> Self {
         let (tx, leading) = watch::channel(false);
         let name = name.to_owned();
         let task = tokio::spawn(async move {

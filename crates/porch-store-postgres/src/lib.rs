@@ -17,8 +17,10 @@
 //! * offers the cluster primitives replicas need: per-key leases on session advisory locks that
 //!   a crashed replica's closed connection releases, and leader election (`lease`).
 //!
-//! What it does not do: parse objects, talk TLS to PostgreSQL (use a local socket, a sidecar or
-//! a trusted network), or retry writes whose commit outcome is unknown (they fail as
+//! * talks TLS to PostgreSQL (rustls) with libpq's `sslmode` (`disable`, `prefer`, `require`,
+//!   `verify-ca`, `verify-full`) and `sslrootcert` (`tls`).
+//!
+//! What it does not do: parse objects, present a client certificate, or retry writes whose commit outcome is unknown (they fail as
 //! `Unavailable`; the client retries with its resourceVersion, so a retry is never applied twice
 //! unconditionally).
 //!
@@ -33,7 +35,9 @@ pub mod lease;
 mod ops;
 mod pg_store;
 mod schema;
+pub mod tls;
 
 pub use error::PgError;
 pub use lease::{LeaderElection, Lease};
 pub use pg_store::{PgStore, PgStoreOptions};
+pub use tls::PgConnect;

@@ -9,12 +9,12 @@ use porch_core::store::{
     EventListener, ListPage, ListQuery, MetadataStore, ObjectKey, ResourceVersion, StoreError,
     StoreEvent, StoredObject, Write,
 };
-use tokio_postgres::NoTls;
 
 use crate::bridge::Bridge;
 use crate::error::{PgError, pg};
 use crate::follow::{self, Delivery};
 use crate::lease::Lease;
+use crate::tls::{PgConnect, TlsSettings};
 use crate::{ops, schema};
 
 /// Tuning of the store.
@@ -50,7 +50,7 @@ pub struct PgStore {
     // Declared first so queries stop before the pool goes away.
     bridge: Bridge,
     pool: Pool,
-    config: tokio_postgres::Config,
+    connect: PgConnect,
     delivery: Arc<Delivery>,
     retention: u64,
 }
@@ -63,10 +63,12 @@ impl std::fmt::Debug for PgStore {
 
 impl PgStore {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/dbname[?…]`, or the key=value
-    /// form), applies the schema migrations and starts the event follower. Blocks: call it
-    /// from a blocking thread.
+    /// form; `sslmode` and `sslrootcert` as in libpq, see `tls`), applies the schema
+    /// migrations and starts the event follower. Blocks: call it from a blocking thread.
     pub fn connect(url: &str, options: PgStoreOptions) -> Result<Self, StoreError> {
-        let mut config = tokio_postgres::Config::from_str(url)
+        let (url, tls) = TlsSettings::split(url);
+        let tls = tls.connector()?;
+        let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| StoreError::from(PgError::Config(e.to_string())))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.timeout);
@@ -78,7 +80,7 @@ impl PgStore {
         let bridge = Bridge::new(options.threads)?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -107,9 +109,10 @@ impl PgStore {
             cursor: tokio::sync::Mutex::new(None),
             wake: tokio::sync::Notify::new(),
         });
+        let connect = PgConnect { config, tls };
         bridge.handle().spawn(follow::run(
             delivery.clone(),
-            config.clone(),
+            connect.clone(),
             options.poll_interval,
         ));
         tracing::info!(
@@ -120,10 +123,21 @@ impl PgStore {
         Ok(Self {
             bridge,
             pool,
-            config,
+            connect,
             delivery,
             retention: options.event_retention,
         })
+    }
+
+    /// The last committed resourceVersion, read without blocking the caller's thread (for
+    /// replicas' read barrier).
+    pub async fn resource_version(&self) -> Result<ResourceVersion, StoreError> {
+        let pool = self.pool.clone();
+        self.bridge
+            .handle()
+            .spawn(async move { ops::current_rv(&pool).await })
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("store query failed: {e}")))?
     }
 
     /// Checks that the database answers (for readiness). Async: runs on the store's runtime.
@@ -140,7 +154,7 @@ impl PgStore {
 
     /// Waits for the cluster lease `name` (e.g. a repository's git write lease).
     pub async fn lease(&self, name: &str) -> Result<Lease, StoreError> {
-        let (config, name) = (self.config.clone(), name.to_owned());
+        let (config, name) = (self.connect.clone(), name.to_owned());
         self.bridge
             .handle()
             .spawn(async move { Lease::acquire(&config, &name).await })
@@ -148,9 +162,9 @@ impl PgStore {
             .map_err(|e| StoreError::Unavailable(format!("lease task failed: {e}")))?
     }
 
-    /// The connection settings, for leases and leader election.
-    pub fn connection_config(&self) -> &tokio_postgres::Config {
-        &self.config
+    /// The connection settings (with TLS), for leases and leader election.
+    pub fn connection_config(&self) -> &PgConnect {
+        &self.connect
     }
 
     /// The store's runtime, where lease connections are best driven.

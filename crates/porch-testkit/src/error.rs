@@ -17,6 +17,9 @@ pub enum TestkitError {
         /// Its standard error.
         stderr: String,
     },
+    /// Any other set-up failure (e.g. generating a certificate).
+    #[error("{0}")]
+    Setup(String),
 }
 
 impl TestkitError {

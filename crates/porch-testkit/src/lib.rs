@@ -12,6 +12,8 @@
 //! - [`python`]: a Python interpreter with the official Kubernetes client, for tests that
 //!   drive the server as Python automation does.
 //! - [`PostgresServer`]: a throwaway PostgreSQL cluster (private data dir, port and socket dir).
+//! - [`RoundRobinProxy`]: one loopback address spreading TCP connections over several
+//!   replicas.
 //! - [`store_conformance`]: the `MetadataStore` conformance cases every store runs.
 //! - [`conformance`]: locate the upstream conformance data (`PORCH_CONFORMANCE_DIR`).
 //!
@@ -21,6 +23,7 @@
 mod error;
 mod http;
 mod postgres;
+mod proxy;
 mod server;
 mod ssh;
 
@@ -33,5 +36,6 @@ pub mod store_conformance;
 
 pub use error::TestkitError;
 pub use postgres::PostgresServer;
+pub use proxy::RoundRobinProxy;
 pub use server::{Fault, GitServer};
 pub use ssh::SshServer;

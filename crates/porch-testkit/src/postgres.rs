@@ -22,11 +22,26 @@ pub struct PostgresServer {
     port: u16,
     as_postgres: bool,
     running: bool,
+    /// With [`PostgresServer::start_tls`]: `ssl=on` with a certificate for 127.0.0.1 and
+    /// `localhost`, and only TLS connections accepted over TCP.
+    tls: bool,
 }
 
 impl PostgresServer {
     /// Initializes and starts a cluster with a `porch` database.
     pub fn start() -> Result<Self, TestkitError> {
+        Self::start_inner(false)
+    }
+
+    /// Like [`PostgresServer::start`], with `ssl=on`: a CA (its certificate at
+    /// [`PostgresServer::ca_cert`]) issues the server's certificate for `127.0.0.1` and
+    /// `localhost`, and `pg_hba.conf` accepts TCP connections over TLS only (`hostssl`), so a
+    /// client that does not negotiate TLS is refused.
+    pub fn start_tls() -> Result<Self, TestkitError> {
+        Self::start_inner(true)
+    }
+
+    fn start_inner(tls: bool) -> Result<Self, TestkitError> {
         let bin = PathBuf::from(std::env::var("PORCH_PGBIN").unwrap_or(DEFAULT_PGBIN.into()));
         let dir = tempfile::Builder::new().prefix("porch-pg").tempdir()?;
         let as_postgres = is_root();
@@ -42,6 +57,7 @@ impl PostgresServer {
             port,
             as_postgres,
             running: false,
+            tls,
         };
         let data = server.data_dir();
         run(server
@@ -50,12 +66,64 @@ impl PostgresServer {
             .arg(&data)
             .args(["-A", "trust", "-U", "porch", "--no-sync", "-E", "UTF8"])
             .arg("--locale=C.UTF-8"))?;
+        if tls {
+            server.write_certificates()?;
+        }
         server.start_again()?;
+        // Over the unix socket: TCP may require TLS, which createdb need not speak.
         run(Command::new(server.bin.join("createdb"))
-            .args(["-h", "127.0.0.1", "-U", "porch", "-p"])
+            .arg("-h")
+            .arg(server.dir.path())
+            .args(["-U", "porch", "-p"])
             .arg(server.port.to_string())
             .arg("porch"))?;
         Ok(server)
+    }
+
+    /// The CA that issued the server's certificate ([`PostgresServer::start_tls`]).
+    pub fn ca_cert(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    fn write_certificates(&self) -> Result<(), TestkitError> {
+        let tls_err = |e: rcgen::Error| TestkitError::Setup(format!("certificate: {e}"));
+        let ca_key = rcgen::KeyPair::generate().map_err(tls_err)?;
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "porch test postgres CA");
+        let ca_cert = ca.self_signed(&ca_key).map_err(tls_err)?;
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let key = rcgen::KeyPair::generate().map_err(tls_err)?;
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+            .map_err(tls_err)?;
+        let cert = params.signed_by(&key, &issuer).map_err(tls_err)?;
+        std::fs::write(self.ca_cert(), ca_cert.pem())?;
+        let data = self.data_dir();
+        std::fs::write(data.join("server.crt"), cert.pem())?;
+        std::fs::write(data.join("server.key"), key.serialize_pem())?;
+        // PostgreSQL refuses a key others can read, or one it does not own.
+        run(Command::new("chmod")
+            .arg("600")
+            .arg(data.join("server.key")))?;
+        if self.as_postgres {
+            run(Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(data.join("server.key"))
+                .arg(data.join("server.crt")))?;
+        }
+        // TCP over TLS only; the unix socket stays plain.
+        let hba = data.join("pg_hba.conf");
+        let text = std::fs::read_to_string(&hba)?;
+        let text: Vec<String> = text
+            .lines()
+            .map(|l| match l.strip_prefix("host ") {
+                Some(rest) => format!("hostssl {rest}"),
+                None => l.to_owned(),
+            })
+            .collect();
+        std::fs::write(&hba, text.join("\n") + "\n")?;
+        Ok(())
     }
 
     fn data_dir(&self) -> PathBuf {
@@ -77,9 +145,10 @@ impl PostgresServer {
     pub fn start_again(&mut self) -> Result<(), TestkitError> {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=300",
+             -c full_page_writes=off -c max_connections=300{}",
             self.port,
-            self.dir.path().display()
+            self.dir.path().display(),
+            if self.tls { " -c ssl=on" } else { "" }
         );
         run(self
             .server_command("pg_ctl")

@@ -171,6 +171,12 @@ impl Authorizer {
         });
     }
 
+    /// The resourceVersion up to which the index reflects the store (replicas' read barrier
+    /// waits for it to pass the writes a request must see).
+    pub fn seen(&self) -> u64 {
+        self.seen.load(Ordering::SeqCst)
+    }
+
     /// Whether `user` may do what `attrs` describe, from the index as it is.
     pub fn authorize(&self, user: &UserInfo, attrs: &Attributes) -> Decision {
         if user.in_group(MASTERS_GROUP) {

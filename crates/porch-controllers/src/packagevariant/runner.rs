@@ -154,6 +154,8 @@ pub async fn run_workers(
                     key = queue.next() => key,
                     _ = stopped(&mut stop) => return,
                 };
+                // On a replica: decide from an index that has every write made before.
+                reconciler.revisions.caught_up().await;
                 let result = reconciler.reconcile(&key.0, &key.1).await;
                 if let Err(e) = &result {
                     tracing::warn!(namespace = %key.0, name = %key.1, error = %e, "PackageVariant reconcile failed; retrying");

@@ -216,6 +216,7 @@ pub async fn supervise(
         }
     }
     // Open: the status follows every sync.
+    let mut reporting = shared.opener.writes_status();
     loop {
         let due = run_once_wait(&obj, &observed);
         let wait = due.map_or(REFRESH_POLL, |d| d.min(REFRESH_POLL));
@@ -247,7 +248,10 @@ pub async fn supervise(
         if next.error != observed.error {
             shared.report(&obj, next.error.as_deref());
         }
-        if next != observed {
+        // A replica that became the leader reports what it sees at once.
+        let became = shared.opener.writes_status() && !reporting;
+        reporting = shared.opener.writes_status();
+        if next != observed || became {
             observed = next;
             shared.write(&ns, &name, generation(&obj), &observed).await;
         }
@@ -257,6 +261,9 @@ pub async fn supervise(
 impl Shared {
     /// Records the Repository's readiness: `error` is `None` when it is ready.
     fn report(&self, obj: &Value, error: Option<&str>) {
+        if !self.opener.writes_status() {
+            return;
+        }
         let involved = ObjectRef::of(obj);
         match error {
             None => self.events.record(
@@ -297,6 +304,9 @@ impl Shared {
     /// when nothing changed, and gives up when the generation moved on (the newer object
     /// reaches the task through its channel and is written then).
     async fn write(&self, ns: &str, name: &str, generation: i64, observed: &Observed) {
+        if !self.opener.writes_status() {
+            return;
+        }
         let mut status = observed.status(generation, &porch_apiserver::now_rfc3339());
         for _ in 0..5 {
             let Ok(mut current) = self.repos.backend.get(&self.ctx, ns, name).await else {

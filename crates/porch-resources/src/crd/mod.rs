@@ -128,6 +128,29 @@ impl Crds {
         true
     }
 
+    /// Follows a CRD change committed through another replica of a cluster (from the shared
+    /// event log): serves, re-serves or stops serving its kind as the writing replica did.
+    /// Events of other resources, and changes this process already serves, are ignored.
+    pub fn apply_event(&self, event: &porch_core::store::StoreEvent) {
+        if event.object.key.resource != format!("{GROUP}/{PLURAL}") {
+            return;
+        }
+        let Ok(crd) = serde_json::from_slice::<Value>(&event.object.data) else {
+            return;
+        };
+        if event.event_type == porch_core::store::EventType::Deleted {
+            let (group, plural) = kind::group_plural(&crd);
+            self.unserve(&group, &plural);
+            return;
+        }
+        let (group, plural) = kind::group_plural(&crd);
+        let current = self.served().get(&(group, plural)).copied();
+        if current.is_some_and(|rv| rv >= event.object.resource_version) {
+            return;
+        }
+        self.serve(&crd);
+    }
+
     /// Serves every CRD in the store (at start-up).
     pub async fn restore(&self) -> Result<usize, ApiError> {
         let store = self.store.clone();

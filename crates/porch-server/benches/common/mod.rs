@@ -36,8 +36,10 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         // SIGTERM first: the server shuts down gracefully (and an allocator asked for its
         // statistics, e.g. MIMALLOC_SHOW_STATS=1, prints them); SIGKILL if it hangs.
+        // Quiet: a process the bench already killed (failover) is gone.
         let _ = Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
+            .stderr(Stdio::null())
             .status();
         // Open watches hold the server for its shutdown grace period (10 s by default).
         let deadline = Instant::now() + Duration::from_secs(20);
