@@ -212,7 +212,10 @@ impl Server {
         let mut res = self.prr.get(&name).await?;
         res.data["spec"]["resources"] = json!(fifty_resources(&format!("edited-{i}"), i));
         let t = Instant::now();
-        let res = self.prr.replace(&name, &PostParams::default(), &res).await?;
+        let res = self
+            .prr
+            .replace(&name, &PostParams::default(), &res)
+            .await?;
         f.update.push(t.elapsed());
         if res.data["status"]["renderStatus"]["error"] != "" {
             bail!("render failed: {}", res.data["status"]["renderStatus"]);
