@@ -347,3 +347,29 @@ fn the_summary_counts_packages_without_a_pipeline() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_unchanged_file_gets_only_the_final_line_break_it_lacked() {
+    // The function changes cm.yaml only; other.yaml passes through unchanged and keeps its
+    // bytes (comment and spacing), but gains the line break kpt's rewrite would give it.
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        a: b\n      selectors:\n        - name: one\n"
+    );
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name:   two # spaced\ndata:\n  k: v";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("cm.yaml", &cm("one")),
+        ("other.yaml", other),
+        ("README.md", "no newline"),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    assert!(
+        files["cm.yaml"].contains("  labels:\n    a: b\n"),
+        "{}",
+        files["cm.yaml"]
+    );
+    assert_eq!(files["other.yaml"], format!("{other}\n"));
+    assert_eq!(files["README.md"], "no newline", "not a resource file");
+}

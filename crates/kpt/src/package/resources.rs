@@ -327,8 +327,9 @@ pub fn clean_path_cow(p: &str) -> Result<std::borrow::Cow<'_, str>, ResourceErro
 }
 
 /// Write items (paths root-relative) into `files`, replacing the resource files that
-/// were read (`sources`): unchanged documents keep their bytes, files whose resources
-/// all disappeared are left for [`prune`], other files are not touched.
+/// were read (`sources`): unchanged documents keep their bytes (an unchanged file only gets
+/// the final line break it lacked, as kpt's rewrite gives it), files whose resources all
+/// disappeared are left for [`prune`], other files are not touched.
 /// Returns the set of files that hold output resources.
 pub fn write_items(
     files: &mut PackageFiles,
@@ -401,6 +402,16 @@ pub fn write_items(
                 None => text,
             };
             files.insert(path, text.into_bytes());
+        } else if let Some(bytes) = files.get(&path)
+            && !bytes.is_empty()
+            && !bytes.ends_with(b"\n")
+        {
+            // kpt writes every resource file back through kyaml, whose encoder ends the last
+            // document with a line break: an unchanged file missing one gets it, nothing else.
+            let mut bytes = bytes.to_vec();
+            let crlf = bytes.windows(2).any(|w| w == b"\r\n");
+            bytes.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+            files.insert(path, bytes);
         }
     }
     Ok(written)
