@@ -9,13 +9,6 @@ thread_local! {
     static CURRENT: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
-/// The tag of `image` ("" for none or a digest only).
-fn tag_of(image: &str) -> &str {
-    let no_digest = image.split('@').next().unwrap_or(image);
-    let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
-    last.split_once(':').map(|(_, t)| t).unwrap_or("")
-}
-
 /// Runs `f` with the tag of `image` as the current one (restored after, also on unwind).
 pub(crate) fn with<R>(image: &str, f: impl FnOnce() -> R) -> R {
     struct Restore(String);
@@ -25,7 +18,7 @@ pub(crate) fn with<R>(image: &str, f: impl FnOnce() -> R) -> R {
             CURRENT.with(|c| *c.borrow_mut() = prev);
         }
     }
-    let prev = CURRENT.with(|c| c.replace(tag_of(image).to_owned()));
+    let prev = CURRENT.with(|c| c.replace(kpt::runtime::image_tag(image).to_owned()));
     let _restore = Restore(prev);
     f()
 }

@@ -17,20 +17,32 @@ use serde_json::Value;
 #[derive(Default)]
 pub struct SpecChanges(HashMap<(String, String), u64>);
 
-/// A hash of `obj` without what a status write changes.
+/// A hash of `obj` without what a status write changes (no copy of the object is made).
 fn fingerprint(obj: &Value) -> u64 {
-    let mut obj = obj.clone();
-    if let Some(map) = obj.as_object_mut() {
-        map.remove("status");
-    }
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-        meta.remove("managedFields");
-    }
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    // serde_json's maps keep a stable order for one object's successive versions (the
-    // server writes them in the same order), and a spurious difference only costs a wake.
-    obj.to_string().hash(&mut h);
+    let Some(map) = obj.as_object() else {
+        obj.to_string().hash(&mut h);
+        return h.finish();
+    };
+    // serde_json's maps keep a stable order for one object's successive versions (the server
+    // writes them in the same order), and a spurious difference only costs a wake.
+    for (key, value) in map {
+        if key == "status" {
+            continue;
+        }
+        key.hash(&mut h);
+        match (key.as_str(), value.as_object()) {
+            ("metadata", Some(meta)) => {
+                for (k, v) in meta {
+                    if k != "resourceVersion" && k != "managedFields" {
+                        k.hash(&mut h);
+                        v.to_string().hash(&mut h);
+                    }
+                }
+            }
+            _ => value.to_string().hash(&mut h),
+        }
+    }
     h.finish()
 }
 

@@ -158,19 +158,7 @@ impl Server {
     /// Waits until the server has spent no CPU for a second (its start-up work done).
     async fn quiet(&self) {
         let pid = self.process.0.id();
-        let cpu = || {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let fields: Vec<u64> = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .skip(11)
-                .take(2)
-                .filter_map(|f| f.parse().ok())
-                .collect();
-            fields.iter().sum::<u64>()
-        };
+        let cpu = || common::cpu_time(pid);
         let t = Instant::now();
         let mut last = cpu();
         while t.elapsed() < Duration::from_secs(120) {

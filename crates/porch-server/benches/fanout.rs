@@ -22,7 +22,7 @@ use kube::api::{PatchParams, PostParams};
 use porch_testkit::GitServer;
 use serde_json::{Value, json};
 
-use common::{ms, object, rss_kib, rss_split, start_server};
+use common::{cpu_time, ms, object, rss_kib, rss_split, start_server};
 
 const NS: &str = "default";
 
@@ -37,19 +37,6 @@ fn config_api(
         plural,
     );
     Api::namespaced_with(client.clone(), NS, &ar)
-}
-
-/// CPU time (user + system) of a process so far.
-fn cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
 }
 
 fn empty_remote(root: &Path, name: &str) -> anyhow::Result<()> {
@@ -285,9 +272,9 @@ async fn scenario(targets: usize, repositories: usize) -> anyhow::Result<()> {
 
     // Nothing to do: what does the server spend?
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let before = cpu(pid);
+    let before = cpu_time(pid);
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let idle = cpu(pid).saturating_sub(before);
+    let idle = cpu_time(pid).saturating_sub(before);
     let (_, hwm) = rss_kib(pid);
 
     println!("PackageVariantSet fan-out: {total} targets over {repositories} repositories");

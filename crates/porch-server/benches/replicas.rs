@@ -164,19 +164,10 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// User + system CPU time of processes `pids` so far, in seconds (/proc/<pid>/stat fields
-/// 14 and 15, in clock ticks of 1/100 s).
+/// User + system CPU time of processes `pids` so far, in seconds.
 fn cpu_seconds(pids: &[u32]) -> f64 {
     pids.iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .map(|stat| {
-            // After the command name, which may hold spaces, in parentheses.
-            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            // Fields 14 and 15 overall are 11 and 12 after the name (state is field 3).
-            (tick(11) + tick(12)) / 100.0
-        })
+        .map(|pid| common::cpu_time(*pid).as_secs_f64())
         .sum()
 }
 

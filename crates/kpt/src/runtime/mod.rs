@@ -42,6 +42,13 @@ pub fn image_short_name(image: &str) -> &str {
     last.split(':').next().unwrap_or(last)
 }
 
+/// The tag of an image reference ("" when it has none, e.g. a digest only).
+pub fn image_tag(image: &str) -> &str {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
+    last.split_once(':').map_or("", |(_, t)| t)
+}
+
 /// What a function run produced. A non-zero exit code fails the step.
 #[derive(Debug, Clone, Default)]
 pub struct FunctionOutput {
@@ -206,6 +213,18 @@ impl Runtimes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tags_of_image_references() {
+        assert_eq!(
+            image_tag("ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2"),
+            "v0.2"
+        );
+        assert_eq!(image_tag("localhost:5000/apply-setters:v0.1.1"), "v0.1.1");
+        assert_eq!(image_tag("localhost:5000/apply-setters"), "");
+        assert_eq!(image_tag("apply-setters@sha256:abcd"), "");
+        assert_eq!(image_tag("x/starlark:v1@sha256:abcd"), "v1");
+    }
 
     #[test]
     fn short_names_ignore_registry_and_tag() {

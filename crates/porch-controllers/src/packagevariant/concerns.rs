@@ -128,13 +128,9 @@ impl ConcernIndex {
             .collect()
     }
 
-    /// Variants indexed (for tests and metrics).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.lock().of_variant.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

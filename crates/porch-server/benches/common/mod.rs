@@ -54,6 +54,19 @@ impl Drop for ServerProcess {
     }
 }
 
+/// CPU time (user + system) of a process so far: /proc/<pid>/stat fields 14 and 15, in
+/// clock ticks of 1/100 s (counted after the command name, which may hold spaces).
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 pub fn status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
