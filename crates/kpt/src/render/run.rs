@@ -227,7 +227,7 @@ impl Ctx<'_> {
         let fref = if f.image.is_empty() {
             FunctionRef::Exec(f.exec.clone())
         } else {
-            match resolve_image_tag(&f.image, &f.tag) {
+            match resolve_image_tag(&f.image, &f.tag, self.opts.runtime) {
                 Ok(image) => FunctionRef::Image(image),
                 Err(message) => {
                     let step = StepResult {

@@ -249,7 +249,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     validate(&a)?;
     let function = match (&a.image, &a.exec) {
         (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
-            kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,
+            kpt::render::resolve_image_tag(
+                i,
+                &a.tag,
+                &super::runtimes_with(false, a.network, a.image_pull_policy),
+            )
+            .map_err(anyhow::Error::msg)?,
         ),
         (Some(i), None) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
