@@ -6,7 +6,10 @@
 //! `fieldSpecs`) walked before kustomize's default `commonAnnotations` field
 //! specs. Local-config resources are included. One result per (file, index,
 //! field path) lists the annotations set there, sorted like kyaml sorts results.
+//! A typed config that does not decode into the catalog's struct (see
+//! [`decode`]) fails the function before anything is changed.
 
+mod decode;
 mod results;
 
 use kpt::resource_list::ResourceList;
@@ -57,6 +60,9 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
     } else if config::is_typed(&fc, "SetAnnotations")
         || config::is_typed(&fc, "SetAnnotationConfig")
     {
+        if let Some(e) = decode::plugin_error(&fc) {
+            return Err(e);
+        }
         let additional = fc
             .get("additionalAnnotationFields")
             .filter(|n| !n.is_null());
