@@ -6,6 +6,7 @@ pub mod config;
 pub mod fieldspec;
 pub mod gojson;
 pub mod gomsg;
+pub mod gotypes;
 pub mod meta;
 pub mod scope;
 pub mod sdk;
