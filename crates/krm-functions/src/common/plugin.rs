@@ -1,14 +1,16 @@
-//! How the catalog's `plugin.Config` judges a typed config: sigs.k8s.io/yaml
-//! turns the YAML into JSON guided by the target struct, so a scalar bound
-//! for a Go string (an annotation value, a field spec's path) becomes its
-//! text whatever its YAML type, and only a collection where a scalar belongs
-//! (or a scalar where a collection belongs) is an `encoding/json` type error.
-//! The first error, in the order Go decodes the sorted JSON keys, is
-//! reported wrapped as `failed to unmarshal config "<yaml>": ...`.
+//! How the kustomize-plugin catalog functions (set-annotations, and the
+//! kustomize-based releases of set-labels and set-namespace) judge a typed
+//! config in their `plugin.Config`: sigs.k8s.io/yaml turns the YAML into JSON
+//! guided by the target struct, so a scalar bound for a Go string (an
+//! annotation value, a field spec's path) becomes its text whatever its YAML
+//! type, and only a collection where a scalar belongs (or a scalar where a
+//! collection belongs) is an `encoding/json` type error. The first error, in
+//! the order Go decodes the sorted JSON keys, is reported wrapped as
+//! `failed to unmarshal config "<yaml>": ...`.
 
 use kpt::yaml::{Node, NodeKind, SeqIndent, emit_node};
 
-use crate::common::gomsg;
+use super::gomsg;
 
 /// The JSON kind of a node (`None` for null, which fits anything).
 fn json_kind(n: &Node) -> Option<&'static str> {
@@ -100,8 +102,18 @@ impl Check {
     }
 }
 
+/// The fields of a kustomize `plugin` struct that a config can get wrong.
+pub struct Plugin {
+    /// A `map[string]string` field (`annotations`, `labels`).
+    pub string_map: Option<&'static str>,
+    /// Plain `string` fields (`namespace`).
+    pub strings: &'static [&'static str],
+    /// `[]types.FieldSpec` fields (`fieldSpecs`, `additional…Fields`).
+    pub field_specs: &'static [&'static str],
+}
+
 /// `plugin.Config`'s unmarshal error for a typed config, if any.
-pub fn plugin_error(fc: &Node) -> Option<String> {
+pub fn plugin_error(fc: &Node, plugin: &Plugin) -> Option<String> {
     let mut check = Check { first: None };
     // Go matches keys to fields exactly or case-insensitively; the JSON
     // object is decoded in sorted key order.
@@ -112,12 +124,16 @@ pub fn plugin_error(fc: &Node) -> Option<String> {
         .collect();
     keys.sort_by(|a, b| a.0.cmp(b.0));
     for (key, v) in keys {
-        if key.eq_ignore_ascii_case("annotations") {
-            check.string_map(v, "plugin", "annotations");
-        } else if key.eq_ignore_ascii_case("fieldSpecs") {
-            check.field_specs(v, "fieldSpecs");
-        } else if key.eq_ignore_ascii_case("additionalAnnotationFields") {
-            check.field_specs(v, "additionalAnnotationFields");
+        if let Some(name) = plugin.string_map.filter(|n| key.eq_ignore_ascii_case(n)) {
+            check.string_map(v, "plugin", name);
+        } else if let Some(name) = plugin.strings.iter().find(|n| key.eq_ignore_ascii_case(n)) {
+            check.string(v, "plugin", name);
+        } else if let Some(name) = plugin
+            .field_specs
+            .iter()
+            .find(|n| key.eq_ignore_ascii_case(n))
+        {
+            check.field_specs(v, name);
         }
     }
     let error = check.first?;
@@ -152,10 +168,19 @@ mod tests {
     use super::*;
     use crate::common::testing::node;
 
+    static ANNOTATIONS: Plugin = Plugin {
+        string_map: Some("annotations"),
+        strings: &["namespace"],
+        field_specs: &["fieldSpecs", "additionalAnnotationFields"],
+    };
+
     fn err(body: &str) -> Option<String> {
-        plugin_error(&node(&format!(
-            "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotations\n{body}"
-        )))
+        plugin_error(
+            &node(&format!(
+                "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotations\n{body}"
+            )),
+            &ANNOTATIONS,
+        )
         .map(|e| {
             e.split_once("while decoding JSON: ")
                 .map(|(_, b)| b.to_string())
@@ -184,6 +209,17 @@ mod tests {
             Some(
                 "json: cannot unmarshal string into Go struct field plugin.annotations of type \
                  map[string]string"
+            )
+        );
+    }
+
+    #[test]
+    fn plain_string_fields() {
+        assert_eq!(err("namespace: 3\n"), None);
+        assert_eq!(
+            err("namespace: [a]\n").as_deref(),
+            Some(
+                "json: cannot unmarshal array into Go struct field plugin.namespace of type string"
             )
         );
     }
@@ -228,9 +264,10 @@ mod tests {
 
     #[test]
     fn message_quotes_the_config_like_go() {
-        let e = plugin_error(&node(
-            "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotations\nannotations:\n  a: [\"x\"]\n",
-        ))
+        let e = plugin_error(
+            &node("apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotations\nannotations:\n  a: [\"x\"]\n"),
+            &ANNOTATIONS,
+        )
         .unwrap_or_default();
         assert_eq!(
             e,
