@@ -1,5 +1,6 @@
 //! What the 2021 releases of the kustomize-based catalog functions share
-//! (set-namespace v0.1/v0.2, set-labels v0.1, set-annotations v0.1): they ran
+//! (set-namespace v0.1/v0.2, set-labels v0.1, set-annotations v0.1.0-v0.1.3):
+//! they ran
 //! on that year's kyaml `framework`, which reports nothing on success, and on
 //! failure returns one error result whose text it also prints in its
 //! `Result.Error()` form, `[error] <apiVersion>/<kind>/<namespace>/<name>

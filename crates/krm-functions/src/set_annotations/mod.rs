@@ -95,12 +95,13 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
     })
 }
 
-/// Run the function. Release v0.1 (2021's kyaml framework) reported nothing
+/// Run the function. Releases v0.1.0-v0.1.3 (2021's kyaml framework, before
+/// the catalog's results were added in v0.1.4) reported nothing
 /// on success and failed with `[error] /// : <message>` (see
 /// [`crate::common::legacy`]); kpt's eval hands it a data-less ConfigMap when
 /// no config is given.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let release_0_1 = crate::image_tag::is_release(0, 1);
+    let release_0_1 = crate::image_tag::release_patch(0, 1).is_some_and(|p| p <= 3);
     let fc = if release_0_1 {
         Some(legacy::config_or_placeholder(list.function_config.as_ref()))
     } else {

@@ -1,5 +1,5 @@
 //! Images pinned to the 2021 kustomize-based releases (set-namespace v0.1 and
-//! v0.2, set-labels v0.1, set-annotations v0.1), through the runtime: what
+//! v0.2, set-labels v0.1, set-annotations v0.1.0-v0.1.3), through the runtime: what
 //! kpt's own e2e cases pinned to those tags recorded.
 
 use super::harness::{call, call_image};
