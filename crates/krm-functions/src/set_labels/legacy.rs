@@ -293,6 +293,19 @@ metadata:
                 Some(format!("[error] /// : {message}").as_str())
             );
         }
+        // A wrongly typed typed config fails in plugin.Config, quoting it.
+        let (_, list, _) = run_at(
+            "v0.1.5",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\n",
+            Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nlabels: [a]\n"),
+        );
+        assert_eq!(
+            list.results[0].message,
+            "failed to configure function: failed to unmarshal config \"apiVersion: \
+             fn.kpt.dev/v1alpha1\\nkind: SetLabels\\nlabels: [a]\\n\": error unmarshaling JSON: \
+             while decoding JSON: json: cannot unmarshal array into Go struct field plugin.labels \
+             of type map[string]string"
+        );
         let at = |tag: &str| crate::image_tag::with(&format!("set-labels:{tag}"), applies);
         assert!(at("v0.1.5") && !at("v0.2.0") && !at("latest"));
     }
