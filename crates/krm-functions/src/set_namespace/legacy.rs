@@ -154,15 +154,14 @@ pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
             } else {
                 Create::Never
             };
-            fieldspec::apply(o, fs, create, &mut |node, _| {
+            let r = fieldspec::apply(o, fs, create, &mut |node, _| {
                 set_scalar(node, ns);
                 Ok(())
-            })
-            .map_err(|e| {
-                FnError::Stderr(format!(
-                    "[error] /// : failed to run function: failed to run transformer: {e}"
-                ))
-            })?;
+            });
+            if let Err(e) = r {
+                let message = format!("failed to run function: failed to run transformer: {e}");
+                return Err(legacy::fail(list, message));
+            }
         }
     }
     Ok(())
@@ -339,6 +338,19 @@ metadata:
         assert!(
             out.contains("  ns: prod") && !out.contains("other"),
             "{out}"
+        );
+        // A spec that runs into a scalar fails the run with one error result.
+        let through_scalar = "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetNamespace\nmetadata:\n  name: s\nnamespace: prod\nfieldSpecs:\n- kind: Custom\n  path: spec/x/ns\n";
+        let (_, list, err) = run_at(
+            "v0.2",
+            "apiVersion: custom.io/v1\nkind: Custom\nmetadata:\n  name: c\nspec:\n  x: 1\n",
+            Some(through_scalar),
+        );
+        assert_eq!(list.results.len(), 1);
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.starts_with("[error] /// : failed to run function: failed to run transformer: "),
+            "{text}"
         );
     }
 
