@@ -1,4 +1,4 @@
-//! The command line parsed through [`crate::cli::adapt`] as the binary parses it: every
+//! The command line parsed through [`crate::pflag::read`] as the binary parses it: every
 //! form pflag accepts, per flag type.
 
 use clap::{CommandFactory, FromArgMatches};
@@ -7,12 +7,20 @@ use crate::repo_cmd::{RepoArgs, RepoCommand};
 use crate::rpkg_cmd::{RpkgArgs, RpkgCommand};
 use crate::{Cli, Command, cli};
 
-fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-    let argv: Vec<&str> = std::iter::once("porchctl")
+/// The command line read as the binary reads it: pflag's reading, then clap's.
+fn parse(args: &[&str]) -> Result<Cli, String> {
+    let argv: Vec<String> = std::iter::once("porchctl")
         .chain(args.iter().copied())
+        .map(str::to_string)
         .collect();
-    let m = cli::adapt(Cli::command()).try_get_matches_from(argv)?;
-    Cli::from_arg_matches(&m)
+    let mut cmd = cli::adapt(Cli::command());
+    cmd.build();
+    let argv = match crate::pflag::read(&cmd, &argv)? {
+        crate::pflag::Reading::Run(argv) => argv,
+        usage => return Err(format!("{usage:?}")),
+    };
+    let m = cmd.try_get_matches_from(argv).map_err(|e| e.to_string())?;
+    Cli::from_arg_matches(&m).map_err(|e| e.to_string())
 }
 
 fn repo(args: &[&str]) -> RepoArgs {
@@ -146,8 +154,24 @@ fn integer_flags_are_parsed_as_strconv_does() {
 
 #[test]
 fn duration_flags_take_both_forms() {
-    assert_eq!(reg!("u", "--timeout", "90s").timeout, "90s");
-    assert_eq!(reg!("u", "--timeout=2m").timeout, "2m");
+    use std::time::Duration;
+    assert_eq!(
+        reg!("u", "--timeout", "90s").timeout,
+        Duration::from_secs(90)
+    );
+    assert_eq!(reg!("u", "--timeout=2m").timeout, Duration::from_secs(120));
+    assert_eq!(
+        reg!("u", "--timeout=1m30s").timeout,
+        Duration::from_secs(90)
+    );
+    assert_eq!(reg!("u").timeout, Duration::from_secs(120), "default");
+    assert!(parse(&["repo", "reg", "u", "--timeout=90"]).is_err());
+    assert_eq!(
+        cli::take_flag_error().as_deref(),
+        Some(
+            "invalid argument \"90\" for \"--timeout\" flag: time: missing unit in duration \"90\""
+        )
+    );
     assert_eq!(
         repo(&["repo", "get", "--request-timeout", "5s"])
             .conn

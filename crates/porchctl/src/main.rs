@@ -6,6 +6,8 @@
 mod cli;
 mod fn_cmd;
 mod go_csv;
+mod go_duration;
+mod pflag;
 mod pkg_cmd;
 mod remote;
 mod repo_cmd;
@@ -22,7 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// porchctl: manage kpt packages locally and through porch-server.
 #[derive(Debug, Parser)]
-#[command(name = "porchctl", version, about, long_about = None)]
+#[command(name = "porchctl", about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,6 +74,8 @@ struct Cli {
         value_parser = cli::GoInt::<i32>::new()
     )]
     verbosity: Option<i32>,
+    #[command(flatten)]
+    logging: cli::LogFlags,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,7 +106,13 @@ fn parse() -> Result<Cli, ExitCode> {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cmd = cli::adapt(Cli::command());
+    let mut cmd = cli::adapt(Cli::command());
+    cmd.build();
+    let argv = match pflag::read(&cmd, &argv) {
+        Ok(pflag::Reading::Run(args)) => args,
+        Ok(pflag::Reading::Usage(path)) => return Err(cli::usage(&cmd, &path)),
+        Err(message) => return Err(cli::fail(&message)),
+    };
     let matches = cmd
         .clone()
         .try_get_matches_from(&argv)
