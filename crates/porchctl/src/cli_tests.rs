@@ -233,3 +233,38 @@ fn porch_commands_ignore_arguments_they_do_not_read() {
     assert_eq!(r.repository.as_deref(), Some("http://a/x.git"));
     assert!(r.deployment);
 }
+
+#[test]
+fn fn_eval_reads_string_arrays_and_shorts_as_kpt() {
+    let eval = match parse(&[
+        "fn",
+        "eval",
+        "-e",
+        "A=1,2",
+        "--env=B",
+        "-eC",
+        "pkg",
+        "-i=img",
+        "-s",
+        "-tmutator",
+        "--match_kind",
+        "Kptfile",
+        "--",
+        "k=v",
+        "-x",
+    ])
+    .expect("parses")
+    .command
+    {
+        Command::Fn(crate::fn_cmd::FnCommand::Eval(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    // kpt's `--env` is a string array: each value whole, never split on commas.
+    assert_eq!(eval.env, ["A=1,2", "B", "C"]);
+    assert_eq!(eval.image.as_deref(), Some("img"));
+    assert!(eval.save);
+    assert_eq!(eval.fn_type, "mutator");
+    assert_eq!(eval.match_kind.as_deref(), Some("Kptfile"));
+    assert_eq!(eval.dir, std::path::PathBuf::from("pkg"));
+    assert_eq!(eval.fn_args, ["k=v", "-x"]);
+}

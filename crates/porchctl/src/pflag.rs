@@ -321,6 +321,10 @@ pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
     if group {
         return Ok(Reading::Usage(path));
     }
+    let count = positionals.len() + after_dash.as_ref().map_or(0, Vec::len);
+    if let Some(rule) = validator(&path) {
+        rule.check(count)?;
+    }
     out.extend(spell(&settings));
     out.extend(arguments(cmd, positionals, after_dash));
     Ok(Reading::Run(out))
@@ -355,6 +359,39 @@ fn arguments(cmd: &Command, mut before: Vec<String>, after: Option<Vec<String>>)
         return before;
     }
     std::iter::once("--".to_string()).chain(before).collect()
+}
+
+/// A cobra argument validator (`Args`) of an upstream command.
+#[derive(Debug, Clone, Copy)]
+enum Validator {
+    Minimum(usize),
+    Maximum(usize),
+}
+
+impl Validator {
+    /// cobra's texts (args.go).
+    fn check(self, count: usize) -> Result<(), String> {
+        match self {
+            Validator::Minimum(n) if count < n => Err(format!(
+                "requires at least {n} arg(s), only received {count}"
+            )),
+            Validator::Maximum(n) if count > n => {
+                Err(format!("accepts at most {n} arg(s), received {count}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The commands whose upstream definition sets `Args` (kpt's `pkg get`, `pkg init`,
+/// `fn source`, `fn sink`); the others have none and take any arguments.
+fn validator(path: &[String]) -> Option<Validator> {
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    match path.as_slice() {
+        ["pkg", "get"] | ["fn", "sink"] => Some(Validator::Minimum(1)),
+        ["pkg", "init"] | ["fn", "source"] => Some(Validator::Maximum(1)),
+        _ => None,
+    }
 }
 
 /// One spelling per setting: a scalar flag's last value, every value of a repeatable one.

@@ -292,3 +292,29 @@ fn logging_flags_of_the_root_are_everywhere() {
         ["fn", "render", "--vmodule=x=2", "--v=3"]
     );
 }
+
+#[test]
+fn upstream_argument_validators_count_every_argument() {
+    assert_eq!(
+        refused(&["pkg", "get"]),
+        "requires at least 1 arg(s), only received 0"
+    );
+    assert_eq!(
+        run(&["pkg", "get", "u", "d", "extra"]),
+        ["pkg", "get", "--", "u", "d"]
+    );
+    assert_eq!(
+        refused(&["pkg", "init", "a", "b"]),
+        "accepts at most 1 arg(s), received 2"
+    );
+    assert_eq!(
+        refused(&["fn", "source", "a", "--", "b"]),
+        "accepts at most 1 arg(s), received 2"
+    );
+    assert_eq!(
+        refused(&["fn", "sink"]),
+        "requires at least 1 arg(s), only received 0"
+    );
+    // Help comes before the validator.
+    assert_eq!(run(&["pkg", "get", "-h"]), ["pkg", "get", "--help"]);
+}
