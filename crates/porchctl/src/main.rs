@@ -96,8 +96,9 @@ enum Command {
     Version,
     /// Generate the autocompletion script for the specified shell.
     Completion {
-        /// bash, zsh, fish, elvish or powershell.
-        shell: clap_complete::Shell,
+        /// bash, zsh, fish, elvish or powershell (without one, this help, as cobra's
+        /// `completion` group prints).
+        shell: Option<clap_complete::Shell>,
     },
 }
 
@@ -145,7 +146,16 @@ fn main() -> ExitCode {
             println!("Git commit: {}", env!("PORCHCTL_GIT_COMMIT"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completion { shell } => {
+        Command::Completion { shell: None } => {
+            let mut root = cli::adapt(Cli::command());
+            root.build();
+            if let Some(completion) = root.find_subcommand_mut("completion") {
+                let help = completion.render_long_help().to_string();
+                let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), help.as_bytes());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completion { shell: Some(shell) } => {
             // Generated into memory first: clap_complete panics on a write error, and a
             // closed pipe (`porchctl completion bash | head`) is not a crash.
             let mut script = Vec::new();

@@ -352,3 +352,11 @@ async fn flags_in_any_position_and_spelling_reach_the_server() {
     ]);
     assert!(out.is_empty() || out.starts_with("NAME"), "{out}");
 }
+
+#[test]
+fn completion_without_a_shell_prints_its_help() {
+    // cobra's `completion` is a group of one command per shell: alone, its help.
+    let (code, stdout, stderr) = porchctl(&["completion"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(stdout.contains("Usage: porchctl completion"), "{stdout}");
+}
