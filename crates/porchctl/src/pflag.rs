@@ -59,15 +59,24 @@ fn no_opt_value(arg: &Arg) -> Option<String> {
         .then(|| "true".to_string())
 }
 
+/// cobra adds the help flag to a command only when it runs it, after the search: while
+/// searching, `-h`/`--help` is an unknown flag, taken to have a value.
+fn is_help(arg: &Arg) -> bool {
+    matches!(
+        arg.get_action(),
+        ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong
+    )
+}
+
 fn long_has_no_opt(cmd: &Command, name: &str) -> bool {
-    long_flag(cmd, name).is_some_and(|a| no_opt_value(a).is_some())
+    long_flag(cmd, name).is_some_and(|a| !is_help(a) && no_opt_value(a).is_some())
 }
 
 fn short_has_no_opt(cmd: &Command, name: &str) -> bool {
     name.chars()
         .next()
         .and_then(|c| short_flag(cmd, c))
-        .is_some_and(|a| no_opt_value(a).is_some())
+        .is_some_and(|a| !is_help(a) && no_opt_value(a).is_some())
 }
 
 /// Does `s` (no `=` in it) name a flag whose value is the next word, as cobra guesses?
