@@ -175,6 +175,30 @@ impl TypedValueParser for GoDuration {
     }
 }
 
+/// kpt's `--image-pull-policy`: a string flag its commands check before running
+/// (`cmdutil.ValidateImagePullPolicyValue`, case-insensitive), refused in kpt's words.
+#[derive(Clone, Debug)]
+pub struct KptPullPolicy;
+
+impl TypedValueParser for KptPullPolicy {
+    type Value = fn_container::PullPolicy;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        _arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<fn_container::PullPolicy, clap::Error> {
+        value.to_string_lossy().parse().map_err(|_| {
+            FLAG_ERROR.with(|slot| {
+                *slot.borrow_mut() =
+                    Some("image pull policy must be one of Always, IfNotPresent and Never".into());
+            });
+            clap::Error::new(ErrorKind::ValueValidation)
+        })
+    }
+}
+
 /// The pflag message a value parser of this module left for the value it refused last.
 pub fn take_flag_error() -> Option<String> {
     FLAG_ERROR.with(|slot| slot.borrow_mut().take())

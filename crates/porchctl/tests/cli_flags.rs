@@ -271,6 +271,15 @@ fn fn_commands_read_flags_as_kpts_cobra_does() {
         &["fn", "render", "--truncate-output=maybe"],
         "error: invalid argument \"maybe\" for \"--truncate-output\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax\n",
     );
+    // kpt checks its string `--image-pull-policy` (any case) with its own text.
+    refused(
+        &["fn", "render", "--image-pull-policy=bogus"],
+        "error: image pull policy must be one of Always, IfNotPresent and Never\n",
+    );
+    refused(
+        &["fn", "eval", "--image-pull-policy", "x", "-i", "img"],
+        "error: image pull policy must be one of Always, IfNotPresent and Never\n",
+    );
     refused(
         &["fn", "eval", "-i"],
         "error: flag needs an argument: 'i' in -i\n",

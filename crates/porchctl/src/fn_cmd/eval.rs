@@ -99,7 +99,7 @@ pub struct EvalArgs {
     pub results_dir: Option<PathBuf>,
     /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
     /// is) or `Never` (only cached images run).
-    #[arg(long, default_value = "IfNotPresent")]
+    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::KptPullPolicy)]
     pub image_pull_policy: fn_container::PullPolicy,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
