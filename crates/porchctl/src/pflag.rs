@@ -277,6 +277,10 @@ pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
             break;
         };
         if sub.get_name() == "help" {
+            if !path.is_empty() {
+                // cobra has a help command on the root only.
+                break;
+            }
             // cobra's help command: clap's does the same.
             return Ok(Reading::Run(argv.to_vec()));
         }

@@ -80,6 +80,8 @@ fn a_group_without_a_known_command_prints_its_usage() {
         (&["repo", "-n", "x", "bogus"], &["repo"]),
         (&["fn", "bogus"], &["fn"]),
         (&["pkg"], &["pkg"]),
+        // cobra's help command is the root's only.
+        (&["rpkg", "help", "get"], &["rpkg"]),
     ] {
         let want: Vec<String> = path.iter().map(|s| s.to_string()).collect();
         assert_eq!(reading(args), Ok(Reading::Usage(want)), "{args:?}");
@@ -242,6 +244,7 @@ fn a_double_dash_ends_the_flags() {
 
 #[test]
 fn help_is_a_boolean_flag() {
+    assert_eq!(run(&["help", "rpkg"]), ["help", "rpkg"]);
     assert_eq!(run(&["rpkg", "get", "--help"]), ["rpkg", "get", "--help"]);
     // While cobra looks for the command, `-h` is not defined yet and takes the next word
     // as its value: this is rpkg's help.
