@@ -268,3 +268,22 @@ fn fn_eval_reads_string_arrays_and_shorts_as_kpt() {
     assert_eq!(eval.dir, std::path::PathBuf::from("pkg"));
     assert_eq!(eval.fn_args, ["k=v", "-x"]);
 }
+
+#[test]
+fn label_columns_are_kubectls_string_slice() {
+    let cols = match repo(&[
+        "repo",
+        "get",
+        "-L",
+        "a,\"b,c\"",
+        "-L=d",
+        "--label-columns",
+        "e",
+    ])
+    .command
+    {
+        RepoCommand::Get(g) => cli::csv_elements(&g.print.label_columns),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(cols, ["a", "b,c", "d", "e"]);
+}
