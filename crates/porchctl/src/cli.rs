@@ -175,8 +175,8 @@ impl TypedValueParser for GoDuration {
     }
 }
 
-/// kpt's `--image-pull-policy`: a string flag its commands check before running
-/// (`cmdutil.ValidateImagePullPolicyValue`, case-insensitive), refused in kpt's words.
+/// kpt's `--image-pull-policy`: at kpt HEAD a pflag value (`fnruntime.ImagePullPolicy`,
+/// case-insensitive) whose `Set` refuses in its own words, typo included.
 #[derive(Clone, Debug)]
 pub struct KptPullPolicy;
 
@@ -186,15 +186,16 @@ impl TypedValueParser for KptPullPolicy {
     fn parse_ref(
         &self,
         _cmd: &Command,
-        _arg: Option<&Arg>,
+        arg: Option<&Arg>,
         value: &OsStr,
     ) -> Result<fn_container::PullPolicy, clap::Error> {
-        value.to_string_lossy().parse().map_err(|_| {
-            FLAG_ERROR.with(|slot| {
-                *slot.borrow_mut() =
-                    Some("image pull policy must be one of Always, IfNotPresent and Never".into());
-            });
-            clap::Error::new(ErrorKind::ValueValidation)
+        let s = value.to_string_lossy();
+        s.parse().map_err(|_| {
+            refuse(
+                arg,
+                &s,
+                "must must be one of Always, IfNotPresent, Never".into(),
+            )
         })
     }
 }

@@ -271,14 +271,14 @@ fn fn_commands_read_flags_as_kpts_cobra_does() {
         &["fn", "render", "--truncate-output=maybe"],
         "error: invalid argument \"maybe\" for \"--truncate-output\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax\n",
     );
-    // kpt checks its string `--image-pull-policy` (any case) with its own text.
+    // kpt HEAD's `--image-pull-policy` is a pflag value (any case) refusing in its words.
     refused(
         &["fn", "render", "--image-pull-policy=bogus"],
-        "error: image pull policy must be one of Always, IfNotPresent and Never\n",
+        "error: invalid argument \"bogus\" for \"--image-pull-policy\" flag: must must be one of Always, IfNotPresent, Never\n",
     );
     refused(
         &["fn", "eval", "--image-pull-policy", "x", "-i", "img"],
-        "error: image pull policy must be one of Always, IfNotPresent and Never\n",
+        "error: invalid argument \"x\" for \"--image-pull-policy\" flag: must must be one of Always, IfNotPresent, Never\n",
     );
     refused(
         &["fn", "eval", "-i"],
@@ -368,4 +368,31 @@ fn completion_without_a_shell_prints_its_help() {
     let (code, stdout, stderr) = porchctl(&["completion"]);
     assert_eq!((code, stderr.as_str()), (0, ""));
     assert!(stdout.contains("Usage: porchctl completion"), "{stdout}");
+}
+
+#[test]
+fn fn_eval_refuses_a_second_directory_after_its_own_checks() {
+    refused(
+        &["fn", "eval", "a", "b", "-i", "img"],
+        "error: 0 or 1 arguments supported, function arguments go after '--'\n",
+    );
+    // `--image` is checked first, as kpt's preRunE does.
+    refused(
+        &["fn", "eval", "a", "b"],
+        "error: must specify --image or --exec\n",
+    );
+    // kpt's `-k/--keywords` (a string array) and `--allow-alpha-wasm` are flags of eval.
+    refused(
+        &[
+            "fn",
+            "eval",
+            "-k",
+            "x",
+            "--keywords=y",
+            "--allow-alpha-wasm",
+            "a",
+            "b",
+        ],
+        "error: must specify --image or --exec\n",
+    );
 }

@@ -118,7 +118,7 @@ fn the_image_pull_policy_flag_is_honoured() {
     let (code, stderr) = eval("Sometimes");
     assert_ne!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("error: image pull policy must be one of Always, IfNotPresent and Never"),
+        stderr.contains("must must be one of Always, IfNotPresent, Never"),
         "{stderr}"
     );
 }
