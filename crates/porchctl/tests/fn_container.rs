@@ -117,7 +117,10 @@ fn the_image_pull_policy_flag_is_honoured() {
 
     let (code, stderr) = eval("Sometimes");
     assert_ne!(code, 0, "{stderr}");
-    assert!(stderr.contains("Always, IfNotPresent, Never"), "{stderr}");
+    assert!(
+        stderr.contains("must must be one of Always, IfNotPresent, Never"),
+        "{stderr}"
+    );
 }
 
 /// kpt HEAD's tag resolver: a step's `tag:` that is a version constraint takes the

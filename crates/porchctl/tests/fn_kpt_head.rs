@@ -277,7 +277,8 @@ fn eval_pre_run_checks_use_kpt_texts() {
     for (args, want) in cases {
         let (code, err) = porchctl(tmp.path(), args);
         assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        // Plain errors of kpt's preRunE: kubectl's `error: ` form.
+        assert_eq!(err, format!("error: {want}\n"), "{args:?}");
     }
 }
 

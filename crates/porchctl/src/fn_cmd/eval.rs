@@ -99,7 +99,7 @@ pub struct EvalArgs {
     pub results_dir: Option<PathBuf>,
     /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
     /// is) or `Never` (only cached images run).
-    #[arg(long, default_value = "IfNotPresent")]
+    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::KptPullPolicy)]
     pub image_pull_policy: fn_container::PullPolicy,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
@@ -108,6 +108,17 @@ pub struct EvalArgs {
     /// place (stdout when the input is `-`).
     #[arg(short = 'o', long)]
     pub output: Option<String>,
+    /// Filter functions that match one or more keywords (kpt's function search for
+    /// completion; accepted, no effect here).
+    #[arg(short = 'k', long)]
+    pub keywords: Vec<String>,
+    /// Allow alpha wasm functions (accepted; wasm functions are not run here).
+    #[arg(long)]
+    pub allow_alpha_wasm: bool,
+    /// Arguments after the directory and before `--`: kpt refuses them (cobra hands
+    /// them over; `preRunE` counts them).
+    #[arg(hide = true, num_args = 0..)]
+    pub extra_args: Vec<String>,
     /// `key=value` pairs for a ConfigMap function config (after `--`).
     #[arg(last = true)]
     pub fn_args: Vec<String>,
@@ -215,6 +226,9 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.image.is_none() && a.exec.is_none() {
         bail!("must specify --image or --exec");
     }
+    if !a.extra_args.is_empty() {
+        bail!("0 or 1 arguments supported, function arguments go after '--'");
+    }
     if a.exec.is_some()
         && (a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty())
     {
@@ -246,7 +260,10 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
 }
 
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
-    validate(&a)?;
+    if let Err(e) = validate(&a) {
+        // kpt's preRunE errors are plain ones: kubectl's CheckErr prints them.
+        return Ok(crate::cli::fail(&format!("{e:#}")));
+    }
     let function = match (&a.image, &a.exec) {
         (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
             kpt::render::resolve_image_tag(
