@@ -10,6 +10,7 @@ mod branches {
     pub mod harness;
     pub mod legacy_releases;
     pub mod render;
+    pub mod render_pinned;
     pub mod set_annotations;
     pub mod set_image;
     pub mod set_labels;

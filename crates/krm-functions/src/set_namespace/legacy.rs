@@ -126,10 +126,14 @@ pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
     } else {
         HashSet::new()
     };
-    // The metadata.namespace and subjects specs are the hard-coded hacks'.
+    // Like every release's main.go, kustomize's default `namespace` specs
+    // follow the user's; the metadata.namespace and subjects specs are the
+    // hard-coded hacks'.
+    let defaults = default_specs();
     let specs: Vec<&FieldSpec> = cfg
         .field_specs
         .iter()
+        .chain(defaults.iter())
         .filter(|fs| {
             fs.path != "metadata/namespace"
                 && !(fs.path == "subjects"
@@ -165,6 +169,32 @@ pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
         }
     }
     Ok(())
+}
+
+/// kustomize's `builtinpluginconsts` `namespace` field specs of the
+/// releases' time (`getDefaultConfig`): besides the two the hacks implement,
+/// an APIService's service namespace (created) and a CRD's conversion
+/// webhook service namespace (updated only).
+fn default_specs() -> Vec<FieldSpec> {
+    vec![
+        FieldSpec::new("", "", "", "metadata/namespace", true),
+        FieldSpec::new("", "", "RoleBinding", "subjects", false),
+        FieldSpec::new("", "", "ClusterRoleBinding", "subjects", false),
+        FieldSpec::new(
+            "apiregistration.k8s.io",
+            "",
+            "APIService",
+            "spec/service/namespace",
+            true,
+        ),
+        FieldSpec::new(
+            "apiextensions.k8s.io",
+            "",
+            "CustomResourceDefinition",
+            "spec/conversion/webhook/clientConfig/service/namespace",
+            false,
+        ),
+    ]
 }
 
 /// kustomize's subject hack (name `default`) and v0.2's ServiceAccount one.
@@ -359,5 +389,52 @@ metadata:
         let at = |tag: &str| crate::image_tag::with(&format!("set-namespace:{tag}"), applies);
         assert!(at("v0.1.3") && at("v0.2.0") && at("v0.1"));
         assert!(!at("v0.3.4") && !at("v0.4.1") && !at("latest") && !at(""));
+    }
+
+    #[test]
+    fn default_specs_apiservice_service_created_crd_webhook_updated() {
+        let input = "\
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.x
+spec:
+  group: x
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: c
+spec:
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        service:
+          name: s
+          namespace: old
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: none
+spec:
+  conversion:
+    strategy: None
+";
+        for tag in ["v0.1.3", "v0.2.0"] {
+            let (out, list, err) = run_at(tag, input, Some(CM));
+            assert!(err.is_none() && list.results.is_empty());
+            assert!(
+                out.contains("  group: x\n  service:\n    namespace: prod\n"),
+                "{out}"
+            );
+            assert!(out.contains("          name: s\n          namespace: prod\n"));
+            assert!(
+                out.ends_with("spec:\n  conversion:\n    strategy: None\n"),
+                "not created: {out}"
+            );
+            assert!(!out.contains("name: v1.x\n  namespace"), "cluster-scoped");
+        }
     }
 }
