@@ -55,7 +55,17 @@ fn a_changed_crlf_file_has_no_cr_left_in_its_kept_documents() {
     let (tmp, dir) = package(&[("cm.yaml", &crlf(TWO_DOCS))]);
     let (code, _, err) = porchctl(
         tmp.path(),
-        &["fn", "eval", "pkg", "-i", SET_ANNOTATIONS, "--match-name", "b", "--", "x=y"],
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            SET_ANNOTATIONS,
+            "--match-name",
+            "b",
+            "--",
+            "x=y",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let text = read(&dir, "cm.yaml");
@@ -63,4 +73,66 @@ fn a_changed_crlf_file_has_no_cr_left_in_its_kept_documents() {
     assert!(text.starts_with("# header\napiVersion: v1\n"), "{text}");
     assert!(text.contains("  name: a # keep\n"), "{text}");
     assert!(text.contains("    x: \"y\"\n"), "{text}");
+}
+
+#[test]
+fn a_rewritten_file_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, dir) = package(&[("cm.yaml", &crlf(TWO_DOCS))]);
+    let path = dir.join("cm.yaml");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(read(&dir, "cm.yaml"), TWO_DOCS, "rewritten");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
+
+/// kpt's eval errors are plain Go errors, printed by kubectl's `CheckErr` after kpt's
+/// main fails to resolve them: `error: <message>` and a line break.
+#[test]
+fn eval_errors_are_printed_as_kubectl_prints_them() {
+    let (tmp, _dir) = package(&[
+        ("cm.yaml", TWO_DOCS),
+        ("nonkrm.yaml", "Non-krm-resource: true"),
+    ]);
+    std::fs::write(
+        tmp.path().join("fn-config.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: x\n",
+    )
+    .expect("write");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "[FAIL] \"{NOOP}\" in 0s\nerror: input resource list must contain only KRM resources: nonkrm.yaml: resource must have `apiVersion`\n"
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(tmp.path().join("pkg/nonkrm.yaml")).expect("rm");
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            NOOP,
+            "--fn-config",
+            "fn-config.yaml",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("error: functionConfig "), "{err}");
+    assert!(
+        err.ends_with("resource must have `metadata.name`\n"),
+        "{err}"
+    );
+    std::fs::create_dir(tmp.path().join("out")).expect("mkdir");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP, "-o", "out"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "error: directory \"out\" already exists, please delete the directory and retry\n"
+    );
 }

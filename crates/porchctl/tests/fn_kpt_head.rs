@@ -407,7 +407,7 @@ fn source_refuses_include_meta_resources_and_sink_refuses_an_existing_directory(
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         err,
-        "Error: --include-meta-resources is no longer necessary because meta resources are now included by default\n"
+        "error: --include-meta-resources is no longer necessary because meta resources are now included by default\n"
     );
     let (code, err) = porchctl(tmp.path(), &["fn", "source", "pkg", "-o", "json"]);
     assert_eq!(code, 1, "{err}");
@@ -419,7 +419,7 @@ fn source_refuses_include_meta_resources_and_sink_refuses_an_existing_directory(
     for (target, want) in [
         (
             "pkg",
-            "Error: directory \"pkg\" already exists, please delete the directory and retry\n",
+            "error: directory \"pkg\" already exists, please delete the directory and retry\n",
         ),
         ("", "requires at least 1 arg(s), only received 0\n"),
     ] {

@@ -416,7 +416,9 @@ pub fn write_items(
             // kpt writes every resource file back through kyaml, whose encoder ends the last
             // document with a line break and breaks lines with `\n`: an unchanged file gets
             // the final break it lacked and loses its CRLFs, nothing else.
-            let mut bytes = String::from_utf8_lossy(bytes).replace("\r\n", "\n").into_bytes();
+            let mut bytes = String::from_utf8_lossy(bytes)
+                .replace("\r\n", "\n")
+                .into_bytes();
             if !bytes.ends_with(b"\n") {
                 bytes.push(b'\n');
             }

@@ -370,5 +370,5 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
-    Ok(super::exit_code(out.error.as_ref(), &a.dir))
+    Ok(super::eval_exit_code(out.error.as_ref()))
 }

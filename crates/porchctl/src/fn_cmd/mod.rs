@@ -35,11 +35,38 @@ pub enum FnCommand {
 pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         FnCommand::Render(a) => render::run(*a),
-        FnCommand::Eval(a) => eval::run(*a),
+        FnCommand::Eval(a) => Ok(kubectl_style(eval::run(*a))),
         FnCommand::List(a) => list::run(*a),
-        FnCommand::Source(a) => source_sink::source(*a),
-        FnCommand::Sink(a) => source_sink::sink(*a),
+        FnCommand::Source(a) => Ok(kubectl_style(source_sink::source(*a))),
+        FnCommand::Sink(a) => Ok(kubectl_style(source_sink::sink(*a))),
     }
+}
+
+/// How kpt prints the plain errors of `fn eval`, `fn source` and `fn sink`: they are not
+/// kpt's own error type, so its main hands them to kubectl's `CheckErr`, which prints
+/// `error: <message>` and a line break (kpt's own errors, as render's, are `Error: ... `).
+fn kubectl_style(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", kubectl_error_line(&format!("{e:#}")));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// kubectl's `CheckErr` text for a message: `error: ` unless it already starts so, and a
+/// final line break unless it has one.
+pub fn kubectl_error_line(message: &str) -> String {
+    let mut line = if message.starts_with("error: ") {
+        message.to_string()
+    } else {
+        format!("error: {message}")
+    };
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    line
 }
 
 /// The function runtimes available locally: native built-ins, then exec when allowed, then
@@ -138,6 +165,20 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
     root.set("items", items);
     std::fs::write(dir.join("results.yaml"), emit_node(&root, SeqIndent::Wide))?;
     Ok(())
+}
+
+/// `fn eval`'s ending: an error not already shown (the failing function's own report)
+/// printed as kubectl's `CheckErr` prints kpt's plain errors.
+pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            if !e.already_reported() {
+                eprint!("{}", kubectl_error_line(&e.console_message()));
+            }
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Print the error (unless the failing step was already shown) and pick the exit code.
