@@ -136,3 +136,79 @@ fn eval_errors_are_printed_as_kubectl_prints_them() {
         "error: directory \"out\" already exists, please delete the directory and retry\n"
     );
 }
+
+/// `preRunE`'s checks in kpt's order and words: the results directory is made first,
+/// then the `--` arguments, then the image reference.
+#[test]
+fn pre_run_checks_follow_kpts_order_and_words() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            NOOP,
+            "--results-dir",
+            "made",
+            "--",
+            "a=b",
+            "c",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "error: args must have keys and values separated by =\n"
+    );
+    assert!(
+        tmp.path().join("made").is_dir(),
+        "results dir made up front"
+    );
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", "Bad/Image:v1"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "error: function image reference \"Bad/Image:v1\" is invalid: invalid reference format\n"
+    );
+    // A leading word without `=` is the config's kind, not an error.
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "-i", NOOP, "--", "MyKind", "a=b"],
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+/// runfn prints where the results went, after a blank line, also when the function fails.
+#[test]
+fn the_results_file_is_announced_after_a_blank_line() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "-i", NOOP, "--results-dir", "res"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.ends_with("in 0s\n\nFor complete results, see res/results.yaml\n"),
+        "{err}"
+    );
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            "false",
+            "--results-dir",
+            "res2",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("\n\nFor complete results, see res2/results.yaml\n"),
+        "{err}"
+    );
+    assert!(tmp.path().join("res2/results.yaml").is_file());
+}

@@ -125,7 +125,7 @@ fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
                 data.insert(k.to_string(), v.to_string());
             }
             None if i == 0 => kind = a.clone(),
-            None => bail!("function argument {a:?} must be key=value"),
+            None => bail!("args must have keys and values separated by ="),
         }
     }
     let mut cm = kpt::render::config_map(&data);
@@ -190,6 +190,18 @@ fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
     Ok(node)
 }
 
+/// kpt HEAD's `ValidateFunctionImageURL`: the reference grammar of
+/// `distribution/reference.Parse` (`name[:tag][@digest]`).
+fn validate_image(image: &str) -> anyhow::Result<()> {
+    match fn_container::reference::resolve(image) {
+        Ok(_) => Ok(()),
+        Err(fn_container::ContainerError::Reference { reason, .. }) => {
+            bail!("function image reference {image:?} is invalid: {reason}")
+        }
+        Err(e) => bail!("function image reference {image:?} is invalid: {e}"),
+    }
+}
+
 /// kpt's `validateOptionalFlags` and the other checks it makes before reading anything.
 fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.include_meta_resources {
@@ -205,6 +217,15 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
             bail!("--type must be either `mutator` or `validator`");
         }
     }
+    // The results directory is made before anything runs.
+    if let Some(dir) = &a.results_dir
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        bail!(
+            "cannot read or create results dir {:?}: {e}",
+            dir.display().to_string()
+        );
+    }
     if let Some(dir) = a.output.as_deref()
         && dir != "stdout"
         && dir != "unwrap"
@@ -215,15 +236,18 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.image.is_none() && a.exec.is_none() {
         bail!("must specify --image or --exec");
     }
-    if a.exec.is_some()
-        && (a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty())
-    {
+    if !a.fn_args.is_empty() && a.fn_config.is_some() {
+        bail!("function arguments can only be specified without function config file");
+    }
+    // `getCLIFunctionConfig`: the `--` arguments, then `getFunctionSpec`: the image
+    // reference (resolved) or the flags an exec function cannot take.
+    config_from_args(&a.fn_args)?;
+    if let Some(image) = &a.image {
+        validate_image(&kpt::render::resolve_image(image))?;
+    } else if a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty() {
         bail!(
             "--mount, --as-current-user, --network and --env can only be used with container functions"
         );
-    }
-    if !a.fn_args.is_empty() && a.fn_config.is_some() {
-        bail!("function arguments can only be specified without function config file");
     }
     if let Some(path) = &a.fn_config
         && !path.exists()
@@ -363,6 +387,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
+        // runfn's `PrintFnResultInfo(ctx, resultsFile, true)`: a blank line first, on
+        // success and on failure alike.
+        eprintln!(
+            "\nFor complete results, see {}",
+            dir.join("results.yaml").display()
+        );
     }
     if out.error.is_none()
         && let Some(saved) = &saved
