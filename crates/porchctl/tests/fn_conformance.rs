@@ -144,6 +144,8 @@ struct Expect {
     when: Option<String>,
     exec_path: Option<String>,
     tag: Option<String>,
+    network: bool,
+    image_pull_policy: Option<String>,
 }
 
 fn read_expect(case: &Path) -> Expect {
@@ -167,6 +169,11 @@ fn read_expect(case: &Path) -> Expect {
         .unwrap_or(false);
     e.when = v.get("when").and_then(|x| x.as_str()).map(str::to_string);
     e.tag = v.get("tag").and_then(|x| x.as_str()).map(str::to_string);
+    e.network = v.get("network").and_then(|x| x.as_bool()).unwrap_or(false);
+    e.image_pull_policy = v
+        .get("imagePullPolicy")
+        .and_then(|x| x.as_str())
+        .map(str::to_string);
     e.exec_path = v
         .get("execPath")
         .and_then(|x| x.as_str())
@@ -260,11 +267,28 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         if src.join(".expected/results.yaml").is_file() {
             c.args(["--results-dir", "results"]);
         }
+        // Upstream's runner writes out of place into `<pkg>/out` when the case has `out/`.
+        if src.join("out").is_dir() {
+            c.args(["-o", actual.join("out").to_str().expect("utf8")]);
+        }
+        if let Some(p) = &expect.image_pull_policy {
+            c.args(["--image-pull-policy", p]);
+        }
+        if expect.network {
+            c.arg("--network");
+        }
         if let Some(i) = &expect.image {
             c.args(["--image", i]);
         }
-        if let Some(x) = &expect.exec_path {
-            c.args(["--exec", x]);
+        // As upstream's runner: an exec path relative to the case's `.expected`, and only
+        // when there is no image.
+        if let (None, Some(x)) = (&expect.image, &expect.exec_path) {
+            let path = if Path::new(x).is_absolute() {
+                PathBuf::from(x)
+            } else {
+                std::path::absolute(src.join(".expected").join(x)).expect("absolute")
+            };
+            c.args(["--exec", path.to_str().expect("utf8")]);
         }
         if let Some(t) = &expect.tag {
             c.args(["--tag", t]);
