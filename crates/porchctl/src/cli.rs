@@ -177,6 +177,32 @@ impl TypedValueParser for GoCsv {
     }
 }
 
+/// kpt's `--image-pull-policy` (`fnruntime.ImagePullPolicy.Set`): any case of `Always`,
+/// `IfNotPresent`, `Never`; anything else refused in kpt's words (its doubled "must"
+/// included).
+#[derive(Clone, Debug)]
+pub struct PullPolicyFlag;
+
+impl TypedValueParser for PullPolicyFlag {
+    type Value = fn_container::PullPolicy;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<fn_container::PullPolicy, clap::Error> {
+        let s = value.to_string_lossy();
+        s.parse().map_err(|_| {
+            refuse(
+                arg,
+                &s,
+                "must must be one of Always, IfNotPresent, Never".to_string(),
+            )
+        })
+    }
+}
+
 /// All elements of a string-slice flag's occurrences, in order.
 pub fn csv_elements(values: &[CsvElements]) -> Vec<String> {
     values.iter().flat_map(|v| v.0.iter().cloned()).collect()

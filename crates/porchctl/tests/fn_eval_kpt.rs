@@ -212,3 +212,45 @@ fn the_results_file_is_announced_after_a_blank_line() {
     );
     assert!(tmp.path().join("res2/results.yaml").is_file());
 }
+
+/// `--image-pull-policy` takes kpt's values in any case and refuses others as pflag
+/// reports kpt's `ImagePullPolicy.Set` error.
+#[test]
+fn image_pull_policy_values_are_kpts() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    for ok in ["never", "IFNOTPRESENT", "Always"] {
+        let (code, _, err) = porchctl(
+            tmp.path(),
+            &["fn", "eval", "pkg", "-i", NOOP, "--image-pull-policy", ok],
+        );
+        assert_eq!(code, 0, "{ok}: {err}");
+    }
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            NOOP,
+            "--image-pull-policy=sometimes",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "error: invalid argument \"sometimes\" for \"--image-pull-policy\" flag: must must be one of Always, IfNotPresent, Never\n"
+    );
+}
+
+/// `getFunctionSpec` takes the image when both `--image` and `--exec` are given.
+#[test]
+fn the_image_wins_over_exec() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "-i", NOOP, "--exec", "false"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.starts_with(&format!("[RUNNING] \"{NOOP}\"\n")), "{err}");
+}

@@ -19,7 +19,8 @@ pub struct EvalArgs {
     #[arg(default_value = ".")]
     pub dir: PathBuf,
     /// Function image (built-in functions run natively).
-    #[arg(short = 'i', long, conflicts_with = "exec")]
+    /// kpt takes the image when `--exec` is given too.
+    #[arg(short = 'i', long)]
     pub image: Option<String>,
     /// Executable to run as the function.
     #[arg(long)]
@@ -99,7 +100,7 @@ pub struct EvalArgs {
     pub results_dir: Option<PathBuf>,
     /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
     /// is) or `Never` (only cached images run).
-    #[arg(long, default_value = "IfNotPresent")]
+    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::PullPolicyFlag)]
     pub image_pull_policy: fn_container::PullPolicy,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
@@ -272,10 +273,10 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     validate(&a)?;
     let function = match (&a.image, &a.exec) {
-        (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
+        (Some(i), _) if !a.tag.is_empty() => FunctionRef::Image(
             kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,
         ),
-        (Some(i), None) => FunctionRef::Image(i.clone()),
+        (Some(i), _) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
         _ => bail!(
             "must specify --image or --exec\nhint: porchctl fn eval DIR --image set-namespace -- namespace=prod"
