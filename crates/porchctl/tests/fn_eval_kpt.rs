@@ -254,3 +254,49 @@ fn the_image_wins_over_exec() {
     assert_eq!(code, 0, "{err}");
     assert!(err.starts_with(&format!("[RUNNING] \"{NOOP}\"\n")), "{err}");
 }
+
+/// `getCLIFunctionConfig`: an image or exec function always gets a `function-input`
+/// ConfigMap, empty without arguments, fields in kpt's order; a ResourceList read from
+/// stdin brings its items only, not its functionConfig.
+#[test]
+fn the_command_line_config_map_is_always_given() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let seen = |args: &[&str]| -> String {
+        let mut all = vec!["fn", "eval", "pkg", "--exec", "tee seen.yaml"];
+        all.extend_from_slice(args);
+        let (code, _, err) = porchctl(tmp.path(), &all);
+        assert_eq!(code, 0, "{err}");
+        let text = read(tmp.path(), "seen.yaml");
+        text[text.find("functionConfig:").expect("functionConfig")..].to_string()
+    };
+    assert_eq!(
+        seen(&[]),
+        "functionConfig:\n  metadata:\n    name: function-input\n  data: {}\n  kind: ConfigMap\n  apiVersion: v1\n"
+    );
+    assert_eq!(
+        seen(&["--", "MyKind", "z=1", "a=true"]),
+        "functionConfig:\n  metadata:\n    name: function-input\n  data:\n    z: \"1\"\n    a: \"true\"\n  kind: MyKind\n  apiVersion: v1\n"
+    );
+    let bin = env!("CARGO_BIN_EXE_porchctl");
+    std::fs::write(
+        tmp.path().join("other.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-the-list\n",
+    )
+    .expect("write");
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            &format!("{bin} fn source pkg --fn-config other.yaml | {bin} fn eval - --exec 'tee seen.yaml' >/dev/null"),
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = read(tmp.path(), "seen.yaml");
+    assert!(!text.contains("from-the-list"), "{text}");
+    assert!(text.contains("name: function-input"), "{text}");
+}

@@ -114,24 +114,29 @@ pub struct EvalArgs {
     pub fn_args: Vec<String>,
 }
 
-fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
-    if args.is_empty() {
-        return Ok(None);
-    }
+/// kpt's `getCLIFunctionConfig`: whenever an image or exec is given the function gets
+/// a `function-input` ConfigMap (empty `data` without arguments); `key=value` arguments
+/// fill `data` in order as strings, a leading word without `=` names the kind. Fields
+/// in kpt's order: metadata, data, kind, apiVersion.
+fn config_from_args(args: &[String]) -> anyhow::Result<Node> {
     let mut kind = "ConfigMap".to_string();
-    let mut data = BTreeMap::new();
+    let mut data = Node::mapping();
     for (i, a) in args.iter().enumerate() {
         match a.split_once('=') {
             Some((k, v)) => {
-                data.insert(k.to_string(), v.to_string());
+                data.set(k, Node::string(v));
             }
             None if i == 0 => kind = a.clone(),
             None => bail!("args must have keys and values separated by ="),
         }
     }
-    let mut cm = kpt::render::config_map(&data);
+    let mut cm = Node::mapping();
+    cm.ensure_mapping(&["metadata"])
+        .set("name", Node::string("function-input"));
+    cm.set("data", data);
     cm.set("kind", Node::string(kind));
-    Ok(Some(cm))
+    cm.set("apiVersion", Node::string("v1"));
+    Ok(cm)
 }
 
 /// `key=value` selector flags as a map (kpt splits on `=`; a missing value is empty).
@@ -294,12 +299,10 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     } else {
         fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?
     };
-    let mut config = config_from_args(&a.fn_args)?;
+    let mut config = Some(config_from_args(&a.fn_args)?);
     let mut config_in_package = None;
     if let Some(path) = &a.fn_config {
-        if config.is_some() {
-            bail!("function arguments can only be specified without function config file");
-        }
+        // runfn reads the file's config in place of the command line's ConfigMap.
         config = Some(read_fn_config(path)?);
         if !from_stdin
             && let Ok(dir) = std::fs::canonicalize(&a.dir)
@@ -342,7 +345,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         },
         write_status: false,
     };
-    let mut eopts = EvalOptions {
+    let eopts = EvalOptions {
         function,
         function_config: config,
         config_in_package,
@@ -370,12 +373,9 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         data: a.fn_args.clone(),
     });
     let out = match stdin_list {
-        Some(list) => {
-            if eopts.function_config.is_none() {
-                eopts.function_config = list.function_config.clone();
-            }
-            eval_items(list.items, &ropts, &eopts, &flags)
-        }
+        // kpt reads only the items of a ResourceList on stdin: its functionConfig is not
+        // the function's (the command line's is).
+        Some(list) => eval_items(list.items, &ropts, &eopts, &flags),
         None => eval_with(&before, &ropts, &eopts, &flags),
     };
     for line in &out.log {
