@@ -300,3 +300,36 @@ fn the_command_line_config_map_is_always_given() {
     assert!(!text.contains("from-the-list"), "{text}");
     assert!(text.contains("name: function-input"), "{text}");
 }
+
+/// `argutil.ResolveSymlink`: a missing package fails as Go's `EvalSymlinks` does, a
+/// symlinked one is followed with kpt's warning (relative for eval's argument, absolute
+/// for source, which resolves the absolute path).
+#[test]
+fn package_arguments_are_resolved_as_kpt_resolves_symlinks() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "gone/pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err, "error: lstat gone: no such file or directory\n");
+    std::os::unix::fs::symlink("pkg", tmp.path().join("link")).expect("symlink");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "link", "-i", NOOP]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.starts_with("[WARN] resolved symlink \"link\" to \"pkg\", please note that the symlinks within the package are ignored\n"),
+        "{err}"
+    );
+    let root = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (code, out, err) = porchctl(tmp.path(), &["fn", "source", "link"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "[WARN] resolved symlink {:?} to {:?}, please note that the symlinks within the package are ignored\n",
+            std::path::absolute(tmp.path().join("link"))
+                .expect("abs")
+                .display()
+                .to_string(),
+            root.join("pkg").display().to_string()
+        )
+    );
+    assert!(out.contains("name: a"), "{out}");
+}

@@ -275,8 +275,11 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     validate(&a)?;
+    if a.dir.as_os_str() != "-" {
+        a.dir = super::resolve_symlink(&a.dir)?;
+    }
     let function = match (&a.image, &a.exec) {
         (Some(i), _) if !a.tag.is_empty() => FunctionRef::Image(
             kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,

@@ -119,6 +119,56 @@ fn container_runtime(
     Some(fn_container::LazyContainerRuntime::new(options))
 }
 
+/// kpt's `argutil.ResolveSymlink` for a package argument: a missing path fails as Go's
+/// `filepath.EvalSymlinks` does (`lstat <first missing prefix>: no such file or
+/// directory`); a symlink is followed with kpt's warning. Returns the path to read.
+pub fn resolve_symlink(path: &Path) -> anyhow::Result<PathBuf> {
+    let mut prefix = PathBuf::new();
+    for part in path.components() {
+        prefix.push(part);
+        if std::fs::symlink_metadata(&prefix).is_err() {
+            anyhow::bail!("lstat {}: no such file or directory", prefix.display());
+        }
+    }
+    if std::fs::read_link(path).is_err() {
+        return Ok(path.to_path_buf());
+    }
+    let resolved = std::fs::canonicalize(path)?;
+    // EvalSymlinks keeps a relative argument relative (to the working directory).
+    let shown = if path.is_absolute() {
+        resolved.clone()
+    } else {
+        std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .map(|cwd| relative_to(&resolved, &cwd))
+            .unwrap_or_else(|_| resolved.clone())
+    };
+    eprintln!(
+        "[WARN] resolved symlink {:?} to {:?}, please note that the symlinks within the package are ignored",
+        path.display().to_string(),
+        shown.display().to_string()
+    );
+    Ok(resolved)
+}
+
+/// `path` as seen from `base` (both absolute and canonical): `.` when equal.
+fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    let p: Vec<_> = path.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// Name kpt shows for a package directory.
 pub fn dir_name(dir: &Path) -> String {
     let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());

@@ -53,8 +53,10 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
             "invalid input for --output flag {other:?}, must be \"stdout\" or \"unwrap\""
         ),
     };
+    // kpt reads the absolute path with its symlink resolved.
+    let dir = super::resolve_symlink(&std::path::absolute(&a.dir)?)?;
     let (files, _) =
-        fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?;
+        fs::read_dir(&dir).with_context(|| format!("reading directory {}", dir.display()))?;
     let mut dirs = files.package_dirs();
     if !dirs.iter().any(String::is_empty) {
         dirs.insert(0, String::new());
