@@ -333,3 +333,28 @@ fn package_arguments_are_resolved_as_kpt_resolves_symlinks() {
     );
     assert!(out.contains("name: a"), "{out}");
 }
+
+/// A failing exec function: `[FAIL]`, its stderr, the exit code line and a blank line
+/// (fnruntime's `printFnExecErr`), then runfn's results note after another blank line;
+/// no error line (the failure was already reported).
+#[test]
+fn a_failing_function_is_reported_as_fnruntime_prints_it() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--exec",
+            "sh -c 'echo oops >&2; exit 3'",
+            "--results-dir",
+            "res",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    oops\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
+    );
+}

@@ -383,6 +383,10 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     };
     for line in &out.log {
         eprintln!("{line}");
+        // fnruntime's `printFnExecErr` ends the exit code line with a blank line.
+        if line.starts_with("  Exit code: ") {
+            eprintln!();
+        }
     }
     if output == super::output::Output::InPlace {
         fs::write_changes(&a.dir, &before, &out.files)?;
