@@ -358,3 +358,49 @@ fn a_failing_function_is_reported_as_fnruntime_prints_it() {
         "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    oops\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
     );
 }
+
+/// kyaml's package reader walks the tree: sub-package files come where their directory
+/// sorts, between the parent's files, for `fn source` and `fn eval`'s input alike.
+#[test]
+fn resources_are_read_in_walk_order() {
+    let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let (tmp, _dir) = package(&[
+        (
+            "Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: root\n",
+        ),
+        ("a.yaml", &cm("a")),
+        ("z.yaml", &cm("z")),
+        (
+            "db/Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: db\n",
+        ),
+        ("db/m.yaml", &cm("m")),
+        ("db.yaml", &cm("dbfile")),
+        ("c/n.yaml", &cm("n")),
+    ]);
+    let paths = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter_map(|l| l.trim().strip_prefix("config.kubernetes.io/path: "))
+            .map(|p| p.trim_matches('\'').to_string())
+            .collect()
+    };
+    let want = [
+        "Kptfile",
+        "a.yaml",
+        "c/n.yaml",
+        "db/Kptfile",
+        "db/m.yaml",
+        "db.yaml",
+        "z.yaml",
+    ];
+    let (code, out, err) = porchctl(tmp.path(), &["fn", "source", "pkg"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(paths(&out), want);
+    let (code, out, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "-i", NOOP, "-o", "stdout"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(paths(&out), want);
+}

@@ -74,6 +74,7 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
             items.push(item);
         }
     }
+    kpt::package::sort_in_walk_order(&mut items);
     if let (Some(path), Output::Stdout) = (&a.fn_config, &out) {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("failed to read file {:?}", path.display()))?;
