@@ -65,3 +65,38 @@ pub async fn list_images(
     out.sort();
     Ok(out)
 }
+
+/// The tags of one repository (`host[:port]/path`, any tag or digest ignored) as its
+/// registry lists them: kpt HEAD's registry tag lister for a step's version
+/// constraint. Loopback and `insecure_registries` hosts are reached over plain HTTP.
+pub async fn list_tags(image: &str, options: &PullOptions) -> Result<Vec<String>, ContainerError> {
+    let err = |reason: String| ContainerError::Registry {
+        image: image.to_string(),
+        reason,
+    };
+    let reference: Reference = image.parse().map_err(|e| err(format!("{e}")))?;
+    let host = reference.resolve_registry().to_string();
+    let mut plain_http = options.insecure_registries.clone();
+    if is_loopback(&host) {
+        plain_http.push(host.clone());
+    }
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(plain_http),
+        connect_timeout: Some(Duration::from_secs(15)),
+        read_timeout: Some(Duration::from_secs(30)),
+        ..ClientConfig::default()
+    });
+    let auth = crate::auth::lookup(options.docker_config.as_deref(), &host);
+    let repo = Reference::with_tag(
+        reference.registry().to_string(),
+        reference.repository().to_string(),
+        "latest".into(),
+    );
+    let mut tags = client
+        .list_tags(&repo, &auth, Some(PAGE), None)
+        .await
+        .map_err(|e| err(e.to_string()))?
+        .tags;
+    tags.sort();
+    Ok(tags)
+}

@@ -295,9 +295,37 @@ impl ContainerRuntime {
     }
 }
 
+/// The registry's tag list for `image`, asked on a thread of its own with its own
+/// runtime (callers may already be async tasks).
+fn registry_tags(image: &str, options: &ContainerOptions) -> Result<Vec<String>, String> {
+    let image = image.to_string();
+    let pull_options = PullOptions {
+        insecure_registries: options.insecure_registries.clone(),
+        docker_config: options.docker_config.clone(),
+        max_image_bytes: None,
+        credentials: Default::default(),
+    };
+    // The HTTP client needs a TLS provider, as for pulls.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(crate::catalog::list_tags(&image, &pull_options))
+            .map_err(|e| e.to_string())
+    })
+    .join()
+    .unwrap_or_else(|_| Err("tag listing panicked".to_string()))
+}
+
 impl FunctionRuntime for ContainerRuntime {
     fn handles(&self, function: &FunctionRef) -> bool {
         matches!(function, FunctionRef::Image(_))
+    }
+
+    fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+        vec![registry_tags(image, &self.options)]
     }
 
     fn run(
@@ -331,6 +359,11 @@ impl LazyContainerRuntime {
 impl FunctionRuntime for LazyContainerRuntime {
     fn handles(&self, function: &FunctionRef) -> bool {
         matches!(function, FunctionRef::Image(_))
+    }
+
+    /// Listing needs no cache: the runtime stays unopened.
+    fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+        vec![registry_tags(image, &self.options)]
     }
 
     fn run(

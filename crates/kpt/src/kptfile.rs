@@ -179,6 +179,10 @@ pub struct Function {
     pub config_path: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config_map: BTreeMap<String, String>,
+    /// kpt HEAD: the function config is the package resource this names (kind, name and,
+    /// when given, apiVersion and namespace), wherever in the package it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_ref: Option<ConfigRef>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -190,6 +194,35 @@ pub struct Function {
     /// kpt HEAD: a CEL expression over the step's input; the step runs only when true.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub when: String,
+}
+
+/// A reference to the package resource a step takes as its function config.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigRef {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+}
+
+impl ConfigRef {
+    /// How the reference reads in messages: `apiVersion/Kind name` (namespace/name when set).
+    pub fn describe(&self) -> String {
+        let gvk = match (self.api_version.as_str(), self.kind.as_str()) {
+            ("", k) => k.to_string(),
+            (v, k) => format!("{v}/{k}"),
+        };
+        let name = match self.namespace.as_str() {
+            "" => self.name.clone(),
+            ns => format!("{ns}/{}", self.name),
+        };
+        format!("{gvk} {name}")
+    }
 }
 
 /// Resource selection criteria (all set fields must match).
@@ -437,6 +470,29 @@ impl Kptfile {
                         reason: "functionConfig must not specify both `configMap` and `configPath` at the same time".into(),
                     });
                 }
+                if let Some(r) = &f.config_ref {
+                    if !f.config_map.is_empty() || !f.config_path.is_empty() {
+                        let other = if f.config_map.is_empty() {
+                            "configPath"
+                        } else {
+                            "configMap"
+                        };
+                        return Err(KptfileError::Invalid {
+                            field: whole,
+                            value: String::new(),
+                            reason: format!(
+                                "functionConfig must not specify both `configRef` and `{other}` at the same time"
+                            ),
+                        });
+                    }
+                    if r.kind.trim().is_empty() || r.name.trim().is_empty() {
+                        return Err(KptfileError::Invalid {
+                            field: field("configRef"),
+                            value: r.describe(),
+                            reason: "configRef must specify `kind` and `name`".into(),
+                        });
+                    }
+                }
                 if !f.config_path.is_empty() {
                     let cp = &f.config_path;
                     // kpt cleans the path (Go's filepath.Clean) and refuses any ".."
@@ -600,6 +656,7 @@ fn type_for_expected(rest: &str) -> &'static str {
         (&["mutationSteps"], "RenderStatus"),
         (&["conditionType"], "ReadinessGate"),
         (&["apiVersion", "labels"], "Selector"),
+        (&["namespace", "kind", "apiVersion", "name"], "ConfigRef"),
         (&["labels"], "ObjectMeta"),
         (&["repo"], "Git"),
     ];

@@ -37,6 +37,20 @@ pub(crate) fn is_release(major: u32, minor: u32) -> bool {
     })
 }
 
+/// The patch of release `v<major>.<minor>` the current call is pinned to:
+/// `Some(patch)` for `v0.1.3`, `Some(u32::MAX)` for the floating `v0.1` (the
+/// release's latest patch), `None` for other tags.
+pub(crate) fn release_patch(major: u32, minor: u32) -> Option<u32> {
+    if !is_release(major, minor) {
+        return None;
+    }
+    CURRENT.with(|c| {
+        let tag = c.borrow();
+        let patch = tag.trim_start_matches('v').split('.').nth(2);
+        Some(patch.map_or(u32::MAX, |p| p.parse().unwrap_or(u32::MAX)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +71,10 @@ mod tests {
         assert!(!at("apply-setters:unstable", 0, 2));
         assert!(!at("apply-setters@sha256:abcd", 0, 2));
         assert!(!is_release(0, 2), "restored");
+        let patch = |image: &str| with(image, || release_patch(0, 1));
+        assert_eq!(patch("set-annotations:v0.1.3"), Some(3));
+        assert_eq!(patch("set-annotations:v0.1"), Some(u32::MAX));
+        assert_eq!(patch("set-annotations:v0.2.0"), None);
+        assert_eq!(patch("set-annotations:latest"), None);
     }
 }

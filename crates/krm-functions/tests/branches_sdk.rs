@@ -8,6 +8,7 @@ mod branches {
     pub mod create_setters;
     pub mod empty_input;
     pub mod harness;
+    pub mod legacy_releases;
     pub mod render;
     pub mod set_annotations;
     pub mod set_image;

@@ -24,6 +24,7 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::index::RepoId;
 use crate::objmeta::META_RESOURCE;
+use crate::store::{Change, GIT_WRITES_RESOURCE};
 
 /// A held lease; dropping it releases the lease.
 pub type LeaseGuard = Box<dyn Send + Sync>;
@@ -146,7 +147,10 @@ impl Engine {
     /// The repositories whose records `key` may be (drafts and object metadata are named
     /// `<repository>.<…>`); empty for other resources.
     pub fn repositories_of_record(&self, key: &ObjectKey) -> Vec<RepoId> {
-        if key.resource != DRAFT_RESOURCE && key.resource != META_RESOURCE {
+        if key.resource != DRAFT_RESOURCE
+            && key.resource != META_RESOURCE
+            && key.resource != GIT_WRITES_RESOURCE
+        {
             return Vec::new();
         }
         self.repositories(Some(&key.namespace))
@@ -157,6 +161,24 @@ impl Engine {
                     .is_some_and(|rest| rest.starts_with('.'))
             })
             .collect()
+    }
+
+    /// Tells the other replicas (through the shared log) that this one changed `id`'s git refs
+    /// in a way no record shows; they refresh the repository, and their read barrier waits
+    /// for that. Without a cluster it writes nothing. Called under the repository's lease,
+    /// after the git write.
+    pub(crate) async fn announce_git_write(&self, id: &RepoId) {
+        if !self.is_clustered() {
+            return;
+        }
+        let change = Change::GitWritten {
+            namespace: id.0.clone(),
+            repository: id.1.as_str().to_owned(),
+        };
+        if let Err(e) = self.inner.store.commit(vec![change]).await {
+            // Git holds the change; the other replicas see it at their next sync.
+            tracing::warn!(repository = %id.1, error = %e, "cannot announce a git write to the cluster");
+        }
     }
 
     /// Brings repository `id` up to date with the cluster (a no-op job: the queue's gate

@@ -183,6 +183,7 @@ impl Engine {
                     .await
                     .map_err(|e| EngineError::repo(&id.1, e))?;
                 tracing::info!(proposed, "deletion proposal changed");
+                self.announce_git_write(id).await;
                 let kpt = self
                     .load_kpt(id, repo.as_ref(), std::slice::from_ref(&meta))
                     .await;
@@ -271,6 +272,10 @@ impl Engine {
         };
         tracing::info!(revision = %published.key.revision, "published");
         failpoint::hit(failpoint::APPROVE_AFTER_PUSH);
+        if stored.is_none() {
+            // No draft record goes with this publish: the other replicas learn of it so.
+            self.announce_git_write(id).await;
+        }
         if stored.is_some() {
             // The published revision takes the draft's place in the index before the draft's
             // record goes: a reader in between (a controller reading the files) finds the one
@@ -529,6 +534,7 @@ impl Engine {
                 repo.delete(current.key.clone(), Some(commit))
                     .await
                     .map_err(|e| EngineError::repo(&id.1, e))?;
+                self.announce_git_write(id).await;
                 if meta_rv.is_some()
                     && let Err(e) = self
                         .inner

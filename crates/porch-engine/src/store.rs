@@ -37,7 +37,17 @@ pub(crate) enum Change {
     },
     /// Remove the metadata of an object.
     DeleteMeta(ObjectKey, Precondition),
+    /// Note that this replica changed repository `repository`'s git refs in a way no draft
+    /// or metadata record shows (a deletion proposal, a deleted tag): other replicas follow
+    /// the shared log and refresh the repository when they see it (`cluster`).
+    GitWritten {
+        namespace: String,
+        repository: String,
+    },
 }
+
+/// Store resource of the [`Change::GitWritten`] markers (internal; one record per repository).
+pub(crate) const GIT_WRITES_RESOURCE: &str = "engine.porch.kpt.dev/gitwrites";
 
 /// `Some(rv)`: must be at `rv`; `None`: must not exist.
 pub(crate) fn at(rv: Option<ResourceVersion>) -> Precondition {
@@ -207,6 +217,15 @@ fn to_write(change: Change) -> Write {
             key: meta_key(&namespace, &name),
             precondition,
             op: put(meta.encode()),
+        },
+        Change::GitWritten {
+            namespace,
+            repository,
+        } => Write {
+            key: ObjectKey::new(GIT_WRITES_RESOURCE, namespace, format!("{repository}.git")),
+            precondition: Precondition::None,
+            // The content is the record's own version: every marker is a change.
+            op: WriteOp::Put(Box::new(|rv, _| rv.to_string().into_bytes())),
         },
     }
 }

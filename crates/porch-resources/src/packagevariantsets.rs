@@ -94,6 +94,7 @@ pub async fn run(
             stop.clone(),
         )));
     }
+    let barrier = engine.clone();
     feeds.push(tokio::spawn(feed_from_engine(
         engine,
         interest.clone(),
@@ -111,7 +112,12 @@ pub async fn run(
     drop(tx);
     tracing::info!("PackageVariantSet controller started");
     // The runner returns when every feed (sender) has stopped.
-    runner::run(objects, rx, RESYNC).await;
+    // On a replica, each sweep decides from an index that has every write made before.
+    let caught_up: runner::CaughtUp = Arc::new(move || {
+        let engine = barrier.clone();
+        Box::pin(async move { engine.caught_up().await })
+    });
+    runner::run(objects, rx, RESYNC, caught_up).await;
     for f in feeds {
         let _ = f.await;
     }

@@ -125,12 +125,13 @@ const BARRIER_TIMEOUT: Duration = Duration::from_secs(10);
 /// with every write committed (through any replica) before the request arrived: the event
 /// log up to the store's current resourceVersion is applied (drafts, object metadata) and
 /// the repository controller has handled the Repository events among them, including the
-/// first open of a Repository the leader already reports Ready. A client that created something through one replica
-/// thus finds it through the next. Costs one small query per request; waits only while
-/// this replica lags.
+/// first open of a Repository the leader already reports Ready. A client that created
+/// something through one replica thus finds it through the next. Costs one small query per
+/// request, shared by the requests that arrive together (`porch_store_postgres::RvProbe`);
+/// waits only while this replica lags.
 #[derive(Clone)]
 pub struct ReadBarrier {
-    pg: Arc<PgStore>,
+    probe: Arc<porch_store_postgres::RvProbe>,
     applied: watch::Receiver<Applied>,
     controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
     authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
@@ -144,7 +145,7 @@ impl ReadBarrier {
         authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
     ) -> Self {
         Self {
-            pg,
+            probe: Arc::new(pg.rv_probe()),
             applied,
             controller,
             authorizer,
@@ -153,7 +154,7 @@ impl ReadBarrier {
 
     /// Waits (bounded) until this replica has applied every write committed so far.
     pub async fn wait(&self) {
-        let Ok(rv) = self.pg.resource_version().await else {
+        let Ok(rv) = self.probe.current().await else {
             return; // the request meets the outage itself
         };
         let caught_up = async {

@@ -340,6 +340,28 @@ async fn each_step_through_the_next_replica_sees_the_previous_one() {
                     "replica {k} serves {name} as published"
                 );
             }
+            // A deletion proposal and a deletion change only git refs (no record of the
+            // revision changes), yet every replica serves them at once.
+            porch::set_lifecycle(&r(i + 1), &name, "DeletionProposed")
+                .await
+                .unwrap_or_else(|e| panic!("propose deletion of {name}: {e:?}"));
+            for k in 0..3 {
+                let got = r(k).get(&name).await.expect("get through every replica");
+                assert_eq!(
+                    got.data["spec"]["lifecycle"], "DeletionProposed",
+                    "replica {k} serves the deletion proposal of {name}"
+                );
+            }
+            r(i + 2)
+                .delete(&name, &Default::default())
+                .await
+                .unwrap_or_else(|e| panic!("delete {name}: {e:?}"));
+            for k in 0..3 {
+                assert!(
+                    porch::is_gone(&r(k), &name).await,
+                    "replica {k} no longer serves the deleted {name}"
+                );
+            }
         }
     }
 }

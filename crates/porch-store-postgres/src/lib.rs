@@ -15,7 +15,8 @@
 //!   once, in resourceVersion order (LISTEN/NOTIFY wakes a follower that reads the log; a slow
 //!   poll covers lost notifications) (`follow`);
 //! * offers the cluster primitives replicas need: per-key leases on session advisory locks that
-//!   a crashed replica's closed connection releases, and leader election (`lease`).
+//!   a crashed replica's closed connection releases, and leader election (`lease`), and the
+//!   current resourceVersion for read barriers, one coalesced query per round (`rv_probe`).
 //!
 //! * talks TLS to PostgreSQL (rustls) with libpq's `sslmode` (`disable`, `prefer`, `require`,
 //!   `verify-ca`, `verify-full`) and `sslrootcert` (`tls`).
@@ -34,10 +35,12 @@ mod follow;
 pub mod lease;
 mod ops;
 mod pg_store;
+mod rv_probe;
 mod schema;
 pub mod tls;
 
 pub use error::PgError;
 pub use lease::{LeaderElection, Lease};
 pub use pg_store::{PgStore, PgStoreOptions};
+pub use rv_probe::RvProbe;
 pub use tls::PgConnect;

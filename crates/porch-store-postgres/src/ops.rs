@@ -23,7 +23,7 @@ use crate::error::pg;
 /// The NOTIFY channel that announces committed writes to every replica.
 pub(crate) const CHANNEL: &str = "porch_events";
 
-fn rv_out(v: i64) -> ResourceVersion {
+pub(crate) fn rv_out(v: i64) -> ResourceVersion {
     u64::try_from(v).unwrap_or(0)
 }
 

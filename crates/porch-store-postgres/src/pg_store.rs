@@ -129,15 +129,10 @@ impl PgStore {
         })
     }
 
-    /// The last committed resourceVersion, read without blocking the caller's thread (for
-    /// replicas' read barrier).
-    pub async fn resource_version(&self) -> Result<ResourceVersion, StoreError> {
-        let pool = self.pool.clone();
-        self.bridge
-            .handle()
-            .spawn(async move { ops::current_rv(&pool).await })
-            .await
-            .map_err(|e| StoreError::Unavailable(format!("store query failed: {e}")))?
+    /// A coalescing reader of the current resourceVersion for read barriers, running on the
+    /// caller's runtime with a connection of its own (`rv_probe`).
+    pub fn rv_probe(&self) -> crate::RvProbe {
+        crate::RvProbe::start(self.connect.clone())
     }
 
     /// Checks that the database answers (for readiness). Async: runs on the store's runtime.

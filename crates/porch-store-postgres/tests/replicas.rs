@@ -193,3 +193,74 @@ fn an_outage_fails_calls_as_unavailable_until_the_database_is_back() {
         "no half-done write"
     );
 }
+
+/// The read-barrier probe answers with a version at least as new as every write committed
+/// (through any replica) before the call began, also for many callers at once, and recovers
+/// after PostgreSQL comes back.
+#[test]
+fn the_version_probe_sees_every_write_committed_before_the_call() {
+    let mut server = PostgresServer::start().expect("postgres");
+    let url = server.url();
+    let (a, b) = (connect(&url), connect(&url));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let probe = Arc::new(runtime.block_on(async { b.rv_probe() }));
+    for n in 0..20 {
+        let written = a
+            .write(vec![put(&format!("p{n}"), Precondition::MustNotExist, "x")])
+            .expect("write through the other replica")[0]
+            .object
+            .resource_version;
+        // 16 callers at once: each sees this write.
+        let seen = runtime.block_on(async {
+            let calls: Vec<_> = (0..16)
+                .map(|_| {
+                    let p = probe.clone();
+                    tokio::spawn(async move { p.current().await })
+                })
+                .collect();
+            let mut seen = Vec::new();
+            for c in calls {
+                seen.push(c.await.expect("task").expect("current version"));
+            }
+            seen
+        });
+        assert!(
+            seen.iter().all(|rv| *rv >= written),
+            "round {n}: every caller sees version {written}: {seen:?}"
+        );
+    }
+    server.stop().expect("stop");
+    let down = runtime.block_on(probe.current());
+    assert_eq!(
+        down.expect_err("no database").kind(),
+        ErrorKind::Unavailable
+    );
+    server.start_again().expect("start");
+    let written = a
+        .write(vec![put("after", Precondition::MustNotExist, "x")])
+        .or_else(|_| {
+            std::thread::sleep(Duration::from_secs(1));
+            a.write(vec![put("after", Precondition::MustNotExist, "x")])
+        })
+        .expect("write after the restart")[0]
+        .object
+        .resource_version;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match runtime.block_on(probe.current()) {
+            Ok(rv) => {
+                assert!(rv >= written, "the reconnected probe sees {written}");
+                break;
+            }
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("the probe did not reconnect: {e}"),
+        }
+    }
+}

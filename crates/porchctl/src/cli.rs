@@ -6,21 +6,24 @@
 //! porchctl prints for a non-kpt error: kubectl's `CheckErr` form `error: <msg>`, exit
 //! code 1, no usage text (the root command sets `SilenceUsage`).
 
+use std::cell::RefCell;
 use std::ffi::OsStr;
+use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, Command};
 
-/// The pflag message of the last value a parser below refused. clap's own error for a
-/// refused value carries no custom text that can be read back, so the parser leaves it
-/// here for [`report`].
-static FLAG_ERROR: Mutex<Option<String>> = Mutex::new(None);
+// The pflag message of the last value a parser below refused. clap's own error for a
+// refused value carries no custom text that can be read back, so the parser leaves it
+// here for [`report`] (per thread: one command line is read on one thread).
+thread_local! {
+    static FLAG_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+}
 
 /// pflag's name of a flag in messages: `-n, --namespace` or `--name`.
-fn flag_name(arg: Option<&Arg>) -> String {
+pub(crate) fn flag_name(arg: Option<&Arg>) -> String {
     match arg.map(|a| (a.get_short(), a.get_long())) {
         Some((Some(s), Some(l))) => format!("-{s}, --{l}"),
         Some((None, Some(l))) => format!("--{l}"),
@@ -30,7 +33,7 @@ fn flag_name(arg: Option<&Arg>) -> String {
 }
 
 /// Go's `%q` of a string (the ASCII cases the command line meets).
-fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     format!("{s:?}")
 }
 
@@ -40,9 +43,7 @@ fn refuse(arg: Option<&Arg>, value: &str, why: String) -> clap::Error {
         go_quote(value),
         go_quote(&flag_name(arg))
     );
-    if let Ok(mut slot) = FLAG_ERROR.lock() {
-        *slot = Some(message);
-    }
+    FLAG_ERROR.with(|slot| *slot.borrow_mut() = Some(message));
     clap::Error::new(ErrorKind::ValueValidation)
 }
 
@@ -152,6 +153,58 @@ where
     }
 }
 
+/// A duration flag value, as pflag's `durationValue.Set` (Go's `time.ParseDuration`).
+#[derive(Clone, Debug)]
+pub struct GoDuration;
+
+impl TypedValueParser for GoDuration {
+    type Value = std::time::Duration;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<std::time::Duration, clap::Error> {
+        let s = value.to_string_lossy();
+        let nanos = crate::go_duration::parse(&s).map_err(|why| refuse(arg, &s, why))?;
+        // A negative duration waits no time at all.
+        Ok(std::time::Duration::from_nanos(
+            u64::try_from(nanos).unwrap_or_default(),
+        ))
+    }
+}
+
+/// kpt's `--image-pull-policy`: at kpt HEAD a pflag value (`fnruntime.ImagePullPolicy`,
+/// case-insensitive) whose `Set` refuses in its own words, typo included.
+#[derive(Clone, Debug)]
+pub struct KptPullPolicy;
+
+impl TypedValueParser for KptPullPolicy {
+    type Value = fn_container::PullPolicy;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<fn_container::PullPolicy, clap::Error> {
+        let s = value.to_string_lossy();
+        s.parse().map_err(|_| {
+            refuse(
+                arg,
+                &s,
+                "must must be one of Always, IfNotPresent, Never".into(),
+            )
+        })
+    }
+}
+
+/// The pflag message a value parser of this module left for the value it refused last.
+pub fn take_flag_error() -> Option<String> {
+    FLAG_ERROR.with(|slot| slot.borrow_mut().take())
+}
+
 /// The elements one occurrence of a string-slice flag adds (see [`GoCsv`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CsvElements(pub Vec<String>);
@@ -177,35 +230,43 @@ impl TypedValueParser for GoCsv {
     }
 }
 
-/// kpt's `--image-pull-policy` (`fnruntime.ImagePullPolicy.Set`): any case of `Always`,
-/// `IfNotPresent`, `Never`; anything else refused in kpt's words (its doubled "must"
-/// included).
-#[derive(Clone, Debug)]
-pub struct PullPolicyFlag;
-
-impl TypedValueParser for PullPolicyFlag {
-    type Value = fn_container::PullPolicy;
-
-    fn parse_ref(
-        &self,
-        _cmd: &Command,
-        arg: Option<&Arg>,
-        value: &OsStr,
-    ) -> Result<fn_container::PullPolicy, clap::Error> {
-        let s = value.to_string_lossy();
-        s.parse().map_err(|_| {
-            refuse(
-                arg,
-                &s,
-                "must must be one of Always, IfNotPresent, Never".to_string(),
-            )
-        })
-    }
-}
-
 /// All elements of a string-slice flag's occurrences, in order.
 pub fn csv_elements(values: &[CsvElements]) -> Vec<String> {
     values.iter().flat_map(|v| v.0.iter().cloned()).collect()
+}
+
+/// The logging flags upstream's root command carries: klog's (added from Go's flag set,
+/// hidden) and component-base's `--log-flush-frequency`. Accepted everywhere and
+/// ignored (set RUST_LOG for logs); their values are checked as upstream checks them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LogFlags {
+    #[arg(long, global = true, hide = true)]
+    add_dir_header: bool,
+    #[arg(long, global = true, hide = true)]
+    alsologtostderr: bool,
+    #[arg(long, global = true, hide = true, value_name = "FILE:N")]
+    log_backtrace_at: Option<String>,
+    #[arg(long, global = true, hide = true, value_name = "DIR")]
+    log_dir: Option<String>,
+    #[arg(long, global = true, hide = true, value_name = "FILE")]
+    log_file: Option<String>,
+    #[arg(long, global = true, hide = true, value_name = "MB", value_parser = GoInt::<u64>::new())]
+    log_file_max_size: Option<u64>,
+    #[arg(long, global = true, hide = true)]
+    logtostderr: bool,
+    #[arg(long, global = true, hide = true)]
+    one_output: bool,
+    #[arg(long, global = true, hide = true)]
+    skip_headers: bool,
+    #[arg(long, global = true, hide = true)]
+    skip_log_headers: bool,
+    #[arg(long, global = true, hide = true, value_name = "SEVERITY")]
+    stderrthreshold: Option<String>,
+    #[arg(long, global = true, hide = true, value_name = "PATTERN=N")]
+    vmodule: Option<String>,
+    /// Maximum time between log flushes (accepted; logs are not buffered).
+    #[arg(long, global = true, value_name = "DURATION", value_parser = GoDuration)]
+    log_flush_frequency: Option<std::time::Duration>,
 }
 
 /// Give every flag of `cmd` (and its sub-commands) pflag's forms.
@@ -255,6 +316,12 @@ fn adapt_arg(arg: Arg) -> Arg {
             .hide_default_value(true)
             .value_parser(GoBool);
     }
+    if is_optional_value(&arg)
+        && arg.get_value_parser().type_id() == clap::builder::ValueParser::bool().type_id()
+    {
+        // A boolean declared with an optional value (`--flag[=bool]`): pflag's bool flag.
+        return arg.require_equals(true).value_parser(GoBool);
+    }
     if matches!(arg.get_action(), ArgAction::Set | ArgAction::Append) && !is_optional_value(&arg) {
         // pflag gives a value flag the next word whatever it starts with.
         return arg.allow_hyphen_values(true);
@@ -278,14 +345,29 @@ pub fn report(err: &clap::Error, argv: &[String], cmd: &Command) -> ExitCode {
         }
         _ => {}
     }
-    // kubectl's CheckErr adds a newline unless the message ends in one.
-    let text = message(err, argv, cmd);
-    if text.ends_with('\n') {
-        eprint!("error: {text}");
-    } else {
-        eprintln!("error: {text}");
-    }
+    fail(&message(err, argv, cmd))
+}
+
+/// Print a command-line error as kubectl's `CheckErr` does (porchctl's handler for
+/// errors that are not kpt's): `error: <msg>`, a newline unless the message ends in
+/// one; exit code 1.
+pub fn fail(text: &str) -> ExitCode {
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    let _ = write!(std::io::stderr(), "error: {text}{newline}");
     ExitCode::FAILURE
+}
+
+/// A command group's RunE without a sub-command: `cmd.Usage()`, which cobra writes to
+/// stderr; success.
+pub fn usage(root: &Command, path: &[String]) -> ExitCode {
+    let argv = std::iter::once("porchctl".to_string())
+        .chain(path.iter().cloned())
+        .chain(std::iter::once("--help".to_string()));
+    if let Err(e) = root.clone().try_get_matches_from(argv) {
+        // A closed stderr is no failure of the command.
+        let _ = write!(std::io::stderr(), "{}", e.render());
+    }
+    ExitCode::SUCCESS
 }
 
 fn context_str(err: &clap::Error, kind: ContextKind) -> Option<String> {
@@ -299,7 +381,7 @@ fn context_str(err: &clap::Error, kind: ContextKind) -> Option<String> {
 /// cobra's and pflag's text for a clap error.
 fn message(err: &clap::Error, argv: &[String], cmd: &Command) -> String {
     if err.kind() == ErrorKind::ValueValidation
-        && let Some(m) = FLAG_ERROR.lock().ok().and_then(|mut slot| slot.take())
+        && let Some(m) = FLAG_ERROR.with(|slot| slot.borrow_mut().take())
     {
         return m;
     }
@@ -366,6 +448,11 @@ fn suggestions(root: &Command, argv: &[String], typed: &str) -> String {
         .split(' ')
         .skip(1)
         .fold(root, |c, name| c.find_subcommand(name).unwrap_or(c));
+    suggestions_for(level, typed)
+}
+
+/// cobra's `findSuggestions` among the sub-commands of `level`.
+pub(crate) fn suggestions_for(level: &Command, typed: &str) -> String {
     let typed_lower = typed.to_lowercase();
     let names: Vec<&str> = level
         .get_subcommands()
@@ -450,7 +537,7 @@ fn missing_positionals(err: &clap::Error, argv: &[String], root: &Command) -> St
 }
 
 /// clap's message without its `error: ` prefix, usage and tips.
-fn first_line(err: &clap::Error) -> String {
+pub(crate) fn first_line(err: &clap::Error) -> String {
     let text = err.render().to_string();
     let line = text.lines().next().unwrap_or_default();
     line.strip_prefix("error: ").unwrap_or(line).to_string()

@@ -1,4 +1,4 @@
-//! The command line parsed through [`crate::cli::adapt`] as the binary parses it: every
+//! The command line parsed through [`crate::pflag::read`] as the binary parses it: every
 //! form pflag accepts, per flag type.
 
 use clap::{CommandFactory, FromArgMatches};
@@ -7,12 +7,20 @@ use crate::repo_cmd::{RepoArgs, RepoCommand};
 use crate::rpkg_cmd::{RpkgArgs, RpkgCommand};
 use crate::{Cli, Command, cli};
 
-fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-    let argv: Vec<&str> = std::iter::once("porchctl")
+/// The command line read as the binary reads it: pflag's reading, then clap's.
+fn parse(args: &[&str]) -> Result<Cli, String> {
+    let argv: Vec<String> = std::iter::once("porchctl")
         .chain(args.iter().copied())
+        .map(str::to_string)
         .collect();
-    let m = cli::adapt(Cli::command()).try_get_matches_from(argv)?;
-    Cli::from_arg_matches(&m)
+    let mut cmd = cli::adapt(Cli::command());
+    cmd.build();
+    let argv = match crate::pflag::read(&cmd, &argv)? {
+        crate::pflag::Reading::Run(argv) => argv,
+        usage => return Err(format!("{usage:?}")),
+    };
+    let m = cmd.try_get_matches_from(argv).map_err(|e| e.to_string())?;
+    Cli::from_arg_matches(&m).map_err(|e| e.to_string())
 }
 
 fn repo(args: &[&str]) -> RepoArgs {
@@ -146,8 +154,24 @@ fn integer_flags_are_parsed_as_strconv_does() {
 
 #[test]
 fn duration_flags_take_both_forms() {
-    assert_eq!(reg!("u", "--timeout", "90s").timeout, "90s");
-    assert_eq!(reg!("u", "--timeout=2m").timeout, "2m");
+    use std::time::Duration;
+    assert_eq!(
+        reg!("u", "--timeout", "90s").timeout,
+        Duration::from_secs(90)
+    );
+    assert_eq!(reg!("u", "--timeout=2m").timeout, Duration::from_secs(120));
+    assert_eq!(
+        reg!("u", "--timeout=1m30s").timeout,
+        Duration::from_secs(90)
+    );
+    assert_eq!(reg!("u").timeout, Duration::from_secs(120), "default");
+    assert!(parse(&["repo", "reg", "u", "--timeout=90"]).is_err());
+    assert_eq!(
+        cli::take_flag_error().as_deref(),
+        Some(
+            "invalid argument \"90\" for \"--timeout\" flag: time: missing unit in duration \"90\""
+        )
+    );
     assert_eq!(
         repo(&["repo", "get", "--request-timeout", "5s"])
             .conn
@@ -208,4 +232,58 @@ fn porch_commands_ignore_arguments_they_do_not_read() {
     let r = reg!("http://a/x.git", "extra", "--deployment", "more");
     assert_eq!(r.repository.as_deref(), Some("http://a/x.git"));
     assert!(r.deployment);
+}
+
+#[test]
+fn fn_eval_reads_string_arrays_and_shorts_as_kpt() {
+    let eval = match parse(&[
+        "fn",
+        "eval",
+        "-e",
+        "A=1,2",
+        "--env=B",
+        "-eC",
+        "pkg",
+        "-i=img",
+        "-s",
+        "-tmutator",
+        "--match_kind",
+        "Kptfile",
+        "--",
+        "k=v",
+        "-x",
+    ])
+    .expect("parses")
+    .command
+    {
+        Command::Fn(crate::fn_cmd::FnCommand::Eval(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    // kpt's `--env` is a string array: each value whole, never split on commas.
+    assert_eq!(eval.env, ["A=1,2", "B", "C"]);
+    assert_eq!(eval.image.as_deref(), Some("img"));
+    assert!(eval.save);
+    assert_eq!(eval.fn_type, "mutator");
+    assert_eq!(eval.match_kind.as_deref(), Some("Kptfile"));
+    assert_eq!(eval.dir, std::path::PathBuf::from("pkg"));
+    assert_eq!(eval.fn_args, ["k=v", "-x"]);
+}
+
+#[test]
+fn label_columns_are_kubectls_string_slice() {
+    let cols = match repo(&[
+        "repo",
+        "get",
+        "-L",
+        "a,\"b,c\"",
+        "-L=d",
+        "--label-columns",
+        "e",
+    ])
+    .command
+    {
+        RepoCommand::Get(g) => cli::csv_elements(&g.print.label_columns),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(cols, ["a", "b,c", "d", "e"]);
 }

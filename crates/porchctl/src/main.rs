@@ -6,6 +6,8 @@
 mod cli;
 mod fn_cmd;
 mod go_csv;
+mod go_duration;
+mod pflag;
 mod pkg_cmd;
 mod remote;
 mod repo_cmd;
@@ -22,7 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// porchctl: manage kpt packages locally and through porch-server.
 #[derive(Debug, Parser)]
-#[command(name = "porchctl", version, about, long_about = None)]
+#[command(name = "porchctl", about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,6 +74,8 @@ struct Cli {
         value_parser = cli::GoInt::<i32>::new()
     )]
     verbosity: Option<i32>,
+    #[command(flatten)]
+    logging: cli::LogFlags,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,8 +96,9 @@ enum Command {
     Version,
     /// Generate the autocompletion script for the specified shell.
     Completion {
-        /// bash, zsh, fish, elvish or powershell.
-        shell: clap_complete::Shell,
+        /// bash, zsh, fish, elvish or powershell (without one, this help, as cobra's
+        /// `completion` group prints).
+        shell: Option<clap_complete::Shell>,
     },
 }
 
@@ -102,7 +107,13 @@ fn parse() -> Result<Cli, ExitCode> {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cmd = cli::adapt(Cli::command());
+    let mut cmd = cli::adapt(Cli::command());
+    cmd.build();
+    let argv = match pflag::read(&cmd, &argv) {
+        Ok(pflag::Reading::Run(args)) => args,
+        Ok(pflag::Reading::Usage(path)) => return Err(cli::usage(&cmd, &path)),
+        Err(message) => return Err(cli::fail(&message)),
+    };
     let matches = cmd
         .clone()
         .try_get_matches_from(&argv)
@@ -135,7 +146,16 @@ fn main() -> ExitCode {
             println!("Git commit: {}", env!("PORCHCTL_GIT_COMMIT"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completion { shell } => {
+        Command::Completion { shell: None } => {
+            let mut root = cli::adapt(Cli::command());
+            root.build();
+            if let Some(completion) = root.find_subcommand_mut("completion") {
+                let help = completion.render_long_help().to_string();
+                let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), help.as_bytes());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completion { shell: Some(shell) } => {
             // Generated into memory first: clap_complete panics on a write error, and a
             // closed pipe (`porchctl completion bash | head`) is not a crash.
             let mut script = Vec::new();

@@ -117,5 +117,74 @@ fn the_image_pull_policy_flag_is_honoured() {
 
     let (code, stderr) = eval("Sometimes");
     assert_ne!(code, 0, "{stderr}");
-    assert!(stderr.contains("Always, IfNotPresent, Never"), "{stderr}");
+    assert!(
+        stderr.contains("must must be one of Always, IfNotPresent, Never"),
+        "{stderr}"
+    );
+}
+
+/// kpt HEAD's tag resolver: a step's `tag:` that is a version constraint takes the
+/// highest tag of the registry that satisfies it (signature tags, words and
+/// pre-releases aside); `fn render` shows and records the resolved image, and a
+/// constraint no tag satisfies fails the step naming the constraint.
+#[test]
+fn a_tag_constraint_runs_the_highest_matching_registry_tag() {
+    let registry = Registry::start();
+    let mut repo = String::new();
+    for (tag, color) in [
+        ("v0.1.9", "old"),
+        ("v0.2.1", "low"),
+        ("v0.2.10", "picked"),
+        ("v0.3.0", "newer"),
+        ("v0.2.11-rc.1", "pre"),
+        ("latest", "word"),
+    ] {
+        let script =
+            format!("sed 's/^  metadata:$/  metadata:\\n    labels:\\n      color: {color}/'\n");
+        let pushed = registry.push(&function_image(&script), &format!("fn/tagged:{tag}"), false);
+        repo = pushed
+            .rsplit_once(':')
+            .map(|(r, _)| r.to_string())
+            .expect("tag");
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).expect("mkdir");
+    let kptfile = |tag: &str| {
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n\
+             \x20   - image: {repo}:v0.0.1\n      tag: \"{tag}\"\n"
+        )
+    };
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
+    std::fs::write(pkg.join("Kptfile"), kptfile("~0.2")).expect("Kptfile");
+    std::fs::write(pkg.join("cm.yaml"), cm).expect("cm");
+    let cache = tmp.path().join("cache");
+
+    let (code, stderr) = porchctl(&["fn", "render", "pkg"], tmp.path(), &cache);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!("[PASS] \"{repo}:v0.2.10\"")),
+        "{stderr}"
+    );
+    let out = std::fs::read_to_string(pkg.join("cm.yaml")).expect("cm");
+    assert!(out.contains("color: picked"), "{out}");
+    let status = std::fs::read_to_string(pkg.join("Kptfile")).expect("Kptfile");
+    assert!(
+        status.contains(&format!("      - image: {repo}:v0.2.10\n")),
+        "{status}"
+    );
+
+    std::fs::write(pkg.join("Kptfile"), kptfile(">=0.4")).expect("Kptfile");
+    std::fs::write(pkg.join("cm.yaml"), cm).expect("cm");
+    let (code, stderr) = porchctl(&["fn", "render", "pkg"], tmp.path(), &cache);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("no tag could be found matching the version constraint \">=0.4\""),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(pkg.join("cm.yaml")).expect("cm"),
+        cm
+    );
 }

@@ -277,7 +277,8 @@ fn eval_pre_run_checks_use_kpt_texts() {
     for (args, want) in cases {
         let (code, err) = porchctl(tmp.path(), args);
         assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        // Plain errors of kpt's preRunE: kubectl's `error: ` form.
+        assert_eq!(err, format!("error: {want}\n"), "{args:?}");
     }
 }
 
@@ -327,18 +328,27 @@ fn tag_overrides_the_image_tag_in_render_and_eval() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains(&format!("[PASS] \"{SET_LABELS}\"")), "{err}");
     assert!(read(&dir, "Kptfile").contains(&format!("      - image: {SET_LABELS}\n")));
-    // A semver range needs the registry's tag list: a step error naming the image.
-    let pipeline = "  mutators:\n    - image: set-labels\n      tag: \"~0.2\"\n";
+    // A semver range needs a registry's tag list; one that cannot be reached (a
+    // `.invalid` host never resolves) knows no tag: a step error naming the constraint.
+    let pipeline =
+        "  mutators:\n    - image: registry.invalid/fn/set-labels\n      tag: \"~0.2\"\n";
     let (tmp, dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
     let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains(
-            "failed to list tags for image \"ghcr.io/kptdev/krm-functions-catalog/set-labels\""
-        ),
+        err.contains("no tag could be found matching the version constraint \"~0.2\""),
         "{err}"
     );
     assert_eq!(read(&dir, "cm.yaml"), SECRETLESS);
+    // A tag that is neither a version, a constraint nor a valid image tag.
+    let pipeline = "  mutators:\n    - image: set-labels\n      tag: \"a/b\"\n";
+    let (tmp, _dir) = package(&[("Kptfile", &kptfile(pipeline)), ("cm.yaml", SECRETLESS)]);
+    let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`function.tag` \"a/b\" must be a valid image tag"),
+        "{err}"
+    );
     let (code, err) = porchctl(
         tmp.path(),
         &[

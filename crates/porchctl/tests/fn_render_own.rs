@@ -373,3 +373,76 @@ fn an_unchanged_file_gets_only_the_final_line_break_it_lacked() {
     assert_eq!(files["other.yaml"], format!("{other}\n"));
     assert_eq!(files["README.md"], "no newline", "not a resource file");
 }
+
+/// kpt's `namespaceMatch` / `annoMatch`: a selector's namespace must equal the
+/// item's, and every annotation it names must be present with that value (an
+/// absent annotation does not match, even against an empty value). The
+/// `[RUNNING]` line counts what was selected.
+#[test]
+fn namespace_and_annotation_selectors_pick_exact_matches_and_are_counted() {
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        team: a\n      selectors:\n        - namespace: blue\n        - annotations:\n            pick: \"\"\n"
+    );
+    let with_ns = |name: &str, ns: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata:\n  k: v\n"
+        )
+    };
+    let annotated = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: annotated\n  annotations:\n    pick: \"\"\ndata:\n  k: v\n";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("blue.yaml", &with_ns("in-blue", "blue")),
+        ("green.yaml", &with_ns("in-green", "green")),
+        ("annotated.yaml", annotated),
+        ("plain.yaml", &cm("plain")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "[RUNNING] \"{SET_LABELS}\" on 2 resource(s) on package \"pkg\""
+        )),
+        "{stderr}"
+    );
+    let files = snapshot(&dir);
+    assert!(
+        files["blue.yaml"].contains("    team: a\n"),
+        "{}",
+        files["blue.yaml"]
+    );
+    assert!(
+        files["annotated.yaml"].contains("    team: a\n"),
+        "{}",
+        files["annotated.yaml"]
+    );
+    assert_eq!(files["green.yaml"], with_ns("in-green", "green"));
+    assert_eq!(files["plain.yaml"], cm("plain"));
+}
+
+/// A package's generator may place a new resource in a subpackage's directory
+/// (`config.kubernetes.io/path: ./db/...`): kpt writes it there, below the
+/// generating package, and the subpackage's own files stay as they were.
+#[test]
+fn a_generated_resource_may_be_written_into_a_subpackage_directory() {
+    let generator = "#!/bin/sh\nsed -e 's|^items:$|items:\\n- apiVersion: v1\\n  kind: ConfigMap\\n  metadata:\\n    name: made\\n    annotations:\\n      config.kubernetes.io/path: ./db/made.yaml\\n  data:\\n    k: v|'\n";
+    let (_tmp, dir) = package(&[
+        ("gen.sh", generator),
+        ("db/Kptfile", &kptfile("db", "")),
+        ("db/cm.yaml", &cm("db-cm")),
+    ]);
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - exec: {}\n",
+        dir.join("gen.sh").display()
+    );
+    std::fs::write(dir.join("Kptfile"), kptfile("pkg", &pipeline)).expect("write");
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    let made = files
+        .get("db/made.yaml")
+        .expect("the generated file is in db/");
+    assert!(made.contains("  name: made\n"), "{made}");
+    assert!(!made.contains("config.kubernetes.io/path"), "{made}");
+    assert_eq!(files["db/cm.yaml"], cm("db-cm"));
+    assert!(!files.contains_key("made.yaml"));
+}

@@ -1,49 +1,37 @@
-//! A step's `tag:` (kpt HEAD's tag resolver): the tag replaces the image's own tag or
-//! digest; an exact version or a plain word is used as it is, a semver constraint
-//! would need the registry's tag list.
+//! A step's `tag:` (kpt HEAD's `TagResolver.ResolveFunctionImage`): the tag replaces
+//! the image's own tag or digest. An exact version is used as it is; a version
+//! constraint is resolved to the highest matching tag the runtime's tag listers
+//! know; anything else is used literally when it is a valid image tag.
 
 use super::run::resolve_image;
+use super::semver::{Constraints, Version};
+use crate::runtime::FunctionRuntime;
 
-/// What a step's `tag:` is, as kpt HEAD's tag resolver reads it (Masterminds semver).
-#[derive(Debug, PartialEq, Eq)]
-enum TagKind {
-    /// An exact version (`v0.2.4`, `0.4`, `1`): used as the tag.
-    Version,
-    /// A version constraint (`~0.2`, `0.4.1 - 0.4.3`, `>=1, <2`): needs the registry's tags.
-    Constraint,
-    /// Anything else (`latest`, `unstable`): used literally.
-    Literal,
+/// What the OCI distribution spec allows as a tag (kpt's `imageTagRegex`).
+fn valid_tag(tag: &str) -> bool {
+    let b = tag.as_bytes();
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    !b.is_empty()
+        && b.len() <= 128
+        && word(&b[0])
+        && b[1..].iter().all(|c| word(c) || *c == b'.' || *c == b'-')
 }
 
-fn tag_kind(tag: &str) -> TagKind {
-    static VERSION: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let version = VERSION.get_or_init(|| {
-        regex::Regex::new(r"^v?[0-9]+(\.[0-9]+)?(\.[0-9]+)?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
-            .ok()
-    });
-    if version.as_ref().is_some_and(|re| re.is_match(tag)) {
-        return TagKind::Version;
-    }
-    let constraint_chars = tag
-        .chars()
-        .all(|c| c.is_ascii_digit() || " .,|-^~<>=!*xXv".contains(c));
-    if constraint_chars
-        && tag
-            .chars()
-            .any(|c| c.is_ascii_digit() || matches!(c, '*' | 'x' | 'X'))
-    {
-        TagKind::Constraint
-    } else {
-        TagKind::Literal
-    }
+/// Tags kpt's resolver skips before parsing: signature/attestation tags
+/// (`sha256-…`) and git-based builds (`…-git-…`).
+fn candidate(tag: &str) -> bool {
+    !tag.starts_with("sha256-") && !tag.contains("-git-")
 }
 
-/// The image a step runs: [`resolve_image`], then kpt HEAD's `tag:` override (the
-/// image's own tag or digest replaced). A version constraint needs the registry's tag
-/// list, which is not available here: that is an error naming the image.
-pub fn resolve_image_tag(image: &str, tag: &str) -> Result<String, String> {
+/// The image a step runs: [`resolve_image`], then the `tag:` override as kpt HEAD
+/// does it. A constraint asks every tag lister of `runtime`; a lister that fails or
+/// knows no tags is passed over, and the highest matching version of all wins.
+pub fn resolve_image_tag(
+    image: &str,
+    tag: &str,
+    runtime: &dyn FunctionRuntime,
+) -> Result<String, String> {
     let full = resolve_image(image);
-    let tag = tag.trim();
     if tag.is_empty() || full.starts_with("builtins/") {
         return Ok(full);
     }
@@ -53,10 +41,36 @@ pub fn resolve_image_tag(image: &str, tag: &str) -> Result<String, String> {
         Some(i) => &name[..last_slash + i],
         None => name,
     };
-    match tag_kind(tag) {
-        TagKind::Version | TagKind::Literal => Ok(format!("{bare}:{tag}")),
-        TagKind::Constraint => Err(format!(
-            "failed to list tags for image {bare:?}: listing registry tags is not supported, give an exact tag"
+    let literal = || {
+        if valid_tag(tag) {
+            Ok(format!("{bare}:{tag}"))
+        } else {
+            Err(format!(
+                "`function.tag` {tag:?} must be a valid image tag: start with an alphanumeric \
+                 character or underscore, followed by at most 127 alphanumeric characters, \
+                 underscores, periods, or dashes"
+            ))
+        }
+    };
+    if Version::parse(tag).is_some() {
+        return literal();
+    }
+    let Some(constraint) = Constraints::parse(tag) else {
+        return literal();
+    };
+    let best = runtime
+        .list_tags(bare)
+        .into_iter()
+        .filter_map(Result::ok)
+        .flatten()
+        .filter(|t| candidate(t))
+        .filter_map(|t| Version::parse(&t))
+        .filter(|v| constraint.check(v))
+        .max();
+    match best {
+        Some(v) => Ok(format!("{bare}:{}", v.original())),
+        None => Err(format!(
+            "no tag could be found matching the version constraint {tag:?}"
         )),
     }
 }
@@ -64,37 +78,107 @@ pub fn resolve_image_tag(image: &str, tag: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resource_list::ResourceList;
+    use crate::runtime::{FunctionOutput, FunctionRef, RunOptions, RuntimeError};
+
+    /// Tag listers with fixed answers; it runs nothing.
+    struct Listers(Vec<Result<Vec<String>, String>>);
+
+    impl FunctionRuntime for Listers {
+        fn handles(&self, _: &FunctionRef) -> bool {
+            false
+        }
+        fn run(
+            &self,
+            f: &FunctionRef,
+            _: ResourceList,
+            _: &RunOptions,
+        ) -> Result<FunctionOutput, RuntimeError> {
+            Err(RuntimeError::NotFound(f.display().to_string()))
+        }
+        fn list_tags(&self, _: &str) -> Vec<Result<Vec<String>, String>> {
+            self.0.clone()
+        }
+    }
+
+    fn tags(list: &[&str]) -> Result<Vec<String>, String> {
+        Ok(list.iter().map(|t| t.to_string()).collect())
+    }
+
+    const IMG: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels";
 
     #[test]
-    fn tag_overrides_the_image_tag_as_kpt_head() {
-        let img = "ghcr.io/kptdev/krm-functions-catalog/set-labels";
-        assert_eq!(resolve_image_tag(img, ""), Ok(format!("{img}:latest")));
+    fn exact_versions_and_words_replace_the_image_tag_without_listing() {
+        let none = Listers(vec![Err("unreachable".into())]);
+        let r = |image: &str, tag: &str| resolve_image_tag(image, tag, &none);
+        assert_eq!(r(IMG, ""), Ok(format!("{IMG}:latest")));
+        assert_eq!(r(IMG, "v0.2.4"), Ok(format!("{IMG}:v0.2.4")));
+        assert_eq!(r(&format!("{IMG}:v0.1"), "0.2"), Ok(format!("{IMG}:0.2")));
         assert_eq!(
-            resolve_image_tag(img, "v0.2.4"),
-            Ok(format!("{img}:v0.2.4"))
+            r(&format!("{IMG}@sha256:abc"), "unstable"),
+            Ok(format!("{IMG}:unstable"))
         );
-        assert_eq!(
-            resolve_image_tag(&format!("{img}:v0.1"), "0.2"),
-            Ok(format!("{img}:0.2"))
-        );
-        assert_eq!(
-            resolve_image_tag(&format!("{img}@sha256:abc"), "unstable"),
-            Ok(format!("{img}:unstable"))
-        );
-        assert_eq!(
-            resolve_image_tag("set-labels", "v1"),
-            Ok(format!("{img}:v1"))
-        );
+        assert_eq!(r("set-labels", "v1"), Ok(format!("{IMG}:v1")));
         // A registry port is not a tag.
         assert_eq!(
-            resolve_image_tag("localhost:5000/fn/x", "v1"),
+            r("localhost:5000/fn/x", "v1"),
             Ok("localhost:5000/fn/x:v1".to_string())
         );
-        for constraint in ["~0.2", "0.4.1 - 0.4.3", ">=1, <2", "^1.2", "1.x"] {
-            let err = resolve_image_tag(img, constraint).expect_err(constraint);
-            assert!(
-                err.starts_with(&format!("failed to list tags for image \"{img}\"")),
-                "{err}"
+        // Neither a version, a constraint nor a valid tag.
+        let err = r(IMG, "no/slashes").expect_err("invalid tag");
+        assert!(
+            err.starts_with("`function.tag` \"no/slashes\" must be a valid image tag"),
+            "{err}"
+        );
+        assert!(r(IMG, &"a".repeat(129)).is_err());
+        assert!(r(IMG, &"a".repeat(128)).is_ok());
+    }
+
+    #[test]
+    fn a_constraint_takes_the_highest_matching_tag_of_every_lister() {
+        let set = [
+            "v0.1", "v0.2.3", "v0.1.2", "v0", "v0.2", "v0.1.1", "v0.2.1", "v0.2.2",
+        ];
+        let one = Listers(vec![tags(&set)]);
+        let r = |tag: &str, rt: &Listers| resolve_image_tag(IMG, tag, rt);
+        assert_eq!(r("~0.1", &one), Ok(format!("{IMG}:v0.1.2")));
+        assert_eq!(r("0.2 - 0.2.2", &one), Ok(format!("{IMG}:v0.2.2")));
+        assert_eq!(r("^0.2", &one), Ok(format!("{IMG}:v0.2.3")));
+        // The tag is written as the registry has it.
+        assert_eq!(
+            r("~0", &Listers(vec![tags(&["0.4", "v0.3.9"])])),
+            Ok(format!("{IMG}:0.4"))
+        );
+        // A failing or empty lister is passed over; the others' tags are pooled.
+        let pooled = Listers(vec![
+            Err("registry unreachable".into()),
+            tags(&[]),
+            tags(&["v0.2.1", "latest"]),
+            tags(&["v0.2.4", "v0.3.0"]),
+        ]);
+        assert_eq!(r("~0.2", &pooled), Ok(format!("{IMG}:v0.2.4")));
+        // Signature and git-build tags, words and pre-releases are not candidates.
+        let noisy = Listers(vec![tags(&[
+            "sha256-0123.sig",
+            "v0.9.0-git-38f885f",
+            "v0.9.1-rc.1",
+            "main",
+            "v0.8.0",
+        ])]);
+        assert_eq!(r(">=0.5", &noisy), Ok(format!("{IMG}:v0.8.0")));
+        assert_eq!(r(">=0.9.1-rc.0", &noisy), Ok(format!("{IMG}:v0.9.1-rc.1")));
+    }
+
+    #[test]
+    fn a_constraint_nothing_satisfies_is_an_error_naming_it() {
+        for rt in [
+            Listers(vec![]),
+            Listers(vec![Err("offline".into())]),
+            Listers(vec![tags(&["v0.1.0", "latest"])]),
+        ] {
+            assert_eq!(
+                resolve_image_tag(IMG, "~0.2", &rt),
+                Err("no tag could be found matching the version constraint \"~0.2\"".to_string())
             );
         }
     }

@@ -15,6 +15,7 @@ mod image;
 mod kind;
 pub mod printer;
 mod run;
+mod semver;
 pub use image::resolve_image_tag;
 pub use run::{check_krm, config_map, resolve_image};
 pub mod select;

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::call::{self, Invariants, Owner, pkg_of};
 use super::image::resolve_image_tag;
 use super::{Ctx, RenderError, pkg_label, printer, select, when};
-use crate::kptfile::{Function, Kptfile, KptfileError, StepResult};
+use crate::kptfile::{ConfigRef, Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
 use crate::resource_list::{ResourceList, ResultItem};
 use crate::runtime::{FunctionRef, RuntimeError};
@@ -78,6 +78,47 @@ pub fn check_krm(item: &Node) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether item `n` is the resource `r` names (apiVersion and namespace only when given).
+fn refers_to(r: &ConfigRef, n: &Node) -> bool {
+    let s = |p: &[&str]| n.get_path(p).and_then(Node::as_str).unwrap_or_default();
+    s(&["kind"]) == r.kind
+        && s(&["metadata", "name"]) == r.name
+        && (r.api_version.is_empty() || s(&["apiVersion"]) == r.api_version)
+        && (r.namespace.is_empty() || s(&["metadata", "namespace"]) == r.namespace)
+}
+
+/// The function config a step's `configRef` names among the items of package `pkg` (not
+/// its subpackages'): exactly one resource must match.
+fn find_config_ref(
+    pkg: &str,
+    list: &str,
+    i: usize,
+    r: &ConfigRef,
+    items: &[Node],
+) -> Result<Node, RenderError> {
+    let found: Vec<&Node> = items
+        .iter()
+        .filter(|n| pkg_of(n) == pkg_key(pkg) && refers_to(r, n))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(RenderError::Package {
+            pkg: pkg_label(pkg),
+            message: KptfileError::Invalid {
+                field: format!("pipeline.{list}[{i}].configRef"),
+                value: r.describe(),
+                reason: "functionConfig must exist in the current package".into(),
+            }
+            .to_string(),
+        }),
+        many => Err(RenderError::Config(format!(
+            "configRef {} matches {} resources of the package; add apiVersion or namespace to name one",
+            r.describe(),
+            many.len()
+        ))),
+    }
+}
+
 fn pkg_key(pkg: &str) -> &str {
     if pkg.is_empty() { "." } else { pkg }
 }
@@ -121,6 +162,9 @@ impl Ctx<'_> {
                 if !f.config_path.is_empty() {
                     self.find_config(pkg, list, i, f, &input)?;
                 }
+                if let Some(r) = &f.config_ref {
+                    find_config_ref(pkg, list, i, r, &input)?;
+                }
             }
         }
         let mut items = input;
@@ -152,6 +196,11 @@ impl Ctx<'_> {
             ("validators", &pipeline.validators),
         ] {
             for (i, f) in fns.iter().enumerate() {
+                if let Some(r) = &f.config_ref
+                    && let Err(e @ RenderError::Config(_)) = find_config_ref(pkg, list, i, r, items)
+                {
+                    return Err(e);
+                }
                 if f.config_path.is_empty() {
                     continue;
                 }
@@ -227,7 +276,7 @@ impl Ctx<'_> {
         let fref = if f.image.is_empty() {
             FunctionRef::Exec(f.exec.clone())
         } else {
-            match resolve_image_tag(&f.image, &f.tag) {
+            match resolve_image_tag(&f.image, &f.tag, self.opts.runtime) {
                 Ok(image) => FunctionRef::Image(image),
                 Err(message) => {
                     let step = StepResult {
@@ -278,6 +327,8 @@ impl Ctx<'_> {
             Some(c.clone())
         } else if !f.config_path.is_empty() {
             Some(self.find_config(pkg, list, index, f, &items)?)
+        } else if let Some(r) = &f.config_ref {
+            Some(find_config_ref(pkg, list, index, r, &items)?)
         } else if !f.config_map.is_empty() {
             Some(config_map(&f.config_map))
         } else {
@@ -308,6 +359,12 @@ impl Ctx<'_> {
             selected.retain(|n| {
                 !(res::item_path(n) == Some(own.as_str()) && pkg_of(n) == pkg_key(pkg))
             });
+        }
+        if validator
+            && let Some(r) = &f.config_ref
+            && self.config_override.is_none()
+        {
+            selected.retain(|n| !(pkg_of(n) == pkg_key(pkg) && refers_to(r, n)));
         }
         // `when:` decides over what the function would be given; a false condition
         // records a skipped step and hands the items on untouched.

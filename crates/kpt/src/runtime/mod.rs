@@ -125,6 +125,12 @@ pub trait FunctionRuntime: Send + Sync {
     fn builtin_names(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The tags of `image` (a repository, no tag) as each of this runtime's tag
+    /// listers sees them (kpt HEAD's `TagLister`s, asked when a step's `tag:` is a
+    /// version constraint): one entry per lister, its failure as text. None by default.
+    fn list_tags(&self, _image: &str) -> Vec<Result<Vec<String>, String>> {
+        Vec::new()
+    }
 }
 
 /// An ordered set of runtimes: the first that handles a function runs it.
@@ -172,6 +178,13 @@ impl FunctionRuntime for Runtimes {
             Some(r) => r.run(function, input, options),
             None => Err(RuntimeError::NotFound(self.not_found_message(function))),
         }
+    }
+
+    fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+        self.runtimes
+            .iter()
+            .flat_map(|r| r.list_tags(image))
+            .collect()
     }
 
     fn builtin_names(&self) -> Vec<String> {

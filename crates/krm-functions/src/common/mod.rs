@@ -6,7 +6,10 @@ pub mod config;
 pub mod fieldspec;
 pub mod gojson;
 pub mod gomsg;
+pub mod gotypes;
+pub mod legacy;
 pub mod meta;
+pub mod plugin;
 pub mod scope;
 pub mod sdk;
 

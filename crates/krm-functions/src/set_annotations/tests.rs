@@ -101,3 +101,26 @@ additionalAnnotationFields:
         )
     );
 }
+
+/// Release v0.1: the same edits, nothing reported; failures in the 2021
+/// framework's form, a missing config read as kpt's empty ConfigMap.
+#[test]
+fn release_0_1_reports_nothing() {
+    let at = |config: Option<&str>| {
+        crate::image_tag::with("gcr.io/kpt-fn/set-annotations:v0.1.3", || {
+            run(
+                super::run,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\n",
+                config,
+            )
+        })
+    };
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\ndata:\n  foo: bar\n";
+    let (out, results, err) = at(Some(cfg));
+    assert!(err.is_none() && results.is_empty());
+    assert!(out.contains("annotations:\n    foo: bar"), "{out}");
+    let (_, results, err) = at(None);
+    let message = "failed to configure function: input annotation list cannot be empty";
+    assert_eq!(messages(&results), vec![message]);
+    assert_eq!(err, Some(format!("[error] /// : {message}")));
+}

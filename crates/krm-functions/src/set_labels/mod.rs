@@ -10,8 +10,10 @@
 //! it changed anything, exactly as the catalog's counter does. A location the
 //! SDK cannot read (a non-mapping such as `labels:` left null on the way, or
 //! a label that is not a string) ends that object with the SDK's
-//! unmatched-field error result, and the function exits 1.
+//! unmatched-field error result, and the function exits 1. Images tagged
+//! v0.1.x run the kustomize-based release instead (see [`legacy`]).
 
+mod legacy;
 mod paths;
 
 use kpt::resource_list::{ResourceList, ResultItem};
@@ -31,6 +33,10 @@ static SET_LABELS: GoStruct = GoStruct {
 
 /// Run the function: the SDK's config step, then the catalog's `Run`.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    // Pipelines pinned to the kustomize-based release get that.
+    if legacy::applies() {
+        return legacy::run(list);
+    }
     let fc = list.function_config.as_ref();
     let mut info = Vec::new();
     let configured = sdk::runner_config(fc, &SET_LABELS, "*setlabels.SetLabels", &mut info);

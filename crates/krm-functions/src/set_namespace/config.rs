@@ -5,35 +5,7 @@
 use kpt::yaml::Node;
 
 use crate::common::gojson::{self, GoStruct, GoType};
-use crate::common::{config, meta};
-
-/// The parts of `metav1.ObjectMeta` a config can get wrong.
-static OBJECT_META: GoStruct = GoStruct {
-    qualified: "v1.ObjectMeta",
-    name: "ObjectMeta",
-    fields: &[
-        ("name", GoType::String),
-        ("generateName", GoType::String),
-        ("namespace", GoType::String),
-        ("labels", GoType::Map(&GoType::String)),
-        ("annotations", GoType::Map(&GoType::String)),
-        ("finalizers", GoType::Slice(&GoType::String)),
-    ],
-};
-
-/// `corev1.ConfigMap`, which the catalog decodes a ConfigMap config into.
-static CONFIG_MAP: GoStruct = GoStruct {
-    qualified: "v1.ConfigMap",
-    name: "ConfigMap",
-    fields: &[
-        ("apiVersion", GoType::String),
-        ("kind", GoType::String),
-        ("metadata", GoType::Struct(&OBJECT_META)),
-        ("immutable", GoType::Bool),
-        ("data", GoType::Map(&GoType::String)),
-        ("binaryData", GoType::Map(&GoType::String)),
-    ],
-};
+use crate::common::{config, gotypes, meta};
 
 /// The catalog's own `ObjectMeta`.
 static SET_NAMESPACE_META: GoStruct = GoStruct {
@@ -86,7 +58,7 @@ impl Config {
         let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
         if meta::is_gvk(fc, "", "v1", "ConfigMap") {
             // `o.As(&cm)`: a config that does not decode into a ConfigMap.
-            if gojson::check(fc, &CONFIG_MAP).is_some() {
+            if gojson::check(fc, &gotypes::CONFIG_MAP).is_some() {
                 return Err("failed to parse FunctionConfig as ConfigMap".to_string());
             }
             let data = config::data_map(fc);

@@ -11,9 +11,11 @@
 //! "failed to parse FunctionConfig". Results: one summary line for namespaces and
 //! one for `depends-on` annotations. Configuration problems are reported as a
 //! single error result about the config, and the function still exits 0: the
-//! catalog's `Run` returns success whatever it reported.
+//! catalog's `Run` returns success whatever it reported. Images tagged
+//! v0.1.x/v0.2.x run the kustomize-based releases instead (see [`legacy`]).
 
 mod config;
+mod legacy;
 mod walk;
 
 use kpt::resource_list::{FileRef, ResourceList, ResultItem};
@@ -25,6 +27,10 @@ pub use config::Config;
 
 /// Run the function.
 pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
+    // Pipelines pinned to the kustomize-based releases get those.
+    if legacy::applies() {
+        return legacy::run(list);
+    }
     let config = match Config::from_function_config(list.function_config.as_ref()) {
         Ok(c) => c,
         Err(message) => {

@@ -3,7 +3,8 @@
 
 use kpt::yaml::Node;
 
-use crate::common::gomsg;
+use crate::common::gojson::{self, GoStruct, GoType};
+use crate::common::{gomsg, gotypes};
 
 /// Program name when the config has none; it prefixes syntax errors.
 const DEFAULT_PROGRAM_NAME: &str = "starlark-function-run";
@@ -34,24 +35,28 @@ fn is_gvk(n: &Node, group: &str, version: &str, kind: &str) -> bool {
     same(k, kind) && same(g, group) && same(v, version)
 }
 
-/// The SDK's `As` failure: `encoding/json` could not store a field.
-fn as_error(go_type: &str, json: &str, go_struct: &str, field: &str, field_type: &str) -> String {
-    format!(
-        "unable to convert object to {go_type} with error: {}",
-        gomsg::json_type_error(json, go_struct, field, field_type)
-    )
-}
+/// The catalog's `StarlarkRun`: kyaml's `ResourceMeta` inline, `source`,
+/// `params`.
+static STARLARK_RUN: GoStruct = GoStruct {
+    qualified: "starlark.StarlarkRun",
+    name: "StarlarkRun",
+    fields: &[
+        ("apiVersion", GoType::String),
+        ("kind", GoType::String),
+        ("metadata", GoType::Struct(&gotypes::KYAML_OBJECT_META)),
+        ("source", GoType::String),
+        ("params", GoType::Map(&GoType::Any)),
+    ],
+};
 
-/// A string field decoded by `encoding/json` (no YAML-side conversion: a
-/// number or bool is a type error); null leaves it empty.
-fn json_string(n: &Node, path: &[&str], go_type: &str, go_struct: &str) -> Result<String, String> {
-    match n.get_path(path) {
-        None => Ok(String::new()),
-        Some(v) => match gomsg::json_type(v) {
-            None => Ok(String::new()),
-            Some("string") => Ok(v.as_str().unwrap_or_default().to_string()),
-            Some(t) => Err(as_error(go_type, t, go_struct, &path.join("."), "string")),
-        },
+/// The SDK's `As`: the first field `encoding/json` cannot store, in the
+/// order it decodes the sorted keys, fails the conversion.
+fn as_struct(fc: &Node, ty: &'static GoStruct, go_type: &str) -> Result<(), String> {
+    match gojson::check(fc, ty) {
+        None => Ok(()),
+        Some(e) => Err(format!(
+            "unable to convert object to {go_type} with error: {e}"
+        )),
     }
 }
 
@@ -62,43 +67,17 @@ pub(crate) fn program(fc: Option<&Node>) -> Result<Program, String> {
         _ => return Err("FunctionConfig is missing. Expect `ConfigMap` or `StarlarkRun`".into()),
     };
     let (source, name) = if is_gvk(fc, "", "v1", "ConfigMap") {
-        const CM: &str = "*v1.ConfigMap";
-        if let Some(d) = fc.get("data")
-            && let Some(t) = gomsg::json_type(d).filter(|t| *t != "object")
-        {
-            return Err(as_error(CM, t, "ConfigMap", "data", "map[string]string"));
-        }
-        // kyaml's MarshalJSON sorts keys, so the first bad value in key order fails.
-        let mut values: Vec<&(Node, Node)> = fc
-            .get("data")
-            .map(Node::entries)
-            .unwrap_or_default()
-            .iter()
-            .collect();
-        values.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
-        for (_, v) in values {
-            if let Some(t) = gomsg::json_type(v).filter(|t| *t != "string") {
-                return Err(as_error(CM, t, "ConfigMap", "data", "string"));
-            }
-        }
-        let name = json_string(fc, &["metadata", "name"], CM, "ConfigMap")?;
-        (json_string(fc, &["data", "source"], CM, "ConfigMap")?, name)
+        as_struct(fc, &gotypes::CONFIG_MAP, "*v1.ConfigMap")?;
+        (
+            text(fc, &["data", "source"]).to_string(),
+            text(fc, &["metadata", "name"]).to_string(),
+        )
     } else if is_gvk(fc, "fn.kpt.dev", "v1alpha1", "StarlarkRun") {
-        const SR: &str = "*starlark.StarlarkRun";
-        // Fields fail in key order: metadata, params, source.
-        let name = json_string(fc, &["metadata", "name"], SR, "StarlarkRun")?;
-        if let Some(p) = fc.get("params")
-            && let Some(t) = gomsg::json_type(p).filter(|t| *t != "object")
-        {
-            return Err(as_error(
-                SR,
-                t,
-                "StarlarkRun",
-                "params",
-                "map[string]interface {}",
-            ));
-        }
-        (json_string(fc, &["source"], SR, "StarlarkRun")?, name)
+        as_struct(fc, &STARLARK_RUN, "*starlark.StarlarkRun")?;
+        (
+            text(fc, &["source"]).to_string(),
+            text(fc, &["metadata", "name"]).to_string(),
+        )
     } else {
         return Err(format!(
             "`functionConfig` must be either {} or {}, but we got: {}",

@@ -39,6 +39,11 @@ pub fn image(name: &str) -> String {
 
 /// Runs `function` over the items of `input` with `config` as functionConfig.
 pub fn call(function: &str, input: &str, config: Option<&str>) -> Outcome {
+    call_image(&image(function), input, config)
+}
+
+/// Runs the built-in named by `image` (any tag) like [`call`].
+pub fn call_image(image: &str, input: &str, config: Option<&str>) -> Outcome {
     let items = yaml::parse_stream(input)
         .expect("input parses")
         .into_iter()
@@ -48,7 +53,7 @@ pub fn call(function: &str, input: &str, config: Option<&str>) -> Outcome {
     list.function_config = config.map(|c| yaml::parse_one(c).expect("config parses"));
     let out = Builtins
         .run(
-            &FunctionRef::Image(image(function)),
+            &FunctionRef::Image(image.to_string()),
             list,
             &RunOptions::default(),
         )

@@ -48,6 +48,58 @@ fn config_errors() {
     );
 }
 
+/// sigs.k8s.io/yaml stringifies scalars bound for Go strings; a collection
+/// where a string (or a scalar where a map) belongs fails `plugin.Config`.
+#[test]
+fn wrongly_typed_typed_config() {
+    let quoted = |body: &str| {
+        format!(
+            "\"apiVersion: fn.kpt.dev/v1alpha1\\nkind: SetAnnotations\\nmetadata:\\n  name: c\\n{}\"",
+            body.replace('\n', "\\n")
+        )
+    };
+    for (body, error) in [
+        (
+            "annotations:\n  a: [x]\n",
+            "json: cannot unmarshal array into Go struct field plugin.annotations of type string",
+        ),
+        (
+            "annotations: [a]\n",
+            "json: cannot unmarshal array into Go struct field plugin.annotations of type \
+             map[string]string",
+        ),
+        (
+            "annotations:\n  a: b\nadditionalAnnotationFields:\n- path\n",
+            "json: cannot unmarshal string into Go struct field \
+             plugin.additionalAnnotationFields of type types.FieldSpec",
+        ),
+    ] {
+        config_error(
+            Some(&typed("SetAnnotations", body)),
+            &format!(
+                "failed to unmarshal config {}: error unmarshaling JSON: while decoding JSON: \
+                 {error}",
+                quoted(body)
+            ),
+        );
+    }
+    // Numbers and booleans are annotation text.
+    let o = call(
+        "set-annotations",
+        CM,
+        Some(&typed(
+            "SetAnnotations",
+            "annotations:\n  n: 1\n  t: true\n",
+        )),
+    );
+    assert_eq!(o.exit_code, 0);
+    assert!(
+        o.items.contains("n: \"1\"") && o.items.contains("t: \"true\""),
+        "{}",
+        o.items
+    );
+}
+
 #[test]
 fn sets_and_reports_without_severity() {
     for cfg in [

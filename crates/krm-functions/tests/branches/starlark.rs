@@ -59,6 +59,25 @@ fn config_errors() {
             Some(format!("{run}params: 3\nsource: x = 1\n")),
             "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal number into Go struct field StarlarkRun.params of type map[string]interface {}",
         ),
+        // The whole struct is decoded: metadata fields fail too, named after
+        // the innermost Go struct (apimachinery's or kyaml's ObjectMeta), and
+        // the first bad field in sorted key order wins.
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: [a]\ndata:\n  source: x = 1\n".into()),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+        ),
+        (
+            Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 7\ndata:\n  source: [a]\n".into()),
+            "unable to convert object to *v1.ConfigMap with error: json: cannot unmarshal array into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\n  annotations: {a: 1}\nsource: x = 1\n".into()),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.annotations of type string",
+        ),
+        (
+            Some("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata: [a]\nsource: x = 1\n".into()),
+            "unable to convert object to *starlark.StarlarkRun with error: json: cannot unmarshal array into Go struct field StarlarkRun.metadata of type yaml.ObjectMeta",
+        ),
     ];
     for (config, error) in cases {
         let out = call(F, INPUT, config.as_deref());

@@ -17,7 +17,7 @@
 //! The status is written only when a condition changed.
 //!
 //! # Runner contract
-//! [`runner::run`] is what porch-server spawns: `tokio::spawn(run(objects, rx, resync))`. The
+//! [`runner::run`] is what porch-server spawns: `tokio::spawn(run(objects, rx, resync, caught_up))`. The
 //! caller sends a [`runner::Wake`] on the channel
 //! - `Set { namespace, name }` when that PackageVariantSet is created, changed or deleted;
 //! - `Namespace(ns)` when a PackageVariant or Repository of `ns` changes, a PackageRevision of

@@ -2,6 +2,8 @@
 //! in the [module doc](super).
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,11 +26,17 @@ pub enum Wake {
     All,
 }
 
-/// Reconciles on every wake and every `resync`, until all senders are dropped.
+/// Waits until this replica has applied every write committed in the cluster so far (a
+/// no-op on one server).
+pub type CaughtUp = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// Reconciles on every wake and every `resync`, until all senders are dropped. Each sweep
+/// first waits at `caught_up`, so a replica decides from every write made before the wake.
 pub async fn run(
     objects: Arc<dyn Objects>,
     mut wake: mpsc::UnboundedReceiver<Wake>,
     resync: Duration,
+    caught_up: CaughtUp,
 ) {
     let mut tick = tokio::time::interval(resync);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -45,6 +53,7 @@ pub async fn run(
         while let Ok(w) = wake.try_recv() {
             pending.insert(w);
         }
+        caught_up().await;
         if let Err(e) = process(objects.as_ref(), pending).await {
             tracing::warn!(error = %e, "packagevariantset sweep failed");
         }
@@ -128,7 +137,7 @@ mod tests {
     use serde_json::json;
     use tokio::sync::mpsc;
 
-    use super::{Wake, process, run};
+    use super::{CaughtUp, Wake, process, run};
     use crate::objects::Objects;
     use crate::packagevariantset::testobjects::MemObjects;
     use crate::packagevariantset::{
@@ -176,7 +185,13 @@ mod tests {
         seed_namespace(&m, "a");
         let (tx, rx) = mpsc::unbounded_channel();
         // A long resync: only the first (immediate) tick and the wakes do work.
-        let task = tokio::spawn(run(m.clone(), rx, Duration::from_secs(3600)));
+        let barriers = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = barriers.clone();
+        let caught_up: CaughtUp = Arc::new(move || {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async {})
+        });
+        let task = tokio::spawn(run(m.clone(), rx, Duration::from_secs(3600), caught_up));
         seed_namespace(&m, "b");
         tx.send(Wake::Set {
             namespace: "b".into(),
@@ -194,5 +209,9 @@ mod tests {
             .expect("test value");
         assert_eq!(m.all(&packagevariants_gvr(), "b").len(), 1);
         assert_eq!(m.all(&packagevariants_gvr(), "a").len(), 0);
+        assert!(
+            barriers.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+            "every sweep waits at the barrier first"
+        );
     }
 }

@@ -89,6 +89,9 @@ impl FunctionRuntime for Shared {
     fn builtin_names(&self) -> Vec<String> {
         self.0.builtin_names()
     }
+    fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+        self.0.list_tags(image)
+    }
 }
 
 /// The parts of an image reference a FunctionConfig matches on.
@@ -342,6 +345,11 @@ impl FunctionRuntime for ConfiguredRuntime {
     fn builtin_names(&self) -> Vec<String> {
         self.default.builtin_names()
     }
+
+    /// A step's `tag:` constraint is resolved against the image runtime's registry.
+    fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+        self.default.list_tags(image)
+    }
 }
 
 #[cfg(test)]
@@ -434,6 +442,32 @@ mod tests {
         ) -> Result<FunctionOutput, RuntimeError> {
             ConfiguredImages::run(self, f, input, o, &ImagePullSettings::default())
         }
+        fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
+            vec![Ok(vec![format!("{image}-v1")])]
+        }
+    }
+
+    /// `tag:` constraints in the server's renders reach the image runtime's tag lister
+    /// through the FunctionConfig routing.
+    #[test]
+    fn tag_listing_reaches_the_image_runtime() {
+        let recorder = Arc::new(Recorder::default());
+        let images: Arc<dyn FunctionRuntime> = recorder.clone();
+        let exec: Arc<dyn FunctionRuntime> = Arc::new(kpt::runtime::exec::ExecRuntime::denied());
+        let executors = Executors {
+            builtins: Arc::new(krm_functions::Builtins),
+            exec: exec.clone(),
+            binary: exec,
+            images: Some(images),
+            configured_images: None,
+            pull_secrets: None,
+            functions_dir: PathBuf::from("/nonexistent"),
+        };
+        let rt = ConfiguredRuntime::new(executors, FunctionConfigs::default());
+        assert_eq!(
+            rt.list_tags("reg.example/fn"),
+            vec![Ok(vec!["reg.example/fn-v1".to_string()])]
+        );
     }
 
     #[test]

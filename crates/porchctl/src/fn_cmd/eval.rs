@@ -100,7 +100,7 @@ pub struct EvalArgs {
     pub results_dir: Option<PathBuf>,
     /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
     /// is) or `Never` (only cached images run).
-    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::PullPolicyFlag)]
+    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::KptPullPolicy)]
     pub image_pull_policy: fn_container::PullPolicy,
     /// Seconds before an exec function is killed.
     #[arg(long, default_value_t = 300)]
@@ -109,6 +109,17 @@ pub struct EvalArgs {
     /// place (stdout when the input is `-`).
     #[arg(short = 'o', long)]
     pub output: Option<String>,
+    /// Filter functions that match one or more keywords (kpt's function search for
+    /// completion; accepted, no effect here).
+    #[arg(short = 'k', long)]
+    pub keywords: Vec<String>,
+    /// Allow alpha wasm functions (accepted; wasm functions are not run here).
+    #[arg(long)]
+    pub allow_alpha_wasm: bool,
+    /// Arguments after the directory and before `--`: kpt refuses them (cobra hands
+    /// them over; `preRunE` counts them).
+    #[arg(hide = true, num_args = 0..)]
+    pub extra_args: Vec<String>,
     /// `key=value` pairs for a ConfigMap function config (after `--`).
     #[arg(last = true)]
     pub fn_args: Vec<String>,
@@ -242,6 +253,9 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.image.is_none() && a.exec.is_none() {
         bail!("must specify --image or --exec");
     }
+    if !a.extra_args.is_empty() {
+        bail!("0 or 1 arguments supported, function arguments go after '--'");
+    }
     if !a.fn_args.is_empty() && a.fn_config.is_some() {
         bail!("function arguments can only be specified without function config file");
     }
@@ -276,13 +290,19 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
 }
 
 pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
+    // kpt's preRunE errors are plain ones: the caller prints them as kubectl's CheckErr.
     validate(&a)?;
     if a.dir.as_os_str() != "-" {
         a.dir = super::resolve_symlink(&a.dir)?;
     }
     let function = match (&a.image, &a.exec) {
         (Some(i), _) if !a.tag.is_empty() => FunctionRef::Image(
-            kpt::render::resolve_image_tag(i, &a.tag).map_err(anyhow::Error::msg)?,
+            kpt::render::resolve_image_tag(
+                i,
+                &a.tag,
+                &super::runtimes_with(false, a.network, a.image_pull_policy),
+            )
+            .map_err(anyhow::Error::msg)?,
         ),
         (Some(i), _) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),

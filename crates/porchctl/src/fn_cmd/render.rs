@@ -25,7 +25,7 @@ pub struct RenderArgs {
     pub allow_network: bool,
     /// When function images are pulled: `Always`, `IfNotPresent` (a cached tag is used as
     /// is) or `Never` (only cached images run).
-    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::PullPolicyFlag)]
+    #[arg(long, default_value = "IfNotPresent", value_parser = crate::cli::KptPullPolicy)]
     pub image_pull_policy: fn_container::PullPolicy,
     /// Write a FunctionResultList to this directory.
     #[arg(long)]

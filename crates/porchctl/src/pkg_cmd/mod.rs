@@ -32,9 +32,9 @@ pub struct InitArgs {
     /// Short description of the package.
     #[arg(long, default_value = DEFAULT_DESCRIPTION)]
     description: String,
-    /// Comma-separated keywords.
-    #[arg(long, value_delimiter = ',')]
-    keywords: Vec<String>,
+    /// Comma-separated keywords (kpt's string slice: each value a CSV record, repeatable).
+    #[arg(long, value_parser = crate::cli::GoCsv, action = clap::ArgAction::Append)]
+    keywords: Vec<crate::cli::CsvElements>,
     /// Link to the package's site.
     #[arg(long, default_value = "")]
     site: String,
@@ -90,7 +90,7 @@ fn run_init(a: InitArgs) -> anyhow::Result<ExitCode> {
     let opts = InitOptions {
         name: base_name(&a.dir),
         description: a.description,
-        keywords: a.keywords.into_iter().filter(|k| !k.is_empty()).collect(),
+        keywords: crate::cli::csv_elements(&a.keywords),
         site: a.site,
     };
     let files = init(&existing, "", &opts);

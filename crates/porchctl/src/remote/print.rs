@@ -151,9 +151,16 @@ pub struct PrintFlags {
     /// When printing, show all labels as the last column.
     #[arg(long)]
     pub show_labels: bool,
-    /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier.
-    #[arg(short = 'L', long, value_delimiter = ',', value_name = "LABEL")]
-    pub label_columns: Vec<String>,
+    /// Labels to show as columns (comma-separated or repeated), e.g. -L team,tier
+    /// (kubectl's string slice: each value a CSV record).
+    #[arg(
+        short = 'L',
+        long,
+        value_name = "LABEL",
+        value_parser = crate::cli::GoCsv,
+        action = clap::ArgAction::Append
+    )]
+    pub label_columns: Vec<crate::cli::CsvElements>,
     /// If non-empty, sort the list using this field specification, a JSONPath expression
     /// (e.g. '{.metadata.name}').
     #[arg(
@@ -173,7 +180,7 @@ impl PrintFlags {
             no_headers: self.no_headers,
             with_namespace: self.all_namespaces,
             show_labels: self.show_labels,
-            label_columns: self.label_columns.clone(),
+            label_columns: crate::cli::csv_elements(&self.label_columns),
         }
     }
 }

@@ -6,7 +6,6 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 
 use crate::remote::api::{REPOSITORIES, SECRETS};
-use crate::remote::connection::parse_go_duration;
 use crate::remote::spinner::Spinner;
 use crate::remote::{ConnectionFlags, RemoteError};
 
@@ -76,8 +75,8 @@ pub struct RegArgs {
     #[arg(long)]
     pub wait: bool,
     /// How long --wait waits (Go duration, e.g. 90s, 2m).
-    #[arg(long, default_value = "2m", value_name = "DURATION")]
-    pub timeout: String,
+    #[arg(long, default_value = "2m", value_name = "DURATION", value_parser = crate::cli::GoDuration)]
+    pub timeout: Duration,
 }
 
 /// Upstream's `LastSegment`: the URL's last path segment without `.git`.
@@ -96,8 +95,7 @@ pub async fn run(conn: &ConnectionFlags, mut args: RegArgs) -> Result<(), Remote
     if !args.sync_schedule.is_empty() {
         validate_cron(&args.sync_schedule)?;
     }
-    let timeout = parse_go_duration(&args.timeout)
-        .ok_or_else(|| RemoteError::Usage(format!("invalid --timeout {:?}", args.timeout)))?;
+    let timeout = args.timeout;
     let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     if args.name.is_empty() {

@@ -166,7 +166,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             Some("Object")
         } else if args.print.all_namespaces
             || args.print.show_labels
-            || !args.print.label_columns.is_empty()
+            || !crate::cli::csv_elements(&args.print.label_columns).is_empty()
         {
             None
         } else {
