@@ -404,3 +404,35 @@ fn resources_are_read_in_walk_order() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(paths(&out), want);
 }
+
+/// runfn reads every package resource: a `--fn-config` file inside the package is also
+/// in the function's input (and is changed like any other resource).
+#[test]
+fn a_function_config_inside_the_package_is_part_of_the_input() {
+    let (tmp, dir) = package(&[
+        ("cm.yaml", TWO_DOCS),
+        (
+            "fn-config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  team: x\n",
+        ),
+    ]);
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "-i",
+            "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0",
+            "--fn-config",
+            "pkg/fn-config.yaml",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        read(&dir, "fn-config.yaml").contains("    team: x\n"),
+        "{}",
+        read(&dir, "fn-config.yaml")
+    );
+    assert!(read(&dir, "cm.yaml").contains("team: x"));
+}

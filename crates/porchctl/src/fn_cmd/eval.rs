@@ -323,17 +323,11 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
         fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?
     };
     let mut config = Some(config_from_args(&a.fn_args)?);
-    let mut config_in_package = None;
     if let Some(path) = &a.fn_config {
-        // runfn reads the file's config in place of the command line's ConfigMap.
+        // runfn reads the file's config in place of the command line's ConfigMap. A config
+        // file inside the package stays in the input too (kpt HEAD includes the meta
+        // resources; only kpt before 1.0 left the function config out).
         config = Some(read_fn_config(path)?);
-        if !from_stdin
-            && let Ok(dir) = std::fs::canonicalize(&a.dir)
-            && let Ok(abs) = std::fs::canonicalize(path)
-            && let Ok(rel) = abs.strip_prefix(&dir)
-        {
-            config_in_package = Some(rel.to_string_lossy().replace('\\', "/"));
-        }
     }
     let selector = Selector {
         api_version: a.match_api_version.clone().unwrap_or_default(),
@@ -371,7 +365,7 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     let eopts = EvalOptions {
         function,
         function_config: config,
-        config_in_package,
+        config_in_package: None,
         selector,
         exclusion,
     };
