@@ -422,6 +422,7 @@ fn message(err: &clap::Error, argv: &[String], cmd: &Command) -> String {
         {
             needs_argument(&invalid_arg, argv)
         }
+        ErrorKind::MissingRequiredArgument => missing_positionals(err, argv, cmd),
         _ => first_line(err),
     }
 }
@@ -501,6 +502,38 @@ fn command_path(argv: &[String]) -> String {
         path.push(first.clone());
     }
     path.join(" ")
+}
+
+/// cobra's `MinimumNArgs` text for missing positional arguments (`fn sink` without its
+/// DIR); clap's own text names the missing flags otherwise.
+fn missing_positionals(err: &clap::Error, argv: &[String], root: &Command) -> String {
+    let missing = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    if missing.is_empty() || !missing.iter().all(|m| m.starts_with('<')) {
+        let mut text = first_line(err);
+        if !missing.is_empty() {
+            text = format!("{} {}", text.trim_end_matches(':'), missing.join(", "));
+        }
+        return text;
+    }
+    let mut leaf = root;
+    for word in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+        match leaf.find_subcommand(word) {
+            Some(sub) => leaf = sub,
+            None => break,
+        }
+    }
+    let required = leaf
+        .get_positionals()
+        .filter(|a| a.is_required_set())
+        .count()
+        .max(missing.len());
+    format!(
+        "requires at least {required} arg(s), only received {}",
+        required - missing.len()
+    )
 }
 
 /// clap's message without its `error: ` prefix, usage and tips.

@@ -371,7 +371,7 @@ fn tag_overrides_the_image_tag_in_render_and_eval() {
 }
 
 #[test]
-fn source_eval_sink_pipe_round_trips_and_leaves_meta_resources_out() {
+fn source_eval_sink_pipe_carries_meta_resources_into_a_new_directory() {
     let pipeline = "  mutators:\n    - image: set-labels\n      configPath: labels.yaml\n";
     let labels = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels\ndata:\n  a: b\n";
     let (tmp, dir) = package(&[
@@ -381,7 +381,7 @@ fn source_eval_sink_pipe_round_trips_and_leaves_meta_resources_out() {
     ]);
     let bin = env!("CARGO_BIN_EXE_porchctl");
     let script = format!(
-        "{bin} fn source pkg | {bin} fn eval - -i {SET_LABELS} -- team=x | {bin} fn sink pkg"
+        "{bin} fn source pkg | {bin} fn eval - -i {SET_LABELS} -- team=x | {bin} fn sink out"
     );
     let out = Command::new("sh")
         .args(["-c", &script])
@@ -393,24 +393,58 @@ fn source_eval_sink_pipe_round_trips_and_leaves_meta_resources_out() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(read(&dir, "sub/cm.yaml").contains("team: x"));
-    // The Kptfile and the pipeline's function config were not in the stream.
+    let written = tmp.path().join("out");
+    // kpt HEAD's source includes the meta resources: the Kptfile and the pipeline's
+    // function config went through the function too.
+    assert!(read(&written, "sub/cm.yaml").contains("team: x"));
+    assert!(read(&written, "labels.yaml").contains("team: x"));
+    assert!(read(&written, "Kptfile").contains("kind: Kptfile"));
+    // The source package is untouched.
     assert_eq!(read(&dir, "labels.yaml"), labels);
     assert_eq!(read(&dir, "Kptfile"), kptfile(pipeline));
-    let (code, listed) = {
-        let out = Command::new(bin)
-            .args(["fn", "source", "pkg", "--include-meta-resources"])
+}
+
+#[test]
+fn source_refuses_include_meta_resources_and_sink_refuses_an_existing_directory() {
+    let (tmp, _dir) = package(&[
+        ("Kptfile", &kptfile("  mutators: []\n")),
+        ("cm.yaml", SECRETLESS),
+    ]);
+    let (code, err) = porchctl(
+        tmp.path(),
+        &["fn", "source", "pkg", "--include-meta-resources"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "error: --include-meta-resources is no longer necessary because meta resources are now included by default\n"
+    );
+    let (code, err) = porchctl(tmp.path(), &["fn", "source", "pkg", "-o", "json"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("invalid input for --output flag \"json\", must be \"stdout\" or \"unwrap\""),
+        "{err}"
+    );
+    let bin = env!("CARGO_BIN_EXE_porchctl");
+    for (target, want) in [
+        (
+            "pkg",
+            "error: directory \"pkg\" already exists, please delete the directory and retry\n",
+        ),
+        ("", "requires at least 1 arg(s), only received 0\n"),
+    ] {
+        let out = Command::new("sh")
+            .args([
+                "-c",
+                &format!("{bin} fn source pkg | {bin} fn sink {target}"),
+            ])
             .current_dir(tmp.path())
             .output()
-            .expect("porchctl runs");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
-    assert_eq!(code, Some(0));
-    assert!(listed.contains("kind: Kptfile"), "{listed}");
-    assert!(listed.contains("name: labels"), "{listed}");
+            .expect("sh runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "sink {target:?}: {err}");
+        assert!(err.contains(want), "sink {target:?}: {err}");
+    }
 }
 
 #[test]

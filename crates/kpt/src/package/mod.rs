@@ -123,6 +123,19 @@ pub fn relative_to<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
     }
 }
 
+/// Put items read from several packages in the order kyaml's `LocalPackageReader` reads
+/// them: `filepath.Walk` visits a directory's entries by name and descends into a
+/// directory where its name sorts, so files of sub-packages interleave with their
+/// parent's (`a.yaml`, `c/n.yaml`, `db/m.yaml`, `z.yaml`). Comparing the paths component
+/// by component gives that order; the sort is stable, so a file's documents keep theirs.
+pub fn sort_in_walk_order(items: &mut [crate::yaml::Node]) {
+    items.sort_by(|a, b| {
+        let path = |n: &crate::yaml::Node| resources::item_path(n).unwrap_or_default().to_owned();
+        let (pa, pb) = (path(a), path(b));
+        pa.split('/').cmp(pb.split('/'))
+    });
+}
+
 /// Join a directory ("" = root) and a relative path.
 pub fn join(dir: &str, rel: &str) -> String {
     if dir.is_empty() {

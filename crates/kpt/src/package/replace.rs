@@ -1,7 +1,8 @@
 //! Replacing files atomically without allocating an inode per file.
 //!
 //! Every changed file is written to a temporary file and then moved over it, so a
-//! crash never leaves a half-written file. A plain rename frees the target's old inode
+//! crash never leaves a half-written file; it takes the replaced file's permission
+//! bits, as kyaml's in-place rewrite keeps them. A plain rename frees the target's old inode
 //! and the next temporary file needs a new one, and allocating inodes can be slow: ext4
 //! without a journal skips every inode freed in the last minute or so, reading the
 //! inode table for each, and a 1,000-resource render (100 files) spent more time
@@ -103,6 +104,16 @@ impl Replacer {
         // A recycled file may be longer than the new content.
         file.write_all(content)?;
         file.set_len(content.len() as u64)?;
+        // kyaml rewrites a file in place (`O_TRUNC`), which keeps its mode: an executable
+        // resource file stays executable.
+        if existed
+            && let Ok(meta) = std::fs::metadata(target)
+            && file
+                .metadata()
+                .is_ok_and(|m| m.permissions() != meta.permissions())
+        {
+            file.set_permissions(meta.permissions())?;
+        }
         drop(file);
         if existed && self.exchange {
             match sys::exchange(&tmp, target) {
@@ -413,9 +424,15 @@ mod tests {
             "old\n"
         );
         let fresh_mode = std::fs::metadata(d.join("a.yaml")).expect("a").mode() & 0o7777;
-        for name in ["a.yaml", "b.yaml", "c.yaml"] {
+        // b.yaml keeps its own mode (kyaml rewrites in place); c.yaml did not get b's
+        // old inode, so it has a fresh file's mode.
+        for (name, mode) in [
+            ("a.yaml", fresh_mode),
+            ("b.yaml", 0o600),
+            ("c.yaml", fresh_mode),
+        ] {
             let m = std::fs::metadata(d.join(name)).expect("stat");
-            assert_eq!(m.mode() & 0o7777, fresh_mode, "{name}");
+            assert_eq!(m.mode() & 0o7777, mode, "{name}");
             assert_eq!(
                 std::fs::read_to_string(d.join(name)).expect("read"),
                 "new\n"

@@ -401,16 +401,27 @@ pub fn write_items(
                 Some(rest) => rest.to_string(),
                 None => text,
             };
+            // Documents kept with their own text may carry the source's CRLF breaks; kyaml's
+            // encoder writes `\n` only.
+            let text = if text.contains("\r\n") {
+                text.replace("\r\n", "\n")
+            } else {
+                text
+            };
             files.insert(path, text.into_bytes());
         } else if let Some(bytes) = files.get(&path)
             && !bytes.is_empty()
-            && !bytes.ends_with(b"\n")
+            && (!bytes.ends_with(b"\n") || bytes.windows(2).any(|w| w == b"\r\n"))
         {
             // kpt writes every resource file back through kyaml, whose encoder ends the last
-            // document with a line break: an unchanged file missing one gets it, nothing else.
-            let mut bytes = bytes.to_vec();
-            let crlf = bytes.windows(2).any(|w| w == b"\r\n");
-            bytes.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+            // document with a line break and breaks lines with `\n`: an unchanged file gets
+            // the final break it lacked and loses its CRLFs, nothing else.
+            let mut bytes = String::from_utf8_lossy(bytes)
+                .replace("\r\n", "\n")
+                .into_bytes();
+            if !bytes.ends_with(b"\n") {
+                bytes.push(b'\n');
+            }
             files.insert(path, bytes);
         }
     }

@@ -68,6 +68,7 @@ pub fn eval_with(
             Err(e) => return ctx.finish(files.clone(), Some(RenderError::Resources(e))),
         }
     }
+    crate::package::sort_in_walk_order(&mut items);
     let (held_back, items): (Vec<Node>, Vec<Node>) = items.into_iter().partition(|n| {
         opts.config_in_package.is_some()
             && resources::item_path(n) == opts.config_in_package.as_deref()

@@ -19,7 +19,8 @@ pub struct EvalArgs {
     #[arg(default_value = ".")]
     pub dir: PathBuf,
     /// Function image (built-in functions run natively).
-    #[arg(short = 'i', long, conflicts_with = "exec")]
+    /// kpt takes the image when `--exec` is given too.
+    #[arg(short = 'i', long)]
     pub image: Option<String>,
     /// Executable to run as the function.
     #[arg(long)]
@@ -124,24 +125,29 @@ pub struct EvalArgs {
     pub fn_args: Vec<String>,
 }
 
-fn config_from_args(args: &[String]) -> anyhow::Result<Option<Node>> {
-    if args.is_empty() {
-        return Ok(None);
-    }
+/// kpt's `getCLIFunctionConfig`: whenever an image or exec is given the function gets
+/// a `function-input` ConfigMap (empty `data` without arguments); `key=value` arguments
+/// fill `data` in order as strings, a leading word without `=` names the kind. Fields
+/// in kpt's order: metadata, data, kind, apiVersion.
+fn config_from_args(args: &[String]) -> anyhow::Result<Node> {
     let mut kind = "ConfigMap".to_string();
-    let mut data = BTreeMap::new();
+    let mut data = Node::mapping();
     for (i, a) in args.iter().enumerate() {
         match a.split_once('=') {
             Some((k, v)) => {
-                data.insert(k.to_string(), v.to_string());
+                data.set(k, Node::string(v));
             }
             None if i == 0 => kind = a.clone(),
-            None => bail!("function argument {a:?} must be key=value"),
+            None => bail!("args must have keys and values separated by ="),
         }
     }
-    let mut cm = kpt::render::config_map(&data);
+    let mut cm = Node::mapping();
+    cm.ensure_mapping(&["metadata"])
+        .set("name", Node::string("function-input"));
+    cm.set("data", data);
     cm.set("kind", Node::string(kind));
-    Ok(Some(cm))
+    cm.set("apiVersion", Node::string("v1"));
+    Ok(cm)
 }
 
 /// `key=value` selector flags as a map (kpt splits on `=`; a missing value is empty).
@@ -201,6 +207,18 @@ fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
     Ok(node)
 }
 
+/// kpt HEAD's `ValidateFunctionImageURL`: the reference grammar of
+/// `distribution/reference.Parse` (`name[:tag][@digest]`).
+fn validate_image(image: &str) -> anyhow::Result<()> {
+    match fn_container::reference::resolve(image) {
+        Ok(_) => Ok(()),
+        Err(fn_container::ContainerError::Reference { reason, .. }) => {
+            bail!("function image reference {image:?} is invalid: {reason}")
+        }
+        Err(e) => bail!("function image reference {image:?} is invalid: {e}"),
+    }
+}
+
 /// kpt's `validateOptionalFlags` and the other checks it makes before reading anything.
 fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if a.include_meta_resources {
@@ -216,6 +234,15 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
             bail!("--type must be either `mutator` or `validator`");
         }
     }
+    // The results directory is made before anything runs.
+    if let Some(dir) = &a.results_dir
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        bail!(
+            "cannot read or create results dir {:?}: {e}",
+            dir.display().to_string()
+        );
+    }
     if let Some(dir) = a.output.as_deref()
         && dir != "stdout"
         && dir != "unwrap"
@@ -229,15 +256,18 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     if !a.extra_args.is_empty() {
         bail!("0 or 1 arguments supported, function arguments go after '--'");
     }
-    if a.exec.is_some()
-        && (a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty())
-    {
+    if !a.fn_args.is_empty() && a.fn_config.is_some() {
+        bail!("function arguments can only be specified without function config file");
+    }
+    // `getCLIFunctionConfig`: the `--` arguments, then `getFunctionSpec`: the image
+    // reference (resolved) or the flags an exec function cannot take.
+    config_from_args(&a.fn_args)?;
+    if let Some(image) = &a.image {
+        validate_image(&kpt::render::resolve_image(image))?;
+    } else if a.as_current_user || a.network || !a.mount.is_empty() || !a.env.is_empty() {
         bail!(
             "--mount, --as-current-user, --network and --env can only be used with container functions"
         );
-    }
-    if !a.fn_args.is_empty() && a.fn_config.is_some() {
-        bail!("function arguments can only be specified without function config file");
     }
     if let Some(path) = &a.fn_config
         && !path.exists()
@@ -259,13 +289,14 @@ fn validate(a: &EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
-    if let Err(e) = validate(&a) {
-        // kpt's preRunE errors are plain ones: kubectl's CheckErr prints them.
-        return Ok(crate::cli::fail(&format!("{e:#}")));
+pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
+    // kpt's preRunE errors are plain ones: the caller prints them as kubectl's CheckErr.
+    validate(&a)?;
+    if a.dir.as_os_str() != "-" {
+        a.dir = super::resolve_symlink(&a.dir)?;
     }
     let function = match (&a.image, &a.exec) {
-        (Some(i), None) if !a.tag.is_empty() => FunctionRef::Image(
+        (Some(i), _) if !a.tag.is_empty() => FunctionRef::Image(
             kpt::render::resolve_image_tag(
                 i,
                 &a.tag,
@@ -273,7 +304,7 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
             )
             .map_err(anyhow::Error::msg)?,
         ),
-        (Some(i), None) => FunctionRef::Image(i.clone()),
+        (Some(i), _) => FunctionRef::Image(i.clone()),
         (None, Some(e)) => FunctionRef::Exec(e.clone()),
         _ => bail!(
             "must specify --image or --exec\nhint: porchctl fn eval DIR --image set-namespace -- namespace=prod"
@@ -291,20 +322,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     } else {
         fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?
     };
-    let mut config = config_from_args(&a.fn_args)?;
-    let mut config_in_package = None;
+    let mut config = Some(config_from_args(&a.fn_args)?);
     if let Some(path) = &a.fn_config {
-        if config.is_some() {
-            bail!("function arguments can only be specified without function config file");
-        }
+        // runfn reads the file's config in place of the command line's ConfigMap. A config
+        // file inside the package stays in the input too (kpt HEAD includes the meta
+        // resources; only kpt before 1.0 left the function config out).
         config = Some(read_fn_config(path)?);
-        if !from_stdin
-            && let Ok(dir) = std::fs::canonicalize(&a.dir)
-            && let Ok(abs) = std::fs::canonicalize(path)
-            && let Ok(rel) = abs.strip_prefix(&dir)
-        {
-            config_in_package = Some(rel.to_string_lossy().replace('\\', "/"));
-        }
     }
     let selector = Selector {
         api_version: a.match_api_version.clone().unwrap_or_default(),
@@ -339,10 +362,10 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         },
         write_status: false,
     };
-    let mut eopts = EvalOptions {
+    let eopts = EvalOptions {
         function,
         function_config: config,
-        config_in_package,
+        config_in_package: None,
         selector,
         exclusion,
     };
@@ -367,16 +390,17 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         data: a.fn_args.clone(),
     });
     let out = match stdin_list {
-        Some(list) => {
-            if eopts.function_config.is_none() {
-                eopts.function_config = list.function_config.clone();
-            }
-            eval_items(list.items, &ropts, &eopts, &flags)
-        }
+        // kpt reads only the items of a ResourceList on stdin: its functionConfig is not
+        // the function's (the command line's is).
+        Some(list) => eval_items(list.items, &ropts, &eopts, &flags),
         None => eval_with(&before, &ropts, &eopts, &flags),
     };
     for line in &out.log {
         eprintln!("{line}");
+        // fnruntime's `printFnExecErr` ends the exit code line with a blank line.
+        if line.starts_with("  Exit code: ") {
+            eprintln!();
+        }
     }
     if output == super::output::Output::InPlace {
         fs::write_changes(&a.dir, &before, &out.files)?;
@@ -385,6 +409,12 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.results_dir {
         super::write_results(dir, &out.mutation_steps, out.error.is_some())?;
+        // runfn's `PrintFnResultInfo(ctx, resultsFile, true)`: a blank line first, on
+        // success and on failure alike.
+        eprintln!(
+            "\nFor complete results, see {}",
+            dir.join("results.yaml").display()
+        );
     }
     if out.error.is_none()
         && let Some(saved) = &saved
@@ -392,5 +422,5 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
-    Ok(super::exit_code(out.error.as_ref(), &a.dir))
+    Ok(super::eval_exit_code(out.error.as_ref()))
 }

@@ -35,11 +35,38 @@ pub enum FnCommand {
 pub fn run(cmd: FnCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         FnCommand::Render(a) => render::run(*a),
-        FnCommand::Eval(a) => eval::run(*a),
+        FnCommand::Eval(a) => Ok(kubectl_style(eval::run(*a))),
         FnCommand::List(a) => list::run(*a),
-        FnCommand::Source(a) => source_sink::source(*a),
-        FnCommand::Sink(a) => source_sink::sink(*a),
+        FnCommand::Source(a) => Ok(kubectl_style(source_sink::source(*a))),
+        FnCommand::Sink(a) => Ok(kubectl_style(source_sink::sink(*a))),
     }
+}
+
+/// How kpt prints the plain errors of `fn eval`, `fn source` and `fn sink`: they are not
+/// kpt's own error type, so its main hands them to kubectl's `CheckErr`, which prints
+/// `error: <message>` and a line break (kpt's own errors, as render's, are `Error: ... `).
+fn kubectl_style(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", kubectl_error_line(&format!("{e:#}")));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// kubectl's `CheckErr` text for a message: `error: ` unless it already starts so, and a
+/// final line break unless it has one.
+pub fn kubectl_error_line(message: &str) -> String {
+    let mut line = if message.starts_with("error: ") {
+        message.to_string()
+    } else {
+        format!("error: {message}")
+    };
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    line
 }
 
 /// The function runtimes available locally: native built-ins, then exec when allowed, then
@@ -92,6 +119,56 @@ fn container_runtime(
     Some(fn_container::LazyContainerRuntime::new(options))
 }
 
+/// kpt's `argutil.ResolveSymlink` for a package argument: a missing path fails as Go's
+/// `filepath.EvalSymlinks` does (`lstat <first missing prefix>: no such file or
+/// directory`); a symlink is followed with kpt's warning. Returns the path to read.
+pub fn resolve_symlink(path: &Path) -> anyhow::Result<PathBuf> {
+    let mut prefix = PathBuf::new();
+    for part in path.components() {
+        prefix.push(part);
+        if std::fs::symlink_metadata(&prefix).is_err() {
+            anyhow::bail!("lstat {}: no such file or directory", prefix.display());
+        }
+    }
+    if std::fs::read_link(path).is_err() {
+        return Ok(path.to_path_buf());
+    }
+    let resolved = std::fs::canonicalize(path)?;
+    // EvalSymlinks keeps a relative argument relative (to the working directory).
+    let shown = if path.is_absolute() {
+        resolved.clone()
+    } else {
+        std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .map(|cwd| relative_to(&resolved, &cwd))
+            .unwrap_or_else(|_| resolved.clone())
+    };
+    eprintln!(
+        "[WARN] resolved symlink {:?} to {:?}, please note that the symlinks within the package are ignored",
+        path.display().to_string(),
+        shown.display().to_string()
+    );
+    Ok(resolved)
+}
+
+/// `path` as seen from `base` (both absolute and canonical): `.` when equal.
+fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    let p: Vec<_> = path.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// Name kpt shows for a package directory.
 pub fn dir_name(dir: &Path) -> String {
     let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -138,6 +215,20 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
     root.set("items", items);
     std::fs::write(dir.join("results.yaml"), emit_node(&root, SeqIndent::Wide))?;
     Ok(())
+}
+
+/// `fn eval`'s ending: an error not already shown (the failing function's own report)
+/// printed as kubectl's `CheckErr` prints kpt's plain errors.
+pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            if !e.already_reported() {
+                eprint!("{}", kubectl_error_line(&e.console_message()));
+            }
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Print the error (unless the failing step was already shown) and pick the exit code.

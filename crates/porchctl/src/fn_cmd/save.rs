@@ -106,10 +106,23 @@ pub fn save(pkg: &Path, saved: &SavedFunction, fn_type: &str) -> String {
         m
     };
     kf.pipeline = Some(pipeline);
-    if let Err(e) = std::fs::write(&path, kf.to_yaml()) {
+    if let Err(e) = std::fs::write(&path, with_comments_of(&path, &kf)) {
         return format!("function is not added to Kptfile: {e}");
     }
     message
+}
+
+/// The updated Kptfile with the comments and field order of the file on disk, as kpt's
+/// `preserveCommentsAndFieldOrder` (kyaml's CopyComments, then SyncOrder) keeps them.
+fn with_comments_of(path: &Path, kf: &Kptfile) -> String {
+    let mut node = kf.to_node();
+    if let Some(old) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| kpt::yaml::parse_one(&t).ok())
+    {
+        kpt::render::heal(&old, &mut node);
+    }
+    kpt::yaml::emit_node(&node, kpt::yaml::SeqIndent::Wide)
 }
 
 #[cfg(test)]
@@ -162,6 +175,22 @@ mod tests {
             Some("b")
         );
         assert!(m.starts_with("Updated "));
+    }
+
+    #[test]
+    fn saving_keeps_the_kptfiles_comments_and_field_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let original = "# header comment\napiVersion: kpt.dev/v1\nkind: Kptfile # comment 1\nmetadata:\n  # comment 2\n  name: app # comment 3\n  namespace: staging\ninfo:\n  description: d # why\n";
+        std::fs::write(dir.path().join(KPTFILE), original).expect("write");
+        let m = save(dir.path(), &saved("img:v1", &["a=b"]), "mutator");
+        assert_eq!(m, "Added \"img:v1\" as mutator in the Kptfile.");
+        let text = std::fs::read_to_string(dir.path().join(KPTFILE)).expect("read");
+        assert_eq!(
+            text,
+            format!(
+                "{original}pipeline:\n  mutators:\n    - image: img:v1\n      configMap:\n        a: b\n"
+            )
+        );
     }
 
     #[test]

@@ -2,13 +2,11 @@
 //! `source` prints a directory's resources as a ResourceList, `sink` writes the
 //! resources of a ResourceList read from stdin into a directory by their paths.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use kpt::kptfile::{KPTFILE, Kptfile};
 use kpt::package::resources::{self, Sources};
 use kpt::package::{PackageFiles, fs, join};
 use kpt::resource_list::ResourceList;
@@ -27,77 +25,56 @@ pub struct SourceArgs {
     /// A function config to put into the ResourceList.
     #[arg(long)]
     pub fn_config: Option<PathBuf>,
-    /// Also print the package meta resources (Kptfiles, pipeline function configs).
-    #[arg(long)]
+    /// Refused as kpt refuses it: the meta resources (Kptfiles, pipeline function
+    /// configs) are always printed.
+    #[arg(long, hide = true)]
     pub include_meta_resources: bool,
 }
 
 /// Arguments of `fn sink`.
 #[derive(Debug, Args)]
 pub struct SinkArgs {
-    /// Directory to write into (default: current directory).
-    #[arg(default_value = ".")]
+    /// Directory to create and write into (it must not exist yet).
     pub dir: PathBuf,
 }
 
-/// kpt's package meta resources: every Kptfile and every file a pipeline names as
-/// `configPath`, as paths from the root.
-fn meta_paths(files: &PackageFiles, dirs: &[String]) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for dir in dirs {
-        let kptfile = join(dir, KPTFILE);
-        let Some(text) = files.get_text(&kptfile) else {
-            continue;
-        };
-        out.insert(kptfile);
-        let Some(pipeline) = Kptfile::parse(text).ok().and_then(|k| k.pipeline) else {
-            continue;
-        };
-        for f in pipeline.mutators.iter().chain(&pipeline.validators) {
-            if f.config_path.is_empty() {
-                continue;
-            }
-            if let Ok(p) = resources::clean_path(&f.config_path) {
-                out.insert(join(dir, &p));
-            }
-        }
-    }
-    out
-}
-
+/// kpt's `fn source`: every KRM file of the package and its sub-packages, the meta
+/// resources included (kpt HEAD; `--include-meta-resources` is refused as needless).
 pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
+    if a.include_meta_resources {
+        anyhow::bail!(
+            "--include-meta-resources is no longer necessary because meta resources are now included by default"
+        );
+    }
     let out = match a.output.as_str() {
         "stdout" => Output::Stdout,
         "unwrap" => Output::Unwrap,
-        other => anyhow::bail!("invalid output {other:?}: allowed values are stdout|unwrap"),
+        other => anyhow::bail!(
+            "invalid input for --output flag {other:?}, must be \"stdout\" or \"unwrap\""
+        ),
     };
+    // kpt reads the absolute path with its symlink resolved.
+    let dir = super::resolve_symlink(&std::path::absolute(&a.dir)?)?;
     let (files, _) =
-        fs::read_dir(&a.dir).with_context(|| format!("reading directory {}", a.dir.display()))?;
+        fs::read_dir(&dir).with_context(|| format!("reading directory {}", dir.display()))?;
     let mut dirs = files.package_dirs();
     if !dirs.iter().any(String::is_empty) {
         dirs.insert(0, String::new());
     }
     dirs.sort();
-    let meta = if a.include_meta_resources {
-        BTreeSet::new()
-    } else {
-        meta_paths(&files, &dirs)
-    };
     let mut sources = Sources::default();
     let mut items = Vec::new();
     for dir in &dirs {
         for mut item in resources::read_package(&files, dir, &mut sources)? {
             if let Some(p) = resources::item_path(&item).map(str::to_string) {
                 let full = join(dir, &p);
-                if meta.contains(&full) {
-                    continue;
-                }
                 resources::set_annotation(&mut item, resources::PATH, &full);
                 resources::set_annotation(&mut item, resources::LEGACY_PATH, &full);
             }
             items.push(item);
         }
     }
+    kpt::package::sort_in_walk_order(&mut items);
     if let (Some(path), Output::Stdout) = (&a.fn_config, &out) {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("failed to read file {:?}", path.display()))?;
@@ -111,7 +88,14 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// kpt's `fn sink DIR`: the directory must not exist (kpt's `CheckDirectoryNotPresent`).
 pub fn sink(a: SinkArgs) -> anyhow::Result<ExitCode> {
+    if std::fs::symlink_metadata(&a.dir).is_ok() {
+        anyhow::bail!(
+            "directory {:?} already exists, please delete the directory and retry",
+            a.dir.display().to_string()
+        );
+    }
     let list = output::read_stdin()?;
     let mut files = PackageFiles::new();
     resources::write_items(&mut files, list.items, &mut Sources::default())?;
