@@ -2,9 +2,9 @@
 //! with 1 and with 3 replicas, side by side, through the real porch-server binary over
 //! HTTPS with smart-HTTP remotes.
 //!
-//! `cargo bench -p porch-server --bench replicas -- [repositories] [packages] [writes]`
+//! `cargo bench -p porch-server --bench replicas -- [repositories] [packages] [writes] [gets]`
 //! (default 12 repositories x 200 packages x 5 revisions = 12,000 published revisions, and
-//! 30 timed writes). For each setup it prints p50s of: create (init), resources update with
+//! 30 timed writes, 500 gets per replica). For each setup it prints p50s of: create (init), resources update with
 //! render, propose, approve-and-publish (writes spread over the replicas), the list of every
 //! revision and the get of one (on each replica), the p50/p99 delay between a write
 //! acknowledged by replica 0 and its watch event on the last replica, with 3 replicas the
@@ -87,6 +87,7 @@ async fn main() -> anyhow::Result<()> {
     let repos = args.first().copied().unwrap_or(12);
     let packages = args.get(1).copied().unwrap_or(200);
     let writes = args.get(2).copied().unwrap_or(30);
+    let gets = args.get(3).copied().unwrap_or(500);
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("git");
     std::fs::create_dir_all(&root)?;
@@ -120,7 +121,7 @@ async fn main() -> anyhow::Result<()> {
         std::fs::create_dir_all(&run)?;
         copy(&root, &run.join("git"))?;
         println!("[{label}]");
-        let figures = setup(bin, &run, postgres, n, repos, packages, writes).await?;
+        let figures = setup(bin, &run, postgres, n, (repos, packages, writes, gets)).await?;
         results.push((label, figures));
     }
     let revisions = repos * packages * 6 + 2;
@@ -189,9 +190,7 @@ async fn setup(
     run: &std::path::Path,
     postgres: bool,
     n: usize,
-    repos: usize,
-    packages: usize,
-    writes: usize,
+    (repos, packages, writes, gets): (usize, usize, usize, usize),
 ) -> anyhow::Result<Figures> {
     let git = GitServer::start(run.join("git"), None)?;
     let pg = if postgres {
@@ -272,7 +271,7 @@ async fn setup(
 
     let pids: Vec<u32> = replicas.iter().map(|r| r.process.0.id()).collect();
 
-    // Lists: 10 on each replica; gets of one published revision: 100 on each replica.
+    // Lists: 10 on each replica; gets of one published revision: `gets` on each replica.
     let mut list = Vec::new();
     let mut some = String::new();
     for r in 0..n {
@@ -294,7 +293,7 @@ async fn setup(
     let mut get = Vec::new();
     let cpu = cpu_seconds(&pids);
     for r in 0..n {
-        for _ in 0..100 {
+        for _ in 0..gets {
             let t = Instant::now();
             prs(r).get(&some).await?;
             get.push(t.elapsed());

@@ -2,19 +2,18 @@
 //! every request that arrived before the round started.
 //!
 //! A read barrier needs a version read that *began after* the request arrived (anything
-//! older may miss a write the client saw acknowledged). Each request takes a ticket; a prober
-//! task on the caller's runtime reads the highest ticket issued, then queries, and answers
-//! every ticket up to it. Requests arriving during a query wait for the next round. So the
-//! rule holds, the database sees at most one of these queries at a time whatever the request
-//! rate, and a lone request pays one round trip on a connection of its own (no pool, no hop
-//! to the store runtime, the statement prepared once).
+//! older may miss a write the client saw acknowledged). Each request takes a ticket; the
+//! request that finds no round in flight runs one: it reads the highest ticket issued, then
+//! queries, and answers every ticket up to it. Requests arriving during a query wait for the
+//! next round. So the rule holds, the database sees at most one of these queries at a time
+//! whatever the request rate, and a lone request pays one round trip on a connection of its
+//! own (no pool, no hop to another task or runtime, the statement prepared once).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use porch_core::store::{ResourceVersion, StoreError};
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::tls::PgConnect;
@@ -29,84 +28,89 @@ struct Round {
     result: Result<ResourceVersion, String>,
 }
 
-struct Shared {
-    /// The last ticket issued.
-    issued: AtomicU64,
-    wake: Notify,
-    done: watch::Sender<Round>,
-}
-
-/// Reads the store's current resourceVersion with coalesced queries (see the module doc).
-pub struct RvProbe {
-    shared: Arc<Shared>,
-    prober: JoinHandle<()>,
-}
-
-impl std::fmt::Debug for RvProbe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RvProbe")
-            .field("issued", &self.shared.issued.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
-    }
-}
-
-impl RvProbe {
-    /// Starts the prober on the current tokio runtime; it connects on first use and again
-    /// after a failure.
-    pub fn start(connect: PgConnect) -> Self {
-        let (done, _) = watch::channel(Round {
-            ticket: 0,
-            result: Ok(0),
-        });
-        let shared = Arc::new(Shared {
-            issued: AtomicU64::new(0),
-            wake: Notify::new(),
-            done,
-        });
-        let prober = tokio::spawn(probe(shared.clone(), connect));
-        RvProbe { shared, prober }
-    }
-
-    /// The store's resourceVersion as of some moment after this call began.
-    pub async fn current(&self) -> Result<ResourceVersion, StoreError> {
-        let mut rounds = self.shared.done.subscribe();
-        let ticket = self.shared.issued.fetch_add(1, Ordering::SeqCst) + 1;
-        self.shared.wake.notify_one();
-        let round = rounds
-            .wait_for(|r| r.ticket >= ticket)
-            .await
-            .map_err(|_| StoreError::Unavailable("the version prober has stopped".into()))?
-            .clone();
-        round.result.map_err(StoreError::Unavailable)
-    }
-}
-
-impl Drop for RvProbe {
-    fn drop(&mut self) {
-        self.prober.abort();
-    }
-}
-
 type Session = (
     tokio_postgres::Client,
     tokio_postgres::Statement,
     JoinHandle<()>,
 );
 
-async fn probe(shared: Arc<Shared>, connect: PgConnect) {
-    let mut session: Option<Session> = None;
-    let mut served = 0;
-    loop {
-        // Read before querying: every ticket up to `upto` was issued before the query starts.
-        let upto = shared.issued.load(Ordering::SeqCst);
-        if upto == served {
-            shared.wake.notified().await;
-            continue;
+/// Reads the store's current resourceVersion with coalesced queries (see the module doc).
+pub struct RvProbe {
+    connect: PgConnect,
+    /// The last ticket issued.
+    issued: AtomicU64,
+    /// Held by the request running the current round (the driver); the session lives here.
+    driver: tokio::sync::Mutex<Option<Session>>,
+    done: watch::Sender<Round>,
+}
+
+impl std::fmt::Debug for RvProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RvProbe")
+            .field("issued", &self.issued.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long a waiting request trusts the current driver before it checks again (a driver
+/// whose request was cancelled mid-round never answers).
+const RECHECK: Duration = Duration::from_millis(20);
+
+impl RvProbe {
+    /// A probe that connects on first use and again after a failure. The round is run by
+    /// a request itself (no task of its own): the first request finding no round in flight
+    /// drives one, the others wait for its answer or, if their ticket came too late for it,
+    /// drive the next.
+    pub fn start(connect: PgConnect) -> Self {
+        let (done, _) = watch::channel(Round {
+            ticket: 0,
+            result: Ok(0),
+        });
+        RvProbe {
+            connect,
+            issued: AtomicU64::new(0),
+            driver: tokio::sync::Mutex::new(None),
+            done,
         }
-        let result = match tokio::time::timeout(ROUND_TIMEOUT, query(&mut session, &connect)).await
+    }
+
+    /// The store's resourceVersion as of some moment after this call began.
+    pub async fn current(&self) -> Result<ResourceVersion, StoreError> {
+        let mut rounds = self.done.subscribe();
+        let ticket = self.issued.fetch_add(1, Ordering::SeqCst) + 1;
+        loop {
+            {
+                let round = rounds.borrow_and_update();
+                if round.ticket >= ticket {
+                    return round.result.clone().map_err(StoreError::Unavailable);
+                }
+            }
+            match self.driver.try_lock() {
+                Ok(mut session) => {
+                    if self.done.borrow().ticket >= ticket {
+                        continue;
+                    }
+                    // Read before querying: every ticket up to `upto` was issued before the
+                    // query starts.
+                    let upto = self.issued.load(Ordering::SeqCst);
+                    let result = self.round(&mut session).await;
+                    drop(session);
+                    self.done.send_replace(Round {
+                        ticket: upto,
+                        result,
+                    });
+                }
+                Err(_) => {
+                    let _ = tokio::time::timeout(RECHECK, rounds.changed()).await;
+                }
+            }
+        }
+    }
+
+    async fn round(&self, session: &mut Option<Session>) -> Result<ResourceVersion, String> {
+        let result = match tokio::time::timeout(ROUND_TIMEOUT, query(session, &self.connect)).await
         {
-            Ok(Ok(rv)) => Ok(rv),
-            Ok(Err(e)) => Err(e),
+            Ok(r) => r,
             Err(_) => Err(format!(
                 "no answer from PostgreSQL within {}s",
                 ROUND_TIMEOUT.as_secs()
@@ -117,11 +121,17 @@ async fn probe(shared: Arc<Shared>, connect: PgConnect) {
         {
             connection.abort();
         }
-        served = upto;
-        shared.done.send_replace(Round {
-            ticket: upto,
-            result,
-        });
+        result
+    }
+}
+
+impl Drop for RvProbe {
+    fn drop(&mut self) {
+        if let Ok(mut session) = self.driver.try_lock()
+            && let Some((_, _, connection)) = session.take()
+        {
+            connection.abort();
+        }
     }
 }
 
