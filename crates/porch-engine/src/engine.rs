@@ -371,8 +371,19 @@ impl Engine {
         name: &str,
     ) -> Result<(PackageRevision, PackageFiles)> {
         let pr = self.get(namespace, name)?;
-        let files = self.files_of(&pr).await?;
-        Ok((pr, files))
+        match self.files_of(&pr).await {
+            // On a replica the index can still hold a draft another replica has just
+            // published (its record is gone from the shared store, the tag not yet fetched
+            // here): catch up with the cluster and read what the name is now.
+            Err(EngineError::NotFound(_)) if pr.origin == Origin::Store && self.is_clustered() => {
+                self.caught_up().await;
+                let pr = self.get(namespace, name)?;
+                let files = self.files_of(&pr).await?;
+                Ok((pr, files))
+            }
+            Err(e) => Err(e),
+            Ok(files) => Ok((pr, files)),
+        }
     }
 
     pub(crate) async fn files_of(&self, pr: &PackageRevision) -> Result<PackageFiles> {
