@@ -38,6 +38,20 @@ pub fn run(
     (emit(&list.items), list.results, err)
 }
 
+/// Runs `f` as the built-in called by `image` (for release-dependent behaviour, see
+/// `image_tag`); returns the emitted items, the whole list and the error, if any.
+pub fn run_as(
+    image: &str,
+    f: fn(&mut ResourceList) -> Result<(), FnError>,
+    input: &str,
+    config: Option<&str>,
+) -> (String, ResourceList, Option<FnError>) {
+    let mut list = ResourceList::new(items(input));
+    list.function_config = config.map(node);
+    let err = crate::image_tag::with(image, || f(&mut list)).err();
+    (emit(&list.items), list, err)
+}
+
 /// Just the result messages.
 pub fn messages(results: &[ResultItem]) -> Vec<String> {
     results.iter().map(|r| r.message.clone()).collect()

@@ -215,28 +215,13 @@ pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::testing::node;
 
     fn run_at(
         tag: &str,
         input: &str,
         config: Option<&str>,
     ) -> (String, ResourceList, Option<FnError>) {
-        let items = kpt::yaml::parse_stream(input)
-            .expect("parses")
-            .into_iter()
-            .map(|d| d.root)
-            .collect();
-        let mut list = ResourceList::new(items);
-        list.function_config = config.map(node);
-        let r = crate::image_tag::with(&format!("set-labels:{tag}"), || run(&mut list));
-        let docs: Vec<kpt::yaml::Document> = list
-            .items
-            .iter()
-            .cloned()
-            .map(kpt::yaml::Document::new)
-            .collect();
-        (kpt::yaml::emit_stream(&docs), list, r.err())
+        crate::common::testing::run_as(&format!("set-labels:{tag}"), run, input, config)
     }
 
     #[test]

@@ -231,28 +231,13 @@ fn set_scalar(node: &mut Node, ns: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::testing::node;
 
     fn run_at(
         tag: &str,
         input: &str,
         config: Option<&str>,
     ) -> (String, ResourceList, Option<FnError>) {
-        let items = kpt::yaml::parse_stream(input)
-            .expect("parses")
-            .into_iter()
-            .map(|d| d.root)
-            .collect();
-        let mut list = ResourceList::new(items);
-        list.function_config = config.map(node);
-        let r = crate::image_tag::with(&format!("set-namespace:{tag}"), || run(&mut list));
-        let docs: Vec<kpt::yaml::Document> = list
-            .items
-            .iter()
-            .cloned()
-            .map(kpt::yaml::Document::new)
-            .collect();
-        (kpt::yaml::emit_stream(&docs), list, r.err())
+        crate::common::testing::run_as(&format!("set-namespace:{tag}"), run, input, config)
     }
 
     const CM: &str =
