@@ -23,6 +23,16 @@ pub fn fail(list: &mut ResourceList, message: String) -> FnError {
     FnError::Stderr(stderr)
 }
 
+/// The release's config parsed by `parse`, or the framework's "failed to configure
+/// function" failure.
+pub fn configure<C>(
+    list: &mut ResourceList,
+    parse: impl FnOnce(Option<&Node>) -> Result<C, String>,
+) -> Result<C, FnError> {
+    parse(list.function_config.as_ref())
+        .map_err(|e| fail(list, format!("failed to configure function: {e}")))
+}
+
 /// The config of a function kpt called without one: `kpt fn eval` hands such
 /// functions its empty `function-input` ConfigMap, so no config reads as a
 /// ConfigMap without data.

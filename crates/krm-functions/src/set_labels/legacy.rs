@@ -177,15 +177,7 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
 
 /// Run the release's function.
 pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let cfg = match parse_config(list.function_config.as_ref()) {
-        Ok(c) => c,
-        Err(e) => {
-            return Err(legacy::fail(
-                list,
-                format!("failed to configure function: {e}"),
-            ));
-        }
-    };
+    let cfg = legacy::configure(list, parse_config)?;
     let mut labels = cfg.labels;
     labels.sort();
     labels.dedup_by(|a, b| a.0 == b.0);

@@ -107,15 +107,7 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
 
 /// Run the release's function.
 pub(super) fn run(list: &mut ResourceList) -> Result<(), FnError> {
-    let cfg = match parse_config(list.function_config.as_ref()) {
-        Ok(c) => c,
-        Err(e) => {
-            return Err(legacy::fail(
-                list,
-                format!("failed to configure function: {e}"),
-            ));
-        }
-    };
+    let cfg = legacy::configure(list, parse_config)?;
     // v0.2's ServiceAccount lookup, from the list as it came in.
     let accounts: HashSet<String> = if crate::image_tag::is_release(0, 2) {
         list.items
