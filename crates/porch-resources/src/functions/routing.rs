@@ -449,12 +449,11 @@ mod tests {
 
     /// `tag:` constraints in the server's renders reach the image runtime's tag lister
     /// through the FunctionConfig routing.
-    #[test]
-    fn tag_listing_reaches_the_image_runtime() {
-        let recorder = Arc::new(Recorder::default());
+    /// Built-ins, exec denied, and `recorder` as the image runtime.
+    fn executors(recorder: &Arc<Recorder>) -> Executors {
         let images: Arc<dyn FunctionRuntime> = recorder.clone();
         let exec: Arc<dyn FunctionRuntime> = Arc::new(kpt::runtime::exec::ExecRuntime::denied());
-        let executors = Executors {
+        Executors {
             builtins: Arc::new(krm_functions::Builtins),
             exec: exec.clone(),
             binary: exec,
@@ -462,8 +461,13 @@ mod tests {
             configured_images: None,
             pull_secrets: None,
             functions_dir: PathBuf::from("/nonexistent"),
-        };
-        let rt = ConfiguredRuntime::new(executors, FunctionConfigs::default());
+        }
+    }
+
+    #[test]
+    fn tag_listing_reaches_the_image_runtime() {
+        let recorder = Arc::new(Recorder::default());
+        let rt = ConfiguredRuntime::new(executors(&recorder), FunctionConfigs::default());
         assert_eq!(
             rt.list_tags("reg.example/fn"),
             vec![Ok(vec!["reg.example/fn-v1".to_string()])]
@@ -474,13 +478,7 @@ mod tests {
     fn a_config_s_pull_secrets_are_read_from_its_namespace_for_its_image() {
         use crate::functions::pull::PullSecret;
         let recorder = Arc::new(Recorder::default());
-        let images: Arc<dyn FunctionRuntime> = recorder.clone();
-        let exec: Arc<dyn FunctionRuntime> = Arc::new(kpt::runtime::exec::ExecRuntime::denied());
         let executors = Executors {
-            builtins: Arc::new(krm_functions::Builtins),
-            exec: exec.clone(),
-            binary: exec,
-            images: Some(images),
             configured_images: Some(recorder.clone()),
             pull_secrets: Some(Arc::new(|ns: &str, name: &str| match (ns, name) {
                 ("team", "creds") => Ok(PullSecret::Basic {
@@ -489,7 +487,7 @@ mod tests {
                 }),
                 _ => Err(format!("secrets \"{name}\" not found")),
             })),
-            functions_dir: PathBuf::from("/nonexistent"),
+            ..executors(&recorder)
         };
         let configs = FunctionConfigs::default();
         let with = |name: &str, image: &str, secret: &str| Configured {
