@@ -4,7 +4,7 @@
 //! reference to nothing or to more than one resource fails before anything is written, it
 //! excludes `configMap`/`configPath`, and a validator does not see its own referenced config.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const SET_NAMESPACE: &str = "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1";
@@ -13,16 +13,8 @@ const STARLARK: &str = "ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5.0";
 
 const SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: old\n";
 
-fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("pkg");
-    for (rel, text) in files {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write");
-    }
-    (tmp, dir)
-}
+mod pkgfix;
+use pkgfix::package;
 
 fn render(cwd: &Path) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))

@@ -2,7 +2,7 @@
 //! kyaml's package writer, on fixtures written here: line breaks of rewritten files,
 //! the out-of-place destinations, and the pre-run checks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const NOOP: &str = "ghcr.io/kptdev/krm-functions-catalog/no-op:v0.1.0";
@@ -10,16 +10,8 @@ const SET_ANNOTATIONS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-annotati
 
 const TWO_DOCS: &str = "# header\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # keep\ndata:\n  k: v\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
 
-fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("pkg");
-    for (rel, text) in files {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write");
-    }
-    (tmp, dir)
-}
+mod pkgfix;
+use pkgfix::package;
 
 fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))

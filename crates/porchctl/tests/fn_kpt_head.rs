@@ -3,19 +3,11 @@
 //! selectors, validators not seeing their own function config, `fn eval --save`, the
 //! results file's item fields, and `fn eval`'s pre-run checks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("pkg");
-    for (rel, text) in files {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write");
-    }
-    (tmp, dir)
-}
+mod pkgfix;
+use pkgfix::package;
 
 fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))

@@ -6,20 +6,12 @@
 //! are `sh` scripts, so this runs on any Unix clone.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Write `files` under `<tmp>/pkg`; returns the temp dir and the package dir.
-fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("pkg");
-    for (rel, text) in files {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write");
-    }
-    (tmp, dir)
-}
+mod pkgfix;
+use pkgfix::package;
 
 /// An executable `sh` script beside the package (not inside it).
 fn script(tmp: &Path, name: &str, body: &str) -> String {
