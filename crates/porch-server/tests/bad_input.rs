@@ -174,6 +174,11 @@ async fn bad_requests_get_clear_statuses_and_store_nothing() {
         assert_eq!(before.metadata.labels, after.metadata.labels);
         assert_eq!(before.metadata.annotations, after.metadata.annotations);
         assert_eq!(before.metadata.generation, after.metadata.generation);
+        assert_ne!(
+            serde_json::to_value(&before.status).expect("json"),
+            serde_json::to_value(&after.status).expect("json"),
+            "a new resourceVersion without a status change is a write the refusal made"
+        );
     }
 }
 
