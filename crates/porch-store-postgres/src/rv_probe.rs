@@ -8,15 +8,21 @@
 //! next round. So the rule holds, the database sees at most one of these queries at a time
 //! whatever the request rate, and a lone request pays one round trip on a connection of its
 //! own (no pool, no hop to another task or runtime, the statement prepared once).
+//!
+//! The connection is driven by the request running the round, not by a task of its own: the
+//! answer then wakes nobody else, which is most of the cost of a round trip on a busy
+//! machine. Between rounds the connection is not polled; whatever the server sends
+//! meanwhile (a notice, a parameter change, the close of a dead session) is read by the
+//! next round.
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use porch_core::store::{ResourceVersion, StoreError};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use crate::tls::PgConnect;
+use crate::tls::{PgConnect, RustlsStream};
 
 /// How long one round may take (connect and query) before its requests get an error.
 const ROUND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -28,11 +34,15 @@ struct Round {
     result: Result<ResourceVersion, String>,
 }
 
-type Session = (
-    tokio_postgres::Client,
-    tokio_postgres::Statement,
-    JoinHandle<()>,
-);
+type Connection = tokio_postgres::Connection<tokio_postgres::Socket, RustlsStream<tokio_postgres::Socket>>;
+
+/// The probe's own session: its client, the prepared query and the connection's driver,
+/// polled only while a round runs.
+struct Session {
+    client: tokio_postgres::Client,
+    statement: tokio_postgres::Statement,
+    connection: Pin<Box<Connection>>,
+}
 
 /// Reads the store's current resourceVersion with coalesced queries (see the module doc).
 pub struct RvProbe {
@@ -116,22 +126,11 @@ impl RvProbe {
                 ROUND_TIMEOUT.as_secs()
             )),
         };
-        if result.is_err()
-            && let Some((_, _, connection)) = session.take()
-        {
-            connection.abort();
+        if result.is_err() {
+            // Dropping the connection closes it; the next round connects afresh.
+            *session = None;
         }
         result
-    }
-}
-
-impl Drop for RvProbe {
-    fn drop(&mut self) {
-        if let Ok(mut session) = self.driver.try_lock()
-            && let Some((_, _, connection)) = session.take()
-        {
-            connection.abort();
-        }
     }
 }
 
@@ -139,28 +138,46 @@ async fn query(
     session: &mut Option<Session>,
     connect: &PgConnect,
 ) -> Result<ResourceVersion, String> {
-    if session.as_ref().is_none_or(|(c, _, _)| c.is_closed()) {
+    if session.as_ref().is_none_or(|s| s.client.is_closed()) {
+        *session = None;
         let (client, connection) = connect
             .connect()
             .await
             .map_err(|e| format!("cannot reach PostgreSQL: {e}"))?;
-        let connection = tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "version probe connection ended");
-            }
+        let mut connection = Box::pin(connection);
+        let statement = drive(
+            &mut connection,
+            client.prepare("SELECT rv FROM porch_meta WHERE id = 1"),
+        )
+        .await
+        .map_err(|e| format!("cannot prepare the version query: {e}"))?;
+        *session = Some(Session {
+            client,
+            statement,
+            connection,
         });
-        let statement = client
-            .prepare("SELECT rv FROM porch_meta WHERE id = 1")
-            .await
-            .map_err(|e| format!("cannot prepare the version query: {e}"))?;
-        *session = Some((client, statement, connection));
     }
-    let Some((client, statement, _)) = session.as_ref() else {
+    let Some(s) = session.as_mut() else {
         return Err("no session".into());
     };
-    let row = client
-        .query_one(statement, &[])
+    let row = drive(&mut s.connection, s.client.query_one(&s.statement, &[]))
         .await
         .map_err(|e| format!("cannot read the resourceVersion: {e}"))?;
     Ok(crate::ops::rv_out(row.get(0)))
+}
+
+/// Runs `request` while polling the connection that carries it, in this task.
+async fn drive<T>(
+    connection: &mut Pin<Box<Connection>>,
+    request: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, String> {
+    tokio::pin!(request);
+    tokio::select! {
+        biased;
+        answer = &mut request => answer.map_err(|e| e.to_string()),
+        ended = connection.as_mut() => Err(match ended {
+            Ok(()) => "the connection was closed".to_owned(),
+            Err(e) => e.to_string(),
+        }),
+    }
 }
