@@ -37,6 +37,14 @@ pub type LeaseFuture = Pin<Box<dyn Future<Output = Result<LeaseGuard>> + Send>>;
 pub trait RepositoryLeases: Send + Sync {
     /// Waits for the lease of repository `name` in `namespace`.
     fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture;
+
+    /// Whether this replica has already applied every change committed in the cluster
+    /// (answered without waiting). Asked under a lease: when true, the previous holders'
+    /// writes are in this replica's index and git mirror, and the job skips its catch-up
+    /// (a git fetch and a reload from the store). The default never skips.
+    fn up_to_date(&self) -> Pin<Box<dyn Future<Output = bool> + Send>> {
+        Box::pin(async { false })
+    }
 }
 
 /// Waits until this replica has applied every write committed in the cluster so far (the
@@ -104,7 +112,15 @@ impl Engine {
             Box::pin(async move {
                 let guard = leases.acquire(&id.0, id.1.as_str()).await?;
                 if let Some(inner) = weak.upgrade() {
-                    Engine { inner }.catch_up_now(&id).await?;
+                    let engine = Engine { inner };
+                    // A repository whose last refresh failed is caught up whatever the log
+                    // says: the events were applied, the refresh was not.
+                    if engine.take_stale(&id) || !leases.up_to_date().await {
+                        if let Err(e) = engine.catch_up_now(&id).await {
+                            engine.mark_stale(&id);
+                            return Err(e);
+                        }
+                    }
                 }
                 Ok(guard)
             })
@@ -182,12 +198,31 @@ impl Engine {
     }
 
     /// Brings repository `id` up to date with the cluster (a no-op job: the queue's gate
-    /// catches up). Without a cluster it does nothing.
+    /// catches up). Without a cluster it does nothing. Should it fail, the repository's next
+    /// job catches up in full.
     pub async fn refresh_repository(&self, id: &RepoId) -> Result<()> {
         if !self.is_clustered() {
             return Ok(());
         }
+        self.mark_stale(id);
         let (_, queue) = self.handle(id)?;
         queue.run(async { Ok::<(), EngineError>(()) }).await?
+    }
+
+    fn mark_stale(&self, id: &RepoId) {
+        self.inner
+            .stale
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.clone());
+    }
+
+    /// Whether `id` must be caught up in full, clearing the mark.
+    fn take_stale(&self, id: &RepoId) -> bool {
+        self.inner
+            .stale
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id)
     }
 }

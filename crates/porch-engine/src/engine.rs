@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     /// Leases of a cluster of engines on one store (`cluster.rs`); none standalone.
     pub(crate) cluster: RwLock<Option<Arc<dyn crate::cluster::RepositoryLeases>>>,
     pub(crate) barrier: RwLock<Option<crate::cluster::Barrier>>,
+    /// Repositories whose next job must catch up with the cluster in full (a refresh failed).
+    pub(crate) stale: std::sync::Mutex<std::collections::HashSet<RepoId>>,
 }
 
 /// The package orchestration engine. Cheap to clone (a shared handle).
@@ -102,6 +104,7 @@ impl Engine {
                 renders: kpt::runtime::CancelToken::new(),
                 cluster: RwLock::new(None),
                 barrier: RwLock::new(None),
+                stale: std::sync::Mutex::default(),
             }),
         }
     }

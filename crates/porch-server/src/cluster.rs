@@ -17,6 +17,7 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,14 +28,30 @@ use porch_store_postgres::{LeaderElection, PgStore};
 use tokio::sync::{broadcast, watch};
 
 /// The repository leases of the engine, on PostgreSQL advisory locks.
-pub struct PgLeases(pub Arc<PgStore>);
+pub struct PgLeases {
+    pub pg: Arc<PgStore>,
+    /// The store's current resourceVersion, and how far this replica applied the log: a job
+    /// skips its catch-up when nothing is left to apply.
+    pub probe: Arc<porch_store_postgres::RvProbe>,
+    pub applied: watch::Receiver<Applied>,
+}
 
 impl RepositoryLeases for PgLeases {
     fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture {
-        let (pg, lease) = (self.0.clone(), format!("repository:{namespace}/{name}"));
+        let (pg, lease) = (self.pg.clone(), format!("repository:{namespace}/{name}"));
         Box::pin(async move {
             let guard = pg.lease(&lease).await?;
             Ok(Box::new(guard) as LeaseGuard)
+        })
+    }
+
+    fn up_to_date(&self) -> Pin<Box<dyn Future<Output = bool> + Send>> {
+        let (probe, applied) = (self.probe.clone(), self.applied.clone());
+        Box::pin(async move {
+            match probe.current().await {
+                Ok(rv) => applied.borrow().applied >= rv,
+                Err(_) => false,
+            }
         })
     }
 }
@@ -54,13 +71,15 @@ const REPOSITORIES: &str = "config.porch.kpt.dev/repositories";
 /// kinds of CRDs they created (and stops serving deleted ones), and reports through `applied`
 /// how far it got. `rx` is subscribed to `hub` when `applied` starts. Batches that arrive
 /// while a refresh runs are taken together afterwards (one refresh per repository for all of
-/// them).
+/// them). This replica's own commits (`local`) refresh nothing: its engine changed its index
+/// as it wrote them.
 pub async fn follow(
     engine: Engine,
     hub: Arc<WatchHub>,
     mut rx: broadcast::Receiver<Arc<Vec<porch_core::store::StoreEvent>>>,
     crds: Arc<porch_resources::crd::Crds>,
     applied: watch::Sender<Applied>,
+    local: Arc<porch_store_postgres::LocalWrites>,
 ) {
     loop {
         let mut batches = match rx.recv().await {
@@ -88,7 +107,9 @@ pub async fn follow(
                         if e.object.key.resource == REPOSITORIES {
                             next.repositories = next.repositories.max(rv);
                         }
-                        ids.extend(engine.repositories_of_record(&e.object.key));
+                        if !local.contains(rv) {
+                            ids.extend(engine.repositories_of_record(&e.object.key));
+                        }
                         crds.apply_event(e);
                     }
                 }
@@ -139,13 +160,13 @@ pub struct ReadBarrier {
 
 impl ReadBarrier {
     pub fn new(
-        pg: Arc<PgStore>,
+        probe: Arc<porch_store_postgres::RvProbe>,
         applied: watch::Receiver<Applied>,
         controller: Option<watch::Receiver<porch_resources::controller::GateProgress>>,
         authorizer: Option<Arc<porch_apiserver::authz::Authorizer>>,
     ) -> Self {
         Self {
-            probe: Arc::new(pg.rv_probe()),
+            probe,
             applied,
             controller,
             authorizer,

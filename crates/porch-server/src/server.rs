@@ -280,12 +280,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut cluster = None;
     let mut follower = None;
     if let Some(pg) = &opened.postgres {
-        engine.set_cluster(Arc::new(crate::cluster::PgLeases(pg.clone())));
         let (applied_tx, applied_rx) = tokio::sync::watch::channel(crate::cluster::Applied {
             applied: hub.latest(),
             // The start-up Repositories: the barrier waits for their first open.
             repositories: 0,
         });
+        let probe = Arc::new(pg.rv_probe());
+        engine.set_cluster(Arc::new(crate::cluster::PgLeases {
+            pg: pg.clone(),
+            probe: probe.clone(),
+            applied: applied_rx.clone(),
+        }));
         // Subscribed now, started once the CRDs are known: no event is missed.
         let follow_rx = hub.subscribe();
         let election = porch_store_postgres::LeaderElection::start(
@@ -293,8 +298,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             "controllers",
             Duration::from_millis(500),
         );
-        cluster = Some((pg.clone(), applied_rx, election));
-        follower = Some((follow_rx, applied_tx));
+        cluster = Some((probe, applied_rx, election));
+        follower = Some((follow_rx, applied_tx, pg.local_writes()));
         tracing::info!("running as a replica on PostgreSQL");
     }
     if args.push_drafts_to_git {
@@ -321,13 +326,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ))),
     );
     let served = crds.restore().await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some((rx, applied)) = follower {
+    if let Some((rx, applied, local)) = follower {
         tokio::spawn(crate::cluster::follow(
             engine.clone(),
             hub.clone(),
             rx,
             crds.clone(),
             applied,
+            local,
         ));
     }
     if served > 0 {
@@ -519,9 +525,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     // On PostgreSQL the fan-out controllers run on the elected leader only.
     let controllers = match cluster {
-        Some((pg, applied, election)) => {
-            let barrier =
-                crate::cluster::ReadBarrier::new(pg, applied, gate_progress, authorizer.clone());
+        Some((probe, applied, election)) => {
+            let barrier = crate::cluster::ReadBarrier::new(
+                probe,
+                applied,
+                gate_progress,
+                authorizer.clone(),
+            );
             let b = barrier.clone();
             engine.set_read_barrier(Arc::new(move || {
                 let b = b.clone();

@@ -7,6 +7,7 @@
 //!
 //! [`LeaderElection`] keeps trying one named lease and publishes whether this process holds it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use porch_core::store::StoreError;
@@ -30,9 +31,10 @@ pub fn lease_key(name: &str) -> i64 {
 /// A held lease; released when dropped.
 pub struct Lease {
     name: String,
-    // Kept so the session (and with it the lock) lives as long as the lease.
-    _client: tokio_postgres::Client,
-    connection: JoinHandle<()>,
+    key: i64,
+    session: Option<Session>,
+    /// Where the session goes once unlocked; without it the session is closed on release.
+    pool: Option<(Arc<LeaseSessions>, tokio::runtime::Handle)>,
 }
 
 impl std::fmt::Debug for Lease {
@@ -41,44 +43,146 @@ impl std::fmt::Debug for Lease {
     }
 }
 
-impl Lease {
-    /// Waits until the lease `name` is free and takes it.
-    pub async fn acquire(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
-        let lease = Self::connect(config, name).await?;
-        pg(lease
-            ._client
-            .execute("SELECT pg_advisory_lock($1)", &[&lease_key(name)])
-            .await)?;
-        Ok(lease)
-    }
+/// A connection holding (or ready to hold) advisory locks.
+struct Session {
+    client: tokio_postgres::Client,
+    connection: JoinHandle<()>,
+}
 
-    /// Takes the lease `name` if it is free.
-    pub async fn try_acquire(config: &PgConnect, name: &str) -> Result<Option<Lease>, StoreError> {
-        let lease = Self::connect(config, name).await?;
-        let row = pg(lease
-            ._client
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&lease_key(name)])
-            .await)?;
-        Ok(row.get::<_, bool>(0).then_some(lease))
-    }
-
-    async fn connect(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
+impl Session {
+    async fn open(config: &PgConnect) -> Result<Session, StoreError> {
         let (client, connection) = pg(config.connect().await)?;
         let connection = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "lease connection ended");
             }
         });
+        Ok(Session { client, connection })
+    }
+
+    fn is_open(&self) -> bool {
+        !self.connection.is_finished() && !self.client.is_closed()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Closing the session releases whatever it holds, at once.
+        self.connection.abort();
+    }
+}
+
+/// Idle lease sessions of one process: a repository lease taken per write job would
+/// otherwise cost a connection each (a backend process, a TLS handshake and a login). A
+/// session is pooled again only after its lock was released (`pg_advisory_unlock` said so);
+/// any doubt closes it, which releases everything it held.
+#[derive(Default)]
+pub struct LeaseSessions {
+    idle: std::sync::Mutex<Vec<Session>>,
+}
+
+impl std::fmt::Debug for LeaseSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseSessions").finish_non_exhaustive()
+    }
+}
+
+impl LeaseSessions {
+    /// Idle sessions kept; more are closed.
+    const KEEP: usize = 8;
+
+    fn take(&self) -> Option<Session> {
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while let Some(s) = idle.pop() {
+            if s.is_open() {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    fn put(&self, session: Session) {
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.len() < Self::KEEP && session.is_open() {
+            idle.push(session);
+        }
+    }
+
+    /// How many sessions wait idle.
+    pub fn idle(&self) -> usize {
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// How long a release may take before its session is closed instead.
+const UNLOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Lease {
+    /// Waits until the lease `name` is free and takes it, on a connection of its own.
+    pub async fn acquire(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
+        let session = Session::open(config).await?;
+        Self::lock(session, name, None).await
+    }
+
+    /// [`Lease::acquire`] on a session of `pool` (a new one when none is idle); released, the
+    /// session returns to `pool` through a task on `runtime`.
+    pub async fn acquire_pooled(
+        config: &PgConnect,
+        name: &str,
+        pool: &Arc<LeaseSessions>,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Lease, StoreError> {
+        let back = Some((pool.clone(), runtime));
+        if let Some(session) = pool.take() {
+            match Self::lock(session, name, back.clone()).await {
+                Ok(lease) => return Ok(lease),
+                // The idle session died meanwhile (a restarted database): a fresh one.
+                Err(e) => tracing::debug!(error = %e, "idle lease session failed"),
+            }
+        }
+        Self::lock(Session::open(config).await?, name, back).await
+    }
+
+    async fn lock(
+        session: Session,
+        name: &str,
+        pool: Option<(Arc<LeaseSessions>, tokio::runtime::Handle)>,
+    ) -> Result<Lease, StoreError> {
+        let key = lease_key(name);
+        pg(session
+            .client
+            .execute("SELECT pg_advisory_lock($1)", &[&key])
+            .await)?;
         Ok(Lease {
             name: name.to_owned(),
-            _client: client,
-            connection,
+            key,
+            session: Some(session),
+            pool,
         })
+    }
+
+    /// Takes the lease `name` if it is free.
+    pub async fn try_acquire(config: &PgConnect, name: &str) -> Result<Option<Lease>, StoreError> {
+        let session = Session::open(config).await?;
+        let key = lease_key(name);
+        let row = pg(session
+            .client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .await)?;
+        Ok(row.get::<_, bool>(0).then(|| Lease {
+            name: name.to_owned(),
+            key,
+            session: Some(session),
+            pool: None,
+        }))
     }
 
     /// False once the lease's connection has ended (the lock is then released).
     pub fn is_held(&self) -> bool {
-        !self.connection.is_finished()
+        self.session.as_ref().is_some_and(Session::is_open)
     }
 
     pub fn name(&self) -> &str {
@@ -88,7 +192,27 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        self.connection.abort();
+        let Some(session) = self.session.take() else {
+            return;
+        };
+        let Some((pool, runtime)) = self.pool.take() else {
+            return; // dropping the session closes it
+        };
+        let key = self.key;
+        runtime.spawn(async move {
+            let unlocked = tokio::time::timeout(
+                UNLOCK_TIMEOUT,
+                session
+                    .client
+                    .query_one("SELECT pg_advisory_unlock($1)", &[&key]),
+            )
+            .await;
+            if let Ok(Ok(row)) = unlocked
+                && row.get::<_, bool>(0)
+            {
+                pool.put(session);
+            }
+        });
     }
 }
 

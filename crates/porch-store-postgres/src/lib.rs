@@ -41,6 +41,6 @@ pub mod tls;
 
 pub use error::PgError;
 pub use lease::{LeaderElection, Lease};
-pub use pg_store::{PgStore, PgStoreOptions};
+pub use pg_store::{LocalWrites, PgStore, PgStoreOptions};
 pub use rv_probe::RvProbe;
 pub use tls::PgConnect;

@@ -53,6 +53,33 @@ pub struct PgStore {
     connect: PgConnect,
     delivery: Arc<Delivery>,
     retention: u64,
+    local: Arc<LocalWrites>,
+    leases: Arc<crate::lease::LeaseSessions>,
+}
+
+/// The resourceVersions this process committed lately (ranges, newest last), so a follower
+/// of the shared log can tell its own writes (already in its index) from other replicas'.
+#[derive(Debug, Default)]
+pub struct LocalWrites(std::sync::Mutex<std::collections::VecDeque<(u64, u64)>>);
+
+impl LocalWrites {
+    /// How many commits are remembered; older ones are treated as another replica's (which
+    /// costs a needless refresh, never a missed one).
+    const KEEP: usize = 4096;
+
+    fn record(&self, first: u64, last: u64) {
+        let mut ranges = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ranges.len() == Self::KEEP {
+            ranges.pop_front();
+        }
+        ranges.push_back((first, last));
+    }
+
+    /// Whether the event at `rv` was committed by this process.
+    pub fn contains(&self, rv: u64) -> bool {
+        let ranges = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        ranges.iter().rev().any(|&(a, b)| (a..=b).contains(&rv))
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -126,6 +153,8 @@ impl PgStore {
             connect,
             delivery,
             retention: options.event_retention,
+            local: Arc::default(),
+            leases: Arc::default(),
         })
     }
 
@@ -133,6 +162,11 @@ impl PgStore {
     /// caller's runtime with a connection of its own (`rv_probe`).
     pub fn rv_probe(&self) -> crate::RvProbe {
         crate::RvProbe::start(self.connect.clone())
+    }
+
+    /// The record of this process's own commits (see [`LocalWrites`]).
+    pub fn local_writes(&self) -> Arc<LocalWrites> {
+        self.local.clone()
     }
 
     /// Checks that the database answers (for readiness). Async: runs on the store's runtime.
@@ -147,14 +181,21 @@ impl PgStore {
             .map_err(|e| StoreError::Unavailable(format!("store check failed: {e}")))?
     }
 
-    /// Waits for the cluster lease `name` (e.g. a repository's git write lease).
+    /// Waits for the cluster lease `name` (e.g. a repository's git write lease), on a pooled
+    /// session (`lease::LeaseSessions`).
     pub async fn lease(&self, name: &str) -> Result<Lease, StoreError> {
-        let (config, name) = (self.connect.clone(), name.to_owned());
+        let (config, name, pool) = (self.connect.clone(), name.to_owned(), self.leases.clone());
+        let runtime = self.bridge.handle().clone();
         self.bridge
             .handle()
-            .spawn(async move { Lease::acquire(&config, &name).await })
+            .spawn(async move { Lease::acquire_pooled(&config, &name, &pool, runtime).await })
             .await
             .map_err(|e| StoreError::Unavailable(format!("lease task failed: {e}")))?
+    }
+
+    /// How many lease sessions wait idle (for tests and metrics).
+    pub fn idle_lease_sessions(&self) -> usize {
+        self.leases.idle()
     }
 
     /// The connection settings (with TLS), for leases and leader election.
@@ -184,10 +225,19 @@ impl MetadataStore for PgStore {
         if writes.is_empty() {
             return Ok(Vec::new());
         }
-        let (pool, delivery, retention) =
-            (self.pool.clone(), self.delivery.clone(), self.retention);
+        let (pool, delivery, retention, local) = (
+            self.pool.clone(),
+            self.delivery.clone(),
+            self.retention,
+            self.local.clone(),
+        );
         self.bridge.run(async move {
             let events = ops::write(&pool, writes, retention).await?;
+            // Recorded before delivery here; the follower may still deliver them first (it
+            // then takes them for another replica's: one needless refresh).
+            if let (Some(a), Some(b)) = (events.first(), events.last()) {
+                local.record(a.object.resource_version, b.object.resource_version);
+            }
             delivery.after_commit(&events).await;
             Ok(events)
         })

@@ -148,6 +148,66 @@ fn leases_exclude_each_other_and_leadership_moves() {
 }
 
 #[test]
+fn pooled_lease_sessions_are_reused_only_once_released() {
+    let server = PostgresServer::start().expect("postgres");
+    let store = connect(&server.url());
+    let other = connect(&server.url());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let config = store.connection_config().clone();
+        let wait_idle = |n: usize| {
+            let store = store.clone();
+            async move {
+                for _ in 0..250 {
+                    if store.idle_lease_sessions() == n {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                panic!("expected {n} idle lease sessions, have {}", store.idle_lease_sessions());
+            }
+        };
+        let a = store.lease("repo/a").await.expect("lease a");
+        let b = store.lease("repo/b").await.expect("lease b");
+        assert_eq!(store.idle_lease_sessions(), 0);
+        drop(a);
+        wait_idle(1).await;
+        // Released for real: another process takes it at once.
+        let taken = Lease::try_acquire(&config, "repo/a")
+            .await
+            .expect("try")
+            .expect("repo/a was released when its lease went back to the pool");
+        drop(taken);
+        // A pooled session comes back without its old lock: repo/a again, then repo/c on the
+        // same session while repo/a is held by this process through another.
+        let a = store.lease("repo/a").await.expect("lease a again");
+        assert_eq!(store.idle_lease_sessions(), 0, "the idle session was reused");
+        assert!(
+            Lease::try_acquire(&config, "repo/a")
+                .await
+                .expect("try")
+                .is_none(),
+            "held"
+        );
+        // Mutual exclusion across stores holds with pooled sessions.
+        let waiter = {
+            let other = other.clone();
+            tokio::spawn(async move { other.lease("repo/b").await.map(|_| ()) })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiter.is_finished(), "repo/b is held by the first store");
+        drop(b);
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("repo/b handed over")
+            .expect("task")
+            .expect("lease");
+        drop(a);
+        wait_idle(2).await;
+    });
+}
+
+#[test]
 fn an_outage_fails_calls_as_unavailable_until_the_database_is_back() {
     let mut server = PostgresServer::start().expect("postgres");
     let store = Arc::new(
