@@ -526,12 +526,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // On PostgreSQL the fan-out controllers run on the elected leader only.
     let controllers = match cluster {
         Some((probe, applied, election)) => {
-            let barrier = crate::cluster::ReadBarrier::new(
-                probe,
-                applied,
-                gate_progress,
-                authorizer.clone(),
-            );
+            let barrier =
+                crate::cluster::ReadBarrier::new(probe, applied, gate_progress, authorizer.clone());
             let b = barrier.clone();
             engine.set_read_barrier(Arc::new(move || {
                 let b = b.clone();

@@ -331,8 +331,30 @@ async fn each_step_through_the_next_replica_sees_the_previous_one() {
                 "the replica after sees the update of {name}"
             );
             porch::propose(&r(i + 2), &name).await;
+            // What a client of the next replica last read of the proposed draft.
+            let stale_files = res(i + 1).get(&name).await.expect("resources");
+            let stale_rev = r(i + 1).get(&name).await.expect("revision");
             let published = porch::approve(&r(i), &name).await;
             assert_eq!(published.data["spec"]["lifecycle"], "Published");
+            // Writes from those reads, through a replica that did not publish it, are
+            // conflicts (the revision changed under them), as on one server.
+            let mut edit = stale_files.clone();
+            edit.data["spec"]["resources"]["more.yaml"] = json!("a: b\n");
+            match res(i + 1).replace(&name, &Default::default(), &edit).await {
+                Err(kube::Error::Api(ae)) => {
+                    assert_eq!(ae.code, 409, "a stale edit of the published {name}: {ae:?}")
+                }
+                other => panic!("a stale edit of the published {name}: {other:?}"),
+            }
+            let mut back = stale_rev.clone();
+            back.data["spec"]["lifecycle"] = json!("Draft");
+            match r(i + 1).replace(&name, &Default::default(), &back).await {
+                Err(kube::Error::Api(ae)) => assert_eq!(
+                    ae.code, 409,
+                    "a stale lifecycle change of the published {name}: {ae:?}"
+                ),
+                other => panic!("a stale lifecycle change of the published {name}: {other:?}"),
+            }
             for k in 0..3 {
                 let got = r(k).get(&name).await.expect("get through every replica");
                 assert_eq!(

@@ -92,7 +92,10 @@ impl LeaseSessions {
     const KEEP: usize = 8;
 
     fn take(&self) -> Option<Session> {
-        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         while let Some(s) = idle.pop() {
             if s.is_open() {
                 return Some(s);
@@ -102,7 +105,10 @@ impl LeaseSessions {
     }
 
     fn put(&self, session: Session) {
-        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if idle.len() < Self::KEEP && session.is_open() {
             idle.push(session);
         }

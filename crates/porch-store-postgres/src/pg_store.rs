@@ -68,7 +68,10 @@ impl LocalWrites {
     const KEEP: usize = 4096;
 
     fn record(&self, first: u64, last: u64) {
-        let mut ranges = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut ranges = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if ranges.len() == Self::KEEP {
             ranges.pop_front();
         }
@@ -77,7 +80,10 @@ impl LocalWrites {
 
     /// Whether the event at `rv` was committed by this process.
     pub fn contains(&self, rv: u64) -> bool {
-        let ranges = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ranges = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         ranges.iter().rev().any(|&(a, b)| (a..=b).contains(&rv))
     }
 }

@@ -34,7 +34,8 @@ struct Round {
     result: Result<ResourceVersion, String>,
 }
 
-type Connection = tokio_postgres::Connection<tokio_postgres::Socket, RustlsStream<tokio_postgres::Socket>>;
+type Connection =
+    tokio_postgres::Connection<tokio_postgres::Socket, RustlsStream<tokio_postgres::Socket>>;
 
 /// The probe's own session: its client, the prepared query and the connection's driver,
 /// polled only while a round runs.

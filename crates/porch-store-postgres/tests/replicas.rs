@@ -164,7 +164,10 @@ fn pooled_lease_sessions_are_reused_only_once_released() {
                     }
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                panic!("expected {n} idle lease sessions, have {}", store.idle_lease_sessions());
+                panic!(
+                    "expected {n} idle lease sessions, have {}",
+                    store.idle_lease_sessions()
+                );
             }
         };
         let a = store.lease("repo/a").await.expect("lease a");
@@ -181,7 +184,11 @@ fn pooled_lease_sessions_are_reused_only_once_released() {
         // A pooled session comes back without its old lock: repo/a again, then repo/c on the
         // same session while repo/a is held by this process through another.
         let a = store.lease("repo/a").await.expect("lease a again");
-        assert_eq!(store.idle_lease_sessions(), 0, "the idle session was reused");
+        assert_eq!(
+            store.idle_lease_sessions(),
+            0,
+            "the idle session was reused"
+        );
         assert!(
             Lease::try_acquire(&config, "repo/a")
                 .await
