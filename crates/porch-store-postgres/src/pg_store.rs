@@ -294,3 +294,26 @@ impl MetadataStore for PgStore {
         self.delivery.wake.notify_one();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LocalWrites;
+
+    #[test]
+    fn local_writes_remember_ranges_and_forget_the_oldest() {
+        let local = LocalWrites::default();
+        local.record(3, 5);
+        local.record(9, 9);
+        assert!(local.contains(3) && local.contains(5) && local.contains(9));
+        assert!(!local.contains(2) && !local.contains(6) && !local.contains(10));
+        for rv in 100..100 + LocalWrites::KEEP as u64 {
+            local.record(rv, rv);
+        }
+        assert!(
+            !local.contains(4) && !local.contains(9),
+            "the oldest ranges are forgotten"
+        );
+        assert!(local.contains(100));
+        assert!(local.contains(99 + LocalWrites::KEEP as u64));
+    }
+}
