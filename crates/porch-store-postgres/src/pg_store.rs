@@ -106,6 +106,15 @@ impl PgStore {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.timeout);
         }
+        // As libpq: no TLS over unix sockets (the server refuses it there anyway).
+        if !config.get_hosts().is_empty()
+            && config
+                .get_hosts()
+                .iter()
+                .all(|h| !matches!(h, tokio_postgres::config::Host::Tcp(_)))
+        {
+            config.ssl_mode(tokio_postgres::config::SslMode::Disable);
+        }
         // A dead peer (a partitioned database, a lease holder gone) is noticed in seconds.
         config.keepalives(true);
         config.keepalives_idle(Duration::from_secs(5));

@@ -274,8 +274,9 @@ where
     type Error = io::Error;
 
     fn make_tls_connect(&mut self, domain: &str) -> io::Result<RustlsConnect> {
-        let name = ServerName::try_from(domain.to_owned())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // The driver asks for every host, TLS or not; a unix socket's "domain" is its path,
+        // which is no server name: that fails only if a handshake is attempted.
+        let name = ServerName::try_from(domain.to_owned()).map_err(|e| e.to_string());
         Ok(RustlsConnect {
             config: self.0.clone(),
             name,
@@ -286,7 +287,7 @@ where
 /// One connection's handshake.
 pub struct RustlsConnect {
     config: Arc<rustls::ClientConfig>,
-    name: ServerName<'static>,
+    name: Result<ServerName<'static>, String>,
 }
 
 impl<S> TlsConnect<S> for RustlsConnect
@@ -299,8 +300,11 @@ where
 
     fn connect(self, stream: S) -> Self::Future {
         Box::pin(async move {
+            let name = self
+                .name
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             let stream = tokio_rustls::TlsConnector::from(self.config)
-                .connect(self.name, stream)
+                .connect(name, stream)
                 .await?;
             Ok(RustlsStream(Box::new(stream)))
         })

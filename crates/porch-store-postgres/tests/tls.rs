@@ -119,3 +119,27 @@ fn verification_against_another_ca_or_without_tls_fails() {
     );
     assert!(refused.is_err(), "require on a server without TLS fails");
 }
+
+/// A unix socket carries no TLS (as with libpq): the default `sslmode=prefer` and a key=value
+/// URL naming the socket directory connect, and the lease sessions and the version probe too.
+#[test]
+fn a_unix_socket_connects_without_tls() {
+    let server = PostgresServer::start_tls().expect("postgres with ssl=on");
+    let url = format!(
+        "host={} port={} user=porch dbname=porch",
+        server.socket_dir().display(),
+        server.port()
+    );
+    let store = Arc::new(PgStore::connect(&url, options()).expect("over the unix socket"));
+    store
+        .write(vec![put("a", Precondition::None, "{}")])
+        .expect("write");
+    assert!(store.get(&key("a")).expect("get").is_some());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let lease = store.lease("repo/a").await.expect("lease");
+        assert!(lease.is_held());
+        let rv = store.rv_probe().current().await.expect("probe");
+        assert!(rv >= 1);
+    });
+}
