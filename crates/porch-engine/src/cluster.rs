@@ -51,8 +51,23 @@ pub trait RepositoryLeases: Send + Sync {
 /// server's read barrier).
 pub type Barrier = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
-/// What a queue runs before each job: take the lease, then catch up with the cluster.
-pub(crate) type Gate = Arc<dyn Fn() -> LeaseFuture + Send + Sync>;
+/// What a queue runs before each job: take the lease, then catch up with the cluster as far
+/// as the job asks.
+pub(crate) type Gate = Arc<dyn Fn(CatchUp) -> LeaseFuture + Send + Sync>;
+
+/// How much of a repository a job reloads under its lease before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatchUp {
+    /// Everything, unless this replica has already applied the whole event log (a write
+    /// job: it must see what the previous lease holders did).
+    Auto,
+    /// The drafts and object metadata from the store, without a git fetch (a refresh for
+    /// records another replica wrote with no git change: draft edits, metadata).
+    Records,
+    /// A git fetch, then the records (a refresh for a change that moved git refs: a
+    /// publish, a deletion, an announced git write).
+    Everything,
+}
 
 impl Engine {
     /// Joins a cluster of engines sharing this engine's store: repository jobs are serialized
@@ -107,19 +122,31 @@ impl Engine {
         let leases = self.cluster()?;
         let weak = Arc::downgrade(&self.inner);
         let id = id.clone();
-        Some(Arc::new(move || {
+        Some(Arc::new(move |level: CatchUp| {
             let (leases, weak, id) = (leases.clone(), weak.clone(), id.clone());
             Box::pin(async move {
                 let guard = leases.acquire(&id.0, id.1.as_str()).await?;
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
-                    // A repository whose last refresh failed is caught up whatever the log
-                    // says: the events were applied, the refresh was not.
-                    if engine.take_stale(&id) || !leases.up_to_date().await {
-                        if let Err(e) = engine.catch_up_now(&id).await {
-                            engine.mark_stale(&id);
-                            return Err(e);
-                        }
+                    // A repository whose last refresh failed is caught up in full whatever
+                    // the log says: the events were applied, the refresh was not.
+                    let level = if engine.take_stale(&id) {
+                        CatchUp::Everything
+                    } else {
+                        level
+                    };
+                    let fetch = match level {
+                        CatchUp::Everything => Some(true),
+                        // Mirrored drafts move their git branches with every record.
+                        CatchUp::Records => Some(engine.inner.options.push_drafts_to_git),
+                        CatchUp::Auto if leases.up_to_date().await => None,
+                        CatchUp::Auto => Some(true),
+                    };
+                    if let Some(fetch) = fetch
+                        && let Err(e) = engine.catch_up_now(&id, fetch).await
+                    {
+                        engine.mark_stale(&id);
+                        return Err(e);
                     }
                 }
                 Ok(guard)
@@ -127,23 +154,37 @@ impl Engine {
         }))
     }
 
-    /// Fetches git, then reloads the drafts and object metadata of `id` from the store; for
-    /// jobs on the repository's queue. A git failure is recorded (as by any sync) but does
-    /// not stop the job: drafts need no remote.
+    /// Fetches git (when `fetch`), then reloads the drafts and object metadata of `id` from
+    /// the store; for jobs on the repository's queue. A git failure is recorded (as by any
+    /// sync) but does not stop the job: drafts need no remote.
     ///
-    /// Git first: a revision approved through another replica is then seen published (the
-    /// tag) before its draft goes, so the index never passes through a state without either
-    /// (a watcher sees it MODIFIED to Published rather than DELETED then ADDED, and a
-    /// controller never finds its downstream missing and creates it again). Under the lease
-    /// the store is at least as new as git.
-    async fn catch_up_now(&self, id: &RepoId) -> Result<()> {
-        if let Ok((repo, _)) = self.handle(id)
+    /// Git before the index changes: a revision approved through another replica is then
+    /// seen published (the tag) as its draft goes, so the index never passes through a state
+    /// without either (a watcher sees it MODIFIED to Published rather than DELETED then
+    /// ADDED, and a controller never finds its downstream missing and creates it again).
+    async fn catch_up_now(&self, id: &RepoId, fetch: bool) -> Result<()> {
+        // Under the lease nobody in the cluster writes this repository, so the store read
+        // first and git fetched after agree.
+        let drafts = self.inner.store.list_drafts(&id.0, &id.1).await?;
+        let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
+        // A draft whose record went was published or deleted: git moved too, even when the
+        // refresh was asked for records only.
+        let fetch = fetch
+            || self
+                .with_index(id, |ix| {
+                    ix.drafts.keys().any(|name| {
+                        !drafts
+                            .iter()
+                            .any(|d| !d.deleted && d.key().name().as_str() == name)
+                    })
+                })
+                .unwrap_or(false);
+        if fetch
+            && let Ok((repo, _)) = self.handle(id)
             && let Err(e) = self.sync_now(id, &repo).await
         {
             tracing::debug!(repository = %id.1, error = %e, "sync before a cluster job failed");
         }
-        let drafts = self.inner.store.list_drafts(&id.0, &id.1).await?;
-        let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
         self.mutate(id, |ix| {
             ix.drafts.clear();
             ix.tombstones.clear();
@@ -198,15 +239,33 @@ impl Engine {
     }
 
     /// Brings repository `id` up to date with the cluster (a no-op job: the queue's gate
-    /// catches up). Without a cluster it does nothing. Should it fail, the repository's next
-    /// job catches up in full.
-    pub async fn refresh_repository(&self, id: &RepoId) -> Result<()> {
+    /// catches up as far as `level` says). Without a cluster it does nothing. Should it
+    /// fail, the repository's next job catches up in full.
+    pub async fn refresh_repository(&self, id: &RepoId, level: CatchUp) -> Result<()> {
         if !self.is_clustered() {
             return Ok(());
         }
-        self.mark_stale(id);
         let (_, queue) = self.handle(id)?;
-        queue.run(async { Ok::<(), EngineError>(()) }).await?
+        let result = queue
+            .run_with(level, async { Ok::<(), EngineError>(()) })
+            .await
+            .and_then(|r| r);
+        if result.is_err() {
+            self.mark_stale(id);
+        }
+        result
+    }
+
+    /// How far a change to `key` (an event of the shared log, `deleted` or not) makes the
+    /// other replicas refresh its repository: a draft record's removal follows a publish or a
+    /// deletion, and the git-write marker announces moved refs, so those fetch git; other
+    /// record changes reload records only.
+    pub fn catch_up_for(key: &ObjectKey, deleted: bool) -> CatchUp {
+        if key.resource == GIT_WRITES_RESOURCE || (key.resource == DRAFT_RESOURCE && deleted) {
+            CatchUp::Everything
+        } else {
+            CatchUp::Records
+        }
     }
 
     fn mark_stale(&self, id: &RepoId) {

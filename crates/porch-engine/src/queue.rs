@@ -13,7 +13,7 @@ use std::pin::Pin;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::cluster::Gate;
+use crate::cluster::{CatchUp, Gate};
 use crate::error::{EngineError, Result};
 
 type Job = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -59,12 +59,21 @@ impl SerialQueue {
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,
     {
+        self.run_with(CatchUp::Auto, fut).await
+    }
+
+    /// [`SerialQueue::run`], with the gate told how much to catch up.
+    pub(crate) async fn run_with<T, F>(&self, level: CatchUp, fut: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = T> + Send + 'static,
+    {
         let (otx, orx) = oneshot::channel();
         let gate = self.gate.clone();
         self.tx
             .send(Box::pin(async move {
                 let lease = match gate {
-                    Some(g) => match g().await {
+                    Some(g) => match g(level).await {
                         Ok(lease) => Some(lease),
                         Err(e) => {
                             let _ = otx.send(Err(e));

@@ -15,7 +15,7 @@
 //!   a leader lease is campaigned for; when it is lost (the leader died, or its database
 //!   session did) the controllers stop and the next leader starts them.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use porch_apiserver::WatchHub;
 use porch_engine::Engine;
-use porch_engine::cluster::{LeaseFuture, LeaseGuard, RepositoryLeases};
+use porch_engine::cluster::{CatchUp, LeaseFuture, LeaseGuard, RepositoryLeases};
 use porch_store_postgres::{LeaderElection, PgStore};
 use tokio::sync::{broadcast, watch};
 
@@ -96,7 +96,14 @@ pub async fn follow(
                 Err(_) => break,
             }
         }
-        let mut ids = HashSet::new();
+        // Each repository to refresh, and how far (a git fetch only for changes that moved refs).
+        let mut ids: HashMap<_, CatchUp> = HashMap::new();
+        let mut refresh = |id, level| {
+            let at = ids.entry(id).or_insert(CatchUp::Records);
+            if level == CatchUp::Everything {
+                *at = CatchUp::Everything;
+            }
+        };
         let mut next = *applied.borrow();
         for batch in batches {
             match batch {
@@ -108,7 +115,13 @@ pub async fn follow(
                             next.repositories = next.repositories.max(rv);
                         }
                         if !local.contains(rv) {
-                            ids.extend(engine.repositories_of_record(&e.object.key));
+                            let level = Engine::catch_up_for(
+                                &e.object.key,
+                                e.event_type == porch_core::store::EventType::Deleted,
+                            );
+                            for id in engine.repositories_of_record(&e.object.key) {
+                                refresh(id, level);
+                            }
                         }
                         crds.apply_event(e);
                     }
@@ -119,17 +132,19 @@ pub async fn follow(
                     if let Err(e) = crds.restore().await {
                         tracing::warn!(error = %e, "cannot reload the CRDs");
                     }
-                    ids.extend(engine.repositories(None));
+                    for id in engine.repositories(None) {
+                        refresh(id, CatchUp::Everything);
+                    }
                     next.applied = next.applied.max(hub.latest());
                     next.repositories = next.applied;
                 }
             }
         }
         let mut refreshes = tokio::task::JoinSet::new();
-        for id in ids {
+        for (id, level) in ids {
             let engine = engine.clone();
             refreshes.spawn(async move {
-                if let Err(e) = engine.refresh_repository(&id).await {
+                if let Err(e) = engine.refresh_repository(&id, level).await {
                     tracing::debug!(repository = %id.1, error = %e, "cluster refresh failed");
                 }
             });
