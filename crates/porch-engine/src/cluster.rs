@@ -285,3 +285,26 @@ impl Engine {
             .remove(id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_changes_that_move_git_refs_fetch() {
+        let key = |resource: &str| ObjectKey::new(resource, "default", "repo.pkg.ws");
+        let draft = key(DRAFT_RESOURCE);
+        let meta = key(META_RESOURCE);
+        let marker = key(GIT_WRITES_RESOURCE);
+        assert_eq!(Engine::catch_up_for(&draft, false), CatchUp::Records);
+        assert_eq!(
+            Engine::catch_up_for(&draft, true),
+            CatchUp::Everything,
+            "a draft record goes when it is published or deleted"
+        );
+        assert_eq!(Engine::catch_up_for(&meta, false), CatchUp::Records);
+        assert_eq!(Engine::catch_up_for(&meta, true), CatchUp::Records);
+        assert_eq!(Engine::catch_up_for(&marker, false), CatchUp::Everything);
+        assert_eq!(Engine::catch_up_for(&marker, true), CatchUp::Everything);
+    }
+}
