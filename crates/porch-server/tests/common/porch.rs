@@ -417,16 +417,33 @@ pub async fn set_approval(
         .await
 }
 
-pub async fn propose(api: &Api<DynamicObject>, name: &str) -> DynamicObject {
-    set_lifecycle(api, name, "Proposed")
+/// Retries `step` (a read-modify-write) while it meets a conflict, as client-go's
+/// `RetryOnConflict` does: a controller may write the revision between the read and the write.
+async fn on_conflict_retry<F, Fut>(what: &str, name: &str, step: F) -> DynamicObject
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<DynamicObject, kube::Error>>,
+{
+    for _ in 0..5 {
+        match step().await {
+            Ok(o) => return o,
+            Err(kube::Error::Api(ae)) if ae.code == 409 => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{what} {name}: {e:?}"),
+        }
+    }
+    step()
         .await
-        .unwrap_or_else(|e| panic!("propose {name}: {e:?}"))
+        .unwrap_or_else(|e| panic!("{what} {name}: {e:?}"))
+}
+
+pub async fn propose(api: &Api<DynamicObject>, name: &str) -> DynamicObject {
+    on_conflict_retry("propose", name, || set_lifecycle(api, name, "Proposed")).await
 }
 
 pub async fn approve(api: &Api<DynamicObject>, name: &str) -> DynamicObject {
-    set_approval(api, name, "Published")
-        .await
-        .unwrap_or_else(|e| panic!("approve {name}: {e:?}"))
+    on_conflict_retry("approve", name, || set_approval(api, name, "Published")).await
 }
 
 /// Proposes and approves; returns the published revision.
