@@ -125,7 +125,9 @@ impl Engine {
         Some(Arc::new(move |level: CatchUp| {
             let (leases, weak, id) = (leases.clone(), weak.clone(), id.clone());
             Box::pin(async move {
+                let started = std::time::Instant::now();
                 let guard = leases.acquire(&id.0, id.1.as_str()).await?;
+                let leased = started.elapsed();
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
                     // A repository whose last refresh failed is caught up in full whatever
@@ -148,6 +150,14 @@ impl Engine {
                         engine.mark_stale(&id);
                         return Err(e);
                     }
+                    tracing::debug!(
+                        repository = %id.1,
+                        ?level,
+                        ?fetch,
+                        lease_us = leased.as_micros() as u64,
+                        total_us = started.elapsed().as_micros() as u64,
+                        "cluster gate passed"
+                    );
                 }
                 Ok(guard)
             })

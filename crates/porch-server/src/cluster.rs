@@ -190,9 +190,33 @@ impl ReadBarrier {
 
     /// Waits (bounded) until this replica has applied every write committed so far.
     pub async fn wait(&self) {
+        let started = std::time::Instant::now();
         let Ok(rv) = self.probe.current().await else {
             return; // the request meets the outage itself
         };
+        let probed = started.elapsed();
+        self.reach(rv).await;
+        tracing::trace!(
+            resource_version = rv,
+            probe_us = probed.as_micros() as u64,
+            total_us = started.elapsed().as_micros() as u64,
+            "read barrier passed"
+        );
+    }
+
+    /// For a read at `resourceVersion=N` (kube's "not older than N"): waits until this
+    /// replica has applied N, without asking the database when it already has.
+    pub async fn wait_for(&self, rv: u64) {
+        if self.applied.borrow().applied >= rv {
+            self.reach(rv).await; // the controller and RBAC views, at once when current
+        } else {
+            // N may be newer than anything committed yet: the latest version bounds the wait.
+            self.wait().await;
+        }
+    }
+
+    /// Waits (bounded) until this replica has applied `rv`.
+    async fn reach(&self, rv: u64) {
         let caught_up = async {
             let mut applied = self.applied.clone();
             // Copied out: the receiver's guard must not live across the next wait.
@@ -225,8 +249,39 @@ impl ReadBarrier {
     }
 }
 
-/// The barrier as an axum middleware: every request but watches (which resume from a
-/// resourceVersion and follow the log anyway) and health probes.
+/// What a request waits for before it is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Nothing: watches (they resume from a resourceVersion and follow the log), health
+    /// probes, and reads at `resourceVersion=0` ("any", served from this replica's index as
+    /// kube-apiserver serves them from its watch cache).
+    Nothing,
+    /// Every write committed before the request (the default of a read or a write).
+    Latest,
+    /// A read at `resourceVersion=N` ("not older than N").
+    AtLeast(u64),
+}
+
+fn wait_of(method: &axum::http::Method, path: &str, query: Option<&str>) -> Wait {
+    let params = || query.into_iter().flat_map(|q| q.split('&'));
+    let watch = params().any(|p| p == "watch=true" || p == "watch=1");
+    let probe = matches!(path, "/readyz" | "/livez" | "/healthz" | "/metrics")
+        || path.starts_with("/readyz/")
+        || path.starts_with("/livez/");
+    if watch || probe || path.contains("/watch/") {
+        return Wait::Nothing;
+    }
+    if method != axum::http::Method::GET {
+        return Wait::Latest;
+    }
+    match params().find_map(|p| p.strip_prefix("resourceVersion=")) {
+        Some("0") => Wait::Nothing,
+        Some(n) => n.parse().map_or(Wait::Latest, Wait::AtLeast),
+        None => Wait::Latest,
+    }
+}
+
+/// The barrier as an axum middleware (see [`Wait`] for what each request waits for).
 pub async fn barrier_layer(
     axum::extract::State(barrier): axum::extract::State<ReadBarrier>,
     request: axum::extract::Request,
@@ -234,19 +289,15 @@ pub async fn barrier_layer(
 ) -> axum::response::Response {
     // Decided before awaiting: the request's body is not `Sync`, so no borrow of it may
     // live across the wait.
-    let wait = {
-        let path = request.uri().path();
-        let watch = request
-            .uri()
-            .query()
-            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-        let probe = matches!(path, "/readyz" | "/livez" | "/healthz" | "/metrics")
-            || path.starts_with("/readyz/")
-            || path.starts_with("/livez/");
-        !watch && !probe && !path.contains("/watch/")
-    };
-    if wait {
-        barrier.wait().await;
+    let wait = wait_of(
+        request.method(),
+        request.uri().path(),
+        request.uri().query(),
+    );
+    match wait {
+        Wait::Nothing => {}
+        Wait::Latest => barrier.wait().await,
+        Wait::AtLeast(rv) => barrier.wait_for(rv).await,
     }
     next.run(request).await
 }
@@ -292,4 +343,37 @@ pub async fn while_leading<F, Fut>(
 /// Waits until `rx` holds `value`; false when its sender is gone.
 async fn until(rx: &mut watch::Receiver<bool>, value: bool) -> bool {
     rx.wait_for(|v| *v == value).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method;
+
+    #[test]
+    fn what_each_request_waits_for() {
+        let get = |path: &str, query: Option<&str>| wait_of(&Method::GET, path, query);
+        let prs = "/apis/porch.kpt.dev/v1alpha1/namespaces/default/packagerevisions";
+        assert_eq!(get(prs, None), Wait::Latest);
+        assert_eq!(get(prs, Some("limit=5")), Wait::Latest);
+        assert_eq!(get(prs, Some("resourceVersion=0")), Wait::Nothing);
+        assert_eq!(
+            get(prs, Some("limit=5&resourceVersion=42")),
+            Wait::AtLeast(42)
+        );
+        assert_eq!(get(prs, Some("resourceVersion=x")), Wait::Latest);
+        assert_eq!(
+            get(prs, Some("watch=true&resourceVersion=7")),
+            Wait::Nothing
+        );
+        assert_eq!(get(&format!("{prs}/a"), Some("watch=1")), Wait::Nothing);
+        assert_eq!(get("/readyz", None), Wait::Nothing);
+        assert_eq!(get("/livez/ping", None), Wait::Nothing);
+        // Writes always see the latest state, whatever their query says.
+        assert_eq!(
+            wait_of(&Method::PUT, &format!("{prs}/a"), Some("resourceVersion=0")),
+            Wait::Latest
+        );
+        assert_eq!(wait_of(&Method::POST, prs, None), Wait::Latest);
+    }
 }

@@ -321,9 +321,25 @@ async fn each_step_through_the_next_replica_sees_the_previous_one() {
             let cm = format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  value: {value}\n"
             );
-            porch::put_files(&res(i + 1), &name, &[("cm.yaml", cm.as_str())])
+            let updated = porch::put_files(&res(i + 1), &name, &[("cm.yaml", cm.as_str())])
                 .await
                 .unwrap_or_else(|e| panic!("update {name} through the next replica: {e:?}"));
+            // A read "not older than" the update's resourceVersion, through another replica,
+            // has it (kube's resourceVersion=N); one at "any" version is served too.
+            let at = kube::api::GetParams {
+                resource_version: updated.metadata.resource_version.clone(),
+            };
+            let seen = res(i + 2).get_with(&name, &at).await.expect("get at N");
+            assert_eq!(
+                seen.data["spec"]["resources"]["cm.yaml"].as_str(),
+                Some(cm.as_str()),
+                "resourceVersion={:?} on the replica after",
+                at.resource_version
+            );
+            res(i + 2)
+                .get_with(&name, &kube::api::GetParams::any())
+                .await
+                .expect("get at resourceVersion=0");
             let files = porch::files_of(&res(i + 2), &name).await;
             assert_eq!(
                 files.get("cm.yaml").and_then(|v| v.as_str()),
