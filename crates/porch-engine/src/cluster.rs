@@ -38,6 +38,12 @@ pub trait RepositoryLeases: Send + Sync {
     /// Waits for the lease of repository `name` in `namespace`.
     fn acquire(&self, namespace: &str, name: &str) -> LeaseFuture;
 
+    /// Waits for the lease in shared mode, for jobs that only read the repository (refreshes):
+    /// shared holders exclude exclusive ones, not each other. The default takes it exclusively.
+    fn acquire_shared(&self, namespace: &str, name: &str) -> LeaseFuture {
+        self.acquire(namespace, name)
+    }
+
     /// Whether this replica has already applied every change committed in the cluster
     /// (answered without waiting). Asked under a lease: when true, the previous holders'
     /// writes are in this replica's index and git mirror, and the job skips its catch-up
@@ -126,7 +132,14 @@ impl Engine {
             let (leases, weak, id) = (leases.clone(), weak.clone(), id.clone());
             Box::pin(async move {
                 let started = std::time::Instant::now();
-                let guard = leases.acquire(&id.0, id.1.as_str()).await?;
+                // Refreshes only read (a fetch into this replica's mirror, the records into
+                // its index): the other replicas may refresh at the same time.
+                let guard = match level {
+                    CatchUp::Auto => leases.acquire(&id.0, id.1.as_str()).await?,
+                    CatchUp::Records | CatchUp::Everything => {
+                        leases.acquire_shared(&id.0, id.1.as_str()).await?
+                    }
+                };
                 let leased = started.elapsed();
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };

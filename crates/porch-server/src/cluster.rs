@@ -45,6 +45,14 @@ impl RepositoryLeases for PgLeases {
         })
     }
 
+    fn acquire_shared(&self, namespace: &str, name: &str) -> LeaseFuture {
+        let (pg, lease) = (self.pg.clone(), format!("repository:{namespace}/{name}"));
+        Box::pin(async move {
+            let guard = pg.lease_shared(&lease).await?;
+            Ok(Box::new(guard) as LeaseGuard)
+        })
+    }
+
     fn up_to_date(&self) -> Pin<Box<dyn Future<Output = bool> + Send>> {
         let (probe, applied) = (self.probe.clone(), self.applied.clone());
         Box::pin(async move {

@@ -32,6 +32,8 @@ pub fn lease_key(name: &str) -> i64 {
 pub struct Lease {
     name: String,
     key: i64,
+    /// Taken in shared mode (any number of shared holders, no exclusive one).
+    shared: bool,
     session: Option<Session>,
     /// Where the session goes once unlocked; without it the session is closed on release.
     pool: Option<(Arc<LeaseSessions>, tokio::runtime::Handle)>,
@@ -130,41 +132,48 @@ impl Lease {
     /// Waits until the lease `name` is free and takes it, on a connection of its own.
     pub async fn acquire(config: &PgConnect, name: &str) -> Result<Lease, StoreError> {
         let session = Session::open(config).await?;
-        Self::lock(session, name, None).await
+        Self::lock(session, name, false, None).await
     }
 
     /// [`Lease::acquire`] on a session of `pool` (a new one when none is idle); released, the
-    /// session returns to `pool` through a task on `runtime`.
+    /// session returns to `pool` through a task on `runtime`. A `shared` lease excludes only
+    /// exclusive ones (readers together, no writer); PostgreSQL queues a shared request
+    /// behind a waiting exclusive one, so writers are not starved.
     pub async fn acquire_pooled(
         config: &PgConnect,
         name: &str,
+        shared: bool,
         pool: &Arc<LeaseSessions>,
         runtime: tokio::runtime::Handle,
     ) -> Result<Lease, StoreError> {
         let back = Some((pool.clone(), runtime));
         if let Some(session) = pool.take() {
-            match Self::lock(session, name, back.clone()).await {
+            match Self::lock(session, name, shared, back.clone()).await {
                 Ok(lease) => return Ok(lease),
                 // The idle session died meanwhile (a restarted database): a fresh one.
                 Err(e) => tracing::debug!(error = %e, "idle lease session failed"),
             }
         }
-        Self::lock(Session::open(config).await?, name, back).await
+        Self::lock(Session::open(config).await?, name, shared, back).await
     }
 
     async fn lock(
         session: Session,
         name: &str,
+        shared: bool,
         pool: Option<(Arc<LeaseSessions>, tokio::runtime::Handle)>,
     ) -> Result<Lease, StoreError> {
         let key = lease_key(name);
-        pg(session
-            .client
-            .execute("SELECT pg_advisory_lock($1)", &[&key])
-            .await)?;
+        let sql = if shared {
+            "SELECT pg_advisory_lock_shared($1)"
+        } else {
+            "SELECT pg_advisory_lock($1)"
+        };
+        pg(session.client.execute(sql, &[&key]).await)?;
         Ok(Lease {
             name: name.to_owned(),
             key,
+            shared,
             session: Some(session),
             pool,
         })
@@ -181,6 +190,7 @@ impl Lease {
         Ok(row.get::<_, bool>(0).then(|| Lease {
             name: name.to_owned(),
             key,
+            shared: false,
             session: Some(session),
             pool: None,
         }))
@@ -205,14 +215,14 @@ impl Drop for Lease {
             return; // dropping the session closes it
         };
         let key = self.key;
+        let sql = if self.shared {
+            "SELECT pg_advisory_unlock_shared($1)"
+        } else {
+            "SELECT pg_advisory_unlock($1)"
+        };
         runtime.spawn(async move {
-            let unlocked = tokio::time::timeout(
-                UNLOCK_TIMEOUT,
-                session
-                    .client
-                    .query_one("SELECT pg_advisory_unlock($1)", &[&key]),
-            )
-            .await;
+            let unlocked =
+                tokio::time::timeout(UNLOCK_TIMEOUT, session.client.query_one(sql, &[&key])).await;
             if let Ok(Ok(row)) = unlocked
                 && row.get::<_, bool>(0)
             {

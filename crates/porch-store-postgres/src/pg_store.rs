@@ -199,11 +199,23 @@ impl PgStore {
     /// Waits for the cluster lease `name` (e.g. a repository's git write lease), on a pooled
     /// session (`lease::LeaseSessions`).
     pub async fn lease(&self, name: &str) -> Result<Lease, StoreError> {
+        self.lease_in(name, false).await
+    }
+
+    /// The cluster lease `name` in shared mode: held with other shared holders, never with
+    /// an exclusive one (e.g. a read-only refresh of a repository).
+    pub async fn lease_shared(&self, name: &str) -> Result<Lease, StoreError> {
+        self.lease_in(name, true).await
+    }
+
+    async fn lease_in(&self, name: &str, shared: bool) -> Result<Lease, StoreError> {
         let (config, name, pool) = (self.connect.clone(), name.to_owned(), self.leases.clone());
         let runtime = self.bridge.handle().clone();
         self.bridge
             .handle()
-            .spawn(async move { Lease::acquire_pooled(&config, &name, &pool, runtime).await })
+            .spawn(
+                async move { Lease::acquire_pooled(&config, &name, shared, &pool, runtime).await },
+            )
             .await
             .map_err(|e| StoreError::Unavailable(format!("lease task failed: {e}")))?
     }

@@ -215,6 +215,65 @@ fn pooled_lease_sessions_are_reused_only_once_released() {
 }
 
 #[test]
+fn shared_leases_exclude_exclusive_ones_only() {
+    let server = PostgresServer::start().expect("postgres");
+    let (one, two) = (connect(&server.url()), connect(&server.url()));
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let within = |d: u64| Duration::from_millis(d);
+        let a = one.lease_shared("repo/x").await.expect("shared");
+        let b = tokio::time::timeout(within(5000), two.lease_shared("repo/x"))
+            .await
+            .expect("shared holders together")
+            .expect("shared");
+        let writer = {
+            let two = two.clone();
+            tokio::spawn(async move { two.lease("repo/x").await.map(|_| ()) })
+        };
+        tokio::time::sleep(within(300)).await;
+        assert!(
+            !writer.is_finished(),
+            "an exclusive lease waits for shared holders"
+        );
+        drop(a);
+        tokio::time::sleep(within(300)).await;
+        assert!(!writer.is_finished(), "while any shared holder is left");
+        drop(b);
+        tokio::time::timeout(within(5000), writer)
+            .await
+            .expect("the exclusive lease once the readers left")
+            .expect("task")
+            .expect("lease");
+        // Shared waits for exclusive too; and a released shared session is pooled clean.
+        let w = one.lease("repo/x").await.expect("exclusive");
+        let reader = {
+            let two = two.clone();
+            tokio::spawn(async move { two.lease_shared("repo/x").await.map(|_| ()) })
+        };
+        tokio::time::sleep(within(300)).await;
+        assert!(
+            !reader.is_finished(),
+            "a shared lease waits for the exclusive holder"
+        );
+        drop(w);
+        tokio::time::timeout(within(5000), reader)
+            .await
+            .expect("the shared lease after the writer")
+            .expect("task")
+            .expect("lease");
+        let config = one.connection_config().clone();
+        for _ in 0..100 {
+            if let Some(l) = Lease::try_acquire(&config, "repo/x").await.expect("try") {
+                drop(l);
+                return;
+            }
+            tokio::time::sleep(within(20)).await;
+        }
+        panic!("repo/x stayed locked after every lease was dropped");
+    });
+}
+
+#[test]
 fn an_outage_fails_calls_as_unavailable_until_the_database_is_back() {
     let mut server = PostgresServer::start().expect("postgres");
     let store = Arc::new(
