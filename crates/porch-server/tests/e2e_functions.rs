@@ -27,11 +27,14 @@ fn function_configs(client: &kube::Client) -> Api<DynamicObject> {
 
 /// Writes an executable script into the server's functions directory.
 fn script(env: &Env, name: &str, body: &str) {
-    let dir = env.server.data_dir().join("functions");
-    std::fs::create_dir_all(&dir).expect("functions dir");
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // On every replica: a render may run on any of them.
+    for data in env.server.data_dirs() {
+        let dir = data.join("functions");
+        std::fs::create_dir_all(&dir).expect("functions dir");
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
 }
 
 /// Creates a FunctionConfig and waits until the server's renders use it.

@@ -146,6 +146,16 @@ impl Server {
         self.dir.path().join("data")
     }
 
+    /// The data directory of every replica (one without a replica set): what an operator
+    /// installs on each server, such as function binaries, goes into each.
+    pub fn data_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.data_dir()];
+        if let Some(set) = &self.set {
+            dirs.extend(set.others.iter().map(Replica::data_dir));
+        }
+        dirs
+    }
+
     pub fn kubeconfig(&self) -> PathBuf {
         self.data_dir().join("kubeconfig")
     }
