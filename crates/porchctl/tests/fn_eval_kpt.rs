@@ -326,7 +326,8 @@ fn package_arguments_are_resolved_as_kpt_resolves_symlinks() {
     assert!(out.contains("name: a"), "{out}");
 }
 
-/// A failing exec function: `[FAIL]`, its stderr, the exit code line and a blank line
+/// A failing exec function: `[FAIL]`, its stderr as written (each line in `%q`, the
+/// empty one after the final newline included), the exit code line and a blank line
 /// (fnruntime's `printFnExecErr`), then runfn's results note after another blank line;
 /// no error line (the failure was already reported).
 #[test]
@@ -347,7 +348,7 @@ fn a_failing_function_is_reported_as_fnruntime_prints_it() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         err,
-        "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    oops\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
+        "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    \"oops\"\n    \"\"\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
     );
 }
 
@@ -427,4 +428,50 @@ fn a_function_config_inside_the_package_is_part_of_the_input() {
         read(&dir, "fn-config.yaml")
     );
     assert!(read(&dir, "cm.yaml").contains("team: x"));
+}
+
+/// A passing function's stderr (fnruntime's `printFnStderr`): each line in Go's `%q`,
+/// four of them at most, then how many were left out and how to see them.
+#[test]
+fn a_passing_functions_stderr_is_quoted_and_truncated() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let script = "cat; for i in 1 2 3 4 5 6; do echo \"say \\\"$i\\\"\" >&2; done";
+    let exec = format!("sh -c '{script}'");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", &exec]);
+    assert_eq!(code, 0, "{err}");
+    let want = format!(
+        "[RUNNING] {exec:?}\n[PASS] {exec:?} in 0s\n  Stderr:\n    \"say \\\"1\\\"\"\n    \"say \\\"2\\\"\"\n    \"say \\\"3\\\"\"\n    \"say \\\"4\\\"\"\n    ...(3 line(s) truncated, use '--truncate-output=false' to disable)\n"
+    );
+    assert_eq!(err, want);
+}
+
+/// `--truncate-output=false` (any of pflag's false spellings) shows every line, the
+/// empty one after the final newline too; `--truncate-output` alone keeps truncation.
+#[test]
+fn truncate_output_false_shows_all_of_the_stderr() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let exec = "sh -c 'cat; for i in 1 2 3 4 5; do echo l$i >&2; done'";
+    for off in [
+        "--truncate-output=false",
+        "--truncate-output=f",
+        "--truncate-output=0",
+    ] {
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", exec, off]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.ends_with(
+                "  Stderr:\n    \"l1\"\n    \"l2\"\n    \"l3\"\n    \"l4\"\n    \"l5\"\n    \"\"\n"
+            ),
+            "{off}: {err}"
+        );
+    }
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "--exec", exec, "--truncate-output"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.ends_with("    ...(2 line(s) truncated, use '--truncate-output=false' to disable)\n"),
+        "{err}"
+    );
 }

@@ -464,7 +464,12 @@ impl Ctx<'_> {
                     "[FAIL] {shown:?} in {}s",
                     started.elapsed().as_secs()
                 ));
-                self.log.extend(printer::step_details(&[], "", Some(1)));
+                self.log.extend(printer::step_details_styled(
+                    &[],
+                    "",
+                    Some(1),
+                    self.stderr_style,
+                ));
                 return Err(fail(self, step, message));
             }
         };
@@ -481,18 +486,26 @@ impl Ctx<'_> {
         let secs = started.elapsed().as_secs();
         if output.exit_code != 0 {
             self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
-            self.log.extend(printer::step_details(
+            // A container's stderr comes line by line through the CLI filter (no final
+            // newline); an exec function's failure keeps its stderr as written.
+            let stderr = match &fref {
+                FunctionRef::Exec(_) => output.stderr.as_str(),
+                _ => output.stderr.trim_end_matches('\n'),
+            };
+            self.log.extend(printer::step_details_styled(
                 &output.list.results,
-                output.stderr.trim_end_matches('\n'),
+                stderr,
                 Some(output.exit_code),
+                self.stderr_style,
             ));
             return Err(fail(self, step, super::ALREADY_HANDLED.into()));
         }
         self.log.push(format!("[PASS] {shown:?} in {secs}s"));
-        self.log.extend(printer::step_details(
+        self.log.extend(printer::step_details_styled(
             &output.list.results,
             &output.stderr,
             None,
+            self.stderr_style,
         ));
 
         // Generated resources belong to this package, next to their config file.

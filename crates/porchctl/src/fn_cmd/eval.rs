@@ -113,6 +113,10 @@ pub struct EvalArgs {
     /// completion; accepted, no effect here).
     #[arg(short = 'k', long)]
     pub keywords: Vec<String>,
+    /// kpt's root `--truncate-output[=true|false]`: at most 4 lines of a function's
+    /// stderr are shown unless it is false.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub truncate_output: bool,
     /// Allow alpha wasm functions (accepted; wasm functions are not run here).
     #[arg(long)]
     pub allow_alpha_wasm: bool,
@@ -371,6 +375,7 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     };
     let flags = EvalFlags {
         when: a.when.clone(),
+        full_output: !a.truncate_output,
     };
     let saved = a.save.then(|| super::save::SavedFunction {
         image: match &eopts.function {
