@@ -475,3 +475,48 @@ fn truncate_output_false_shows_all_of_the_stderr() {
         "{err}"
     );
 }
+
+/// kyaml's package reader: a file that does not parse is named by the path it walked
+/// (the package directory made absolute) with `MalformedYAMLError: ` before go-yaml's
+/// words, the line counted from the start of the failing document; nothing runs.
+#[test]
+fn a_malformed_resource_file_is_reported_as_kyaml_reads_it() {
+    let second = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n";
+    let (tmp, dir) = package(&[("sub/cm.yaml", second)]);
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    let file = std::fs::canonicalize(&dir)
+        .expect("abs")
+        .join("sub/cm.yaml");
+    assert_eq!(
+        err,
+        format!(
+            "error: {}: MalformedYAMLError: yaml: line 2: did not find expected ',' or '}}'\n",
+            file.display()
+        )
+    );
+}
+
+/// A document that is a plain scalar cannot take the reader's annotations: kyaml's
+/// `ErrorIfInvalid` words it, for `fn eval` and `fn render` alike.
+#[test]
+fn a_scalar_document_is_refused_as_not_a_mapping() {
+    let (tmp, dir) = package(&[
+        ("cm.yaml", "hello\n"),
+        (
+            "Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n",
+        ),
+    ]);
+    let file = std::fs::canonicalize(&dir).expect("abs").join("cm.yaml");
+    let want = format!(
+        "{}: wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{hello}}",
+        file.display()
+    );
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err, format!("error: {want}\n"));
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.ends_with(&format!("Error: {want} \n")), "{err}");
+}

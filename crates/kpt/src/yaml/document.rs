@@ -14,12 +14,26 @@ pub struct YamlError {
     pub message: String,
     pub line: usize,
     pub column: usize,
+    /// The line go-yaml v3 names for this error (`yaml: line N: ...`), `None` when it
+    /// names none. libyaml keeps 0-based marks; go-yaml's `parser.fail` adds one only
+    /// for scanner errors, so a parser error (`did not find expected key`, `did not find
+    /// expected ',' or '}'`, ...) names the 0-based line of the construct it was
+    /// parsing, and an error on the first line names no line at all.
+    pub go_line: Option<usize>,
 }
 
 impl YamlError {
     /// A short machine-readable kind: the text given is not acceptable YAML.
     pub fn kind(&self) -> &'static str {
         "invalid-input"
+    }
+
+    /// The error as go-yaml v3 words it: `yaml: line N: message` or `yaml: message`.
+    pub fn go_yaml(&self) -> String {
+        match self.go_line {
+            Some(n) => format!("yaml: line {n}: {}", self.message),
+            None => format!("yaml: {}", self.message),
+        }
     }
 }
 
@@ -84,10 +98,12 @@ fn error_at(text: &str, at: usize, message: &str) -> YamlError {
     let before = &text[..at];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    // libyaml's reader errors carry no mark: go-yaml names no line for them.
     YamlError {
         message: message.into(),
         line,
         column,
+        go_line: None,
     }
 }
 
@@ -227,6 +243,7 @@ pub fn parse_one(text: &str) -> Result<Node, YamlError> {
             message: "expected a single document, found several".into(),
             line: 1,
             column: 1,
+            go_line: None,
         });
     }
     Ok(docs

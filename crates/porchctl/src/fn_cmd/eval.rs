@@ -427,5 +427,5 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
-    Ok(super::eval_exit_code(out.error.as_ref()))
+    Ok(super::eval_exit_code(out.error.as_ref(), &a.dir))
 }

@@ -219,8 +219,8 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
 
 /// `fn eval`'s ending: an error not already shown (the failing function's own report)
 /// printed as kubectl's `CheckErr` prints kpt's plain errors.
-pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
-    match error {
+pub fn eval_exit_code(error: Option<&kpt::render::RenderError>, root: &Path) -> ExitCode {
+    match error.map(|e| with_full_path(e, root)) {
         None => ExitCode::SUCCESS,
         Some(e) => {
             if !e.already_reported() {
@@ -234,15 +234,32 @@ pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
 /// Print the error (unless the failing step was already shown) and pick the exit code.
 /// `root` is the package directory, which kpt's messages about a Kptfile name.
 pub fn exit_code(error: Option<&kpt::render::RenderError>, root: &Path) -> ExitCode {
-    match error {
+    match error.map(|e| with_full_path(e, root)) {
         None => ExitCode::SUCCESS,
         Some(e) => {
             if !e.already_reported() {
                 // kpt's main prints every error followed by " \n".
-                eprintln!("{} ", console_error(e, root));
+                eprintln!("{} ", console_error(&e, root));
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// kyaml's package reader names a file it cannot read by the path it walked: the
+/// package directory (absolute, as kpt resolves it) joined with the file.
+fn with_full_path(e: &kpt::render::RenderError, root: &Path) -> kpt::render::RenderError {
+    use kpt::package::resources::ResourceError;
+    use kpt::render::RenderError;
+    match e {
+        RenderError::Resources(ResourceError::Yaml { path, message }) if root != Path::new("-") => {
+            let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+            RenderError::Resources(ResourceError::Yaml {
+                path: abs.join(path).display().to_string(),
+                message: message.clone(),
+            })
+        }
+        other => other.clone(),
     }
 }
 

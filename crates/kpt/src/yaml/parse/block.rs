@@ -98,7 +98,7 @@ impl Cursor {
                 _ => false,
             };
             if again {
-                return self.err("did not find expected node content");
+                return self.parser_err("did not find expected node content", self.line);
             }
             match self.peek() {
                 Some('&') if !self.is_key_here() => anchor = Some(self.anchor_name()?),
@@ -295,6 +295,7 @@ impl Cursor {
 
     fn block_mapping(&mut self, depth: usize) -> PResult<Parsed> {
         let indent = self.col;
+        let start_line = self.line;
         let mut entries: Vec<(Node, Node)> = Vec::new();
         let mut key_lines: Vec<usize> = Vec::new();
         let mut index: std::collections::HashMap<String, usize> = Default::default();
@@ -377,11 +378,11 @@ impl Cursor {
             if self.eof() || self.col < indent {
                 break;
             }
-            if self.col > indent {
-                return self.err("did not find expected key");
-            }
-            if self.peek() == Some('-') && self.blankz_at(1) {
-                break;
+            // A `- ` entry at the mapping's own column is a block entry where libyaml's
+            // parser wants a key, as is anything indented deeper.
+            if self.col > indent || (self.peek() == Some('-') && self.blankz_at(1)) {
+                // libyaml: "while parsing a block mapping" (a parser error).
+                return self.parser_err("did not find expected key", start_line);
             }
         }
         let mut n = Node::mapping();
@@ -393,6 +394,7 @@ impl Cursor {
 
     fn block_sequence(&mut self, depth: usize) -> PResult<Parsed> {
         let indent = self.col;
+        let start_line = self.line;
         let mut items: Vec<Node> = Vec::new();
         let mut last_chain: Vec<usize> = Vec::new();
         let mut first = true;
@@ -452,7 +454,8 @@ impl Cursor {
                 continue;
             }
             if self.col > indent {
-                return self.err("did not find expected '-' indicator");
+                // libyaml: "while parsing a block collection" (a parser error).
+                return self.parser_err("did not find expected '-' indicator", start_line);
             }
             break;
         }

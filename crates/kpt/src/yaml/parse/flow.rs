@@ -6,6 +6,18 @@ use super::comments::join;
 use super::cursor::{Cursor, PResult};
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
 
+/// The end of the stream inside a flow collection (turned into libyaml's parser error
+/// by the collection that is open).
+const FLOW_EOF: &str = "found unexpected end of stream in a flow collection";
+
+fn separator_missing(seq: bool) -> &'static str {
+    if seq {
+        "did not find expected ',' or ']'"
+    } else {
+        "did not find expected ',' or '}'"
+    }
+}
+
 impl Cursor {
     /// Skips whitespace, line breaks and comments inside flow context,
     /// collecting comments into `comments`.
@@ -26,7 +38,7 @@ impl Cursor {
                     }
                     join(comments, t.trim_end());
                 }
-                None => return self.err("found unexpected end of stream in a flow collection"),
+                None => return self.err(FLOW_EOF),
                 Some(_) => {
                     if self.col == 0
                         && (self.rest_starts_with("---") || self.rest_starts_with("..."))
@@ -91,6 +103,22 @@ impl Cursor {
     }
 
     fn flow_collection_at(&mut self, depth: usize) -> PResult<Node> {
+        let start_line = self.line;
+        let seq = self.peek() == Some('[');
+        self.flow_entries(depth).or_else(|e| {
+            // libyaml's scanner ends the stream inside a flow collection quietly; its
+            // parser then misses the separator "while parsing a flow sequence/mapping",
+            // naming the line the collection opened on (innermost first).
+            if e.message == FLOW_EOF {
+                self.parser_err(separator_missing(seq), start_line)
+            } else {
+                Err(e)
+            }
+        })
+    }
+
+    fn flow_entries(&mut self, depth: usize) -> PResult<Node> {
+        let start_line = self.line;
         let seq = self.bump() == Some('[');
         let close = if seq { ']' } else { '}' };
         let mut comments = String::new();
@@ -139,13 +167,7 @@ impl Cursor {
                     self.bump();
                 }
                 Some(c) if c == close => {}
-                _ => {
-                    return self.err(if seq {
-                        "did not find expected ',' or ']'"
-                    } else {
-                        "did not find expected ',' or '}'"
-                    });
-                }
+                _ => return self.parser_err(separator_missing(seq), start_line),
             }
         }
         let mut n = if seq {

@@ -1,0 +1,105 @@
+//! Syntax errors worded and located as go-yaml v3 reports them (`yaml: line N: ...`):
+//! libyaml's 0-based marks, one added only for scanner errors, a parser error naming
+//! the line of the construct it was parsing, no line for an error on the first line.
+
+use kpt::yaml::parse_stream;
+
+fn go(text: &str) -> String {
+    parse_stream(text).expect_err(text).go_yaml()
+}
+
+const HEAD: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n";
+
+#[test]
+fn scanner_errors_name_their_own_line() {
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n   bad: x\n")),
+        "yaml: line 5: mapping values are not allowed in this context"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: @a\n")),
+        "yaml: line 4: found character that cannot start any token"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: \"a\n")),
+        "yaml: line 4: found unexpected end of stream"
+    );
+}
+
+#[test]
+fn a_flow_collection_left_open_names_the_line_before_its_opening() {
+    assert_eq!(
+        go(&format!("{HEAD}  name: x\ndata: [x, y\n")),
+        "yaml: line 4: did not find expected ',' or ']'"
+    );
+    assert_eq!(
+        go("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n"),
+        "yaml: line 2: did not find expected ',' or '}'"
+    );
+    // On the first line the context mark is 0: the problem's line is named instead.
+    assert_eq!(
+        go("a: [1, 2\n"),
+        "yaml: line 1: did not find expected ',' or ']'"
+    );
+}
+
+#[test]
+fn a_missing_key_names_the_mappings_line_zero_based() {
+    // The inner mapping began on line 4 (0-based 3).
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n  - b\n")),
+        "yaml: line 3: did not find expected key"
+    );
+    // The outer mapping began on line 1: the problem's 0-based line is named.
+    assert_eq!(
+        go("a:\n  b: 1\n c: 2\n"),
+        "yaml: line 2: did not find expected key"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n- x\n")),
+        "yaml: line 4: did not find expected key"
+    );
+}
+
+#[test]
+fn an_indentation_tab_depends_on_the_token_before_it() {
+    // A plain scalar running on to the tab's line: named where the scalar began.
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n\tlabels: {{}}\n")),
+        "yaml: line 4: found a tab character that violates indentation"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n\n\tlabels: {{}}\n")),
+        "yaml: line 4: found a tab character that violates indentation"
+    );
+    // A comment, a quoted scalar or an indicator ends the scan: the tab cannot start
+    // a token on its own line.
+    assert_eq!(
+        go(&format!("{HEAD}  name: a\n\n# c\n\tlabels: {{}}\n")),
+        "yaml: line 7: found character that cannot start any token"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: a # x\n\tlabels: {{}}\n")),
+        "yaml: line 5: found character that cannot start any token"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: \"a\"\n\tlabels: {{}}\n")),
+        "yaml: line 5: found character that cannot start any token"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}\tname: a\n")),
+        "yaml: line 4: found character that cannot start any token"
+    );
+}
+
+#[test]
+fn reader_errors_and_first_line_scanner_errors_name_no_line() {
+    assert_eq!(
+        go("a: b\u{1}\n"),
+        "yaml: control characters are not allowed"
+    );
+    assert_eq!(
+        go("a: b: c\n"),
+        "yaml: mapping values are not allowed in this context"
+    );
+}
