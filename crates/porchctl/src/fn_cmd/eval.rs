@@ -59,11 +59,11 @@ pub struct EvalArgs {
     /// Let a container function reach the network.
     #[arg(long)]
     pub network: bool,
-    /// Environment variables for container functions (`KEY=VALUE` or `KEY`); accepted
-    /// for kpt compatibility, the sandbox does not pass them on.
+    /// Environment variables for container functions (`KEY=VALUE`, or `KEY` for the
+    /// host's value), set over the image's.
     #[arg(short = 'e', long)]
     pub env: Vec<String>,
-    /// Storage mounts for container functions; accepted for kpt compatibility, not applied.
+    /// Storage mounts for container functions (`type=bind|tmpfs,src=..,dst=..[,rw=true]`).
     #[arg(long)]
     pub mount: Vec<String>,
     /// Run a container function as the current user (the sandbox always does).
@@ -351,7 +351,13 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
         annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
-    let runtime = super::runtimes_with(a.exec.is_some(), a.network, a.image_pull_policy);
+    let runtime = super::runtimes_for_eval(
+        a.exec.is_some(),
+        a.network,
+        a.image_pull_policy,
+        &a.env,
+        &a.mount,
+    );
     let ropts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {
