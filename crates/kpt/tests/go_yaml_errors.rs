@@ -103,3 +103,22 @@ fn reader_errors_and_first_line_scanner_errors_name_no_line() {
         "yaml: mapping values are not allowed in this context"
     );
 }
+
+#[test]
+fn an_alias_must_follow_its_anchor_in_the_same_document() {
+    assert_eq!(
+        go("a: &x 1\nb: *y\n"),
+        "yaml: unknown anchor 'y' referenced"
+    );
+    assert_eq!(
+        go("a: *x\nb: &x 1\n"),
+        "yaml: unknown anchor 'x' referenced"
+    );
+    // Anchors do not carry over to the next document.
+    assert_eq!(
+        go("a: &x 1\n---\nb: *x\n"),
+        "yaml: unknown anchor 'x' referenced"
+    );
+    // A node may refer to itself, and later nodes to earlier anchors.
+    assert!(parse_stream("m: &m\n  self: *m\nn: *m\n").is_ok());
+}

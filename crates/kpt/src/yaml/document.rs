@@ -173,6 +173,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
     for chunk in parse::split_documents(text) {
         let raw = &text[chunk.start..chunk.end];
         let root = parse::parse_document(raw, chunk.first_line)?;
+        check_aliases(&root)?;
         docs.push(Document {
             original: Some(fingerprint(&root)),
             root,
@@ -181,6 +182,39 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
         });
     }
     Ok(docs)
+}
+
+/// go-yaml's composer: an alias must name an anchor set earlier in the document (an
+/// anchor counts from its node's start, so a node may refer to itself); otherwise
+/// `unknown anchor 'x' referenced`, a failure that names no line.
+fn check_aliases(root: &Node) -> Result<(), YamlError> {
+    use super::node::NodeKind;
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if let Some(a) = &n.anchor {
+            seen.insert(a.as_str());
+        }
+        match &n.kind {
+            NodeKind::Alias(name) if !seen.contains(name.as_str()) => {
+                return Err(YamlError {
+                    message: format!("unknown anchor '{name}' referenced"),
+                    line: 1,
+                    column: 1,
+                    go_line: None,
+                });
+            }
+            NodeKind::Mapping(entries) => {
+                for (k, v) in entries.iter().rev() {
+                    stack.push(v);
+                    stack.push(k);
+                }
+            }
+            NodeKind::Sequence(items) => stack.extend(items.iter().rev()),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Document {
