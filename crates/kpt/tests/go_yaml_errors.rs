@@ -122,3 +122,34 @@ fn an_alias_must_follow_its_anchor_in_the_same_document() {
     // A node may refer to itself, and later nodes to earlier anchors.
     assert!(parse_stream("m: &m\n  self: *m\nn: *m\n").is_ok());
 }
+
+#[test]
+fn a_sequence_wants_another_entry_unless_it_is_an_indentless_mapping_value() {
+    // An indented sequence followed by a key at its column.
+    assert_eq!(
+        go(&format!("{HEAD}  name: x\ndata:\n  - a\n  b: c\n")),
+        "yaml: line 5: did not find expected '-' indicator"
+    );
+    assert_eq!(
+        go("a:\n  - b\n  : c\n"),
+        "yaml: line 1: did not find expected '-' indicator"
+    );
+    // An indentless sequence (at its key's column) ends at the next key.
+    assert!(parse_stream("items:\n- a\nb: c\n").is_ok());
+    assert!(parse_stream("- k:\n  - a\n  o: b\n").is_ok());
+}
+
+#[test]
+fn an_empty_implicit_key_is_refused_where_a_key_is_due() {
+    assert_eq!(go(": x\n"), "yaml: did not find expected key");
+    assert_eq!(
+        go("apiVersion: v1\nkind: ConfigMap\n: x\n"),
+        "yaml: line 2: did not find expected key"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  : x\n")),
+        "yaml: line 3: did not find expected key"
+    );
+    // A quoted empty key is a key.
+    assert!(parse_stream("\"\": x\n").is_ok());
+}

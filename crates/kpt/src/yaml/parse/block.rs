@@ -131,7 +131,7 @@ impl Cursor {
                 if inline && !self.after_dash() {
                     return self.err("block sequence entries are not allowed in this context");
                 }
-                self.block_sequence(depth)?
+                self.block_sequence(depth, indent)?
             }
             Some('?') if self.blankz_at(1) => {
                 return self.err("complex mapping keys ('? ') are not supported");
@@ -318,6 +318,11 @@ impl Cursor {
                 h
             };
             let (kl, kc) = (self.line, self.col);
+            // go-yaml's parser takes no implicit empty key: a `:` value indicator where
+            // a key is due is refused "while parsing a block mapping".
+            if self.peek() == Some(':') && self.blankz_at(1) {
+                return self.parser_err("did not find expected key", start_line);
+            }
             let Some(mut key) = self.scan_key(true)? else {
                 // libyaml's wording for a plain scalar where a key was expected.
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
@@ -392,8 +397,12 @@ impl Cursor {
         Ok(Parsed { node: n, chain })
     }
 
-    fn block_sequence(&mut self, depth: usize) -> PResult<Parsed> {
+    /// `parent` is the indentation of the enclosing node: a sequence at that same
+    /// column is libyaml's indentless sequence (a mapping value), which simply ends at
+    /// the next non-entry; any other sequence wants another `- ` at its column.
+    fn block_sequence(&mut self, depth: usize, parent: i64) -> PResult<Parsed> {
         let indent = self.col;
+        let indentless = indent as i64 == parent;
         let start_line = self.line;
         let mut items: Vec<Node> = Vec::new();
         let mut last_chain: Vec<usize> = Vec::new();
@@ -453,7 +462,7 @@ impl Cursor {
             if self.col == indent && self.peek() == Some('-') && self.blankz_at(1) {
                 continue;
             }
-            if self.col > indent {
+            if self.col > indent || !indentless {
                 // libyaml: "while parsing a block collection" (a parser error).
                 return self.parser_err("did not find expected '-' indicator", start_line);
             }
