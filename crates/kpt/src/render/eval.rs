@@ -33,8 +33,8 @@ pub struct EvalFlags {
 }
 
 impl EvalFlags {
-    fn stderr_style(&self) -> super::printer::StderrStyle {
-        super::printer::StderrStyle::Quoted {
+    fn details_style(&self) -> super::printer::DetailsStyle {
+        super::printer::DetailsStyle::Eval {
             truncate: !self.full_output,
         }
     }
@@ -55,7 +55,7 @@ pub fn eval_with(
     let mut ctx = Ctx::new(render, files);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
-    ctx.stderr_style = flags.stderr_style();
+    ctx.details_style = flags.details_style();
     let mut items = Vec::new();
     let mut dirs = files.package_dirs();
     if !dirs.iter().any(String::is_empty) {
@@ -117,7 +117,7 @@ pub fn eval_items(
     let mut ctx = Ctx::new(render, &empty);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
-    ctx.stderr_style = flags.stderr_style();
+    ctx.details_style = flags.details_style();
     let mut f = opts.step();
     f.when = flags.when.clone();
     match ctx.run_step_pub(&f, items) {

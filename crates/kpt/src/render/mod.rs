@@ -197,7 +197,7 @@ pub(crate) struct Ctx<'a> {
     /// `fn eval`: print `[RUNNING] "x"` without the package.
     eval_mode: bool,
     /// How function stderr is printed (`fn eval` quotes and truncates it).
-    stderr_style: printer::StderrStyle,
+    details_style: printer::DetailsStyle,
     /// Healing snapshots of the current call, kept between calls for their buffers.
     snapshots: heal::Snapshots,
 }
@@ -317,7 +317,7 @@ impl<'a> Ctx<'a> {
             keep_last_good: false,
             config_override: None,
             eval_mode: false,
-            stderr_style: printer::StderrStyle::Plain,
+            details_style: printer::DetailsStyle::Render,
             snapshots: heal::Snapshots::default(),
         }
     }

@@ -38,15 +38,15 @@ pub fn result_line(r: &ResultItem) -> String {
     out
 }
 
-/// How a function's stderr is shown under `[PASS]`/`[FAIL]`.
+/// How a step's results and stderr are shown under `[PASS]`/`[FAIL]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StderrStyle {
-    /// `fn render`: every line as written.
+pub enum DetailsStyle {
+    /// `fn render`: every stderr line as written.
     #[default]
-    Plain,
-    /// `fn eval` (fnruntime's `MultiLineFormatter` with `UseQuote`): each line in Go's
-    /// `%q`, at most [`TRUNCATE_LINES`] of them unless `--truncate-output=false`.
-    Quoted { truncate: bool },
+    Render,
+    /// `fn eval` (fnruntime's `MultiLineFormatter` with `UseQuote`): the stderr lines in
+    /// Go's `%q`, cut at [`TRUNCATE_LINES`] unless `--truncate-output=false`.
+    Eval { truncate: bool },
 }
 
 /// fnruntime's `FnExecErrorTruncateLines`.
@@ -54,17 +54,19 @@ pub const TRUNCATE_LINES: usize = 4;
 
 /// Lines after `[PASS]`/`[FAIL]`: results, stderr and exit code, indented as kpt does.
 pub fn step_details(results: &[ResultItem], stderr: &str, exit_code: Option<i32>) -> Vec<String> {
-    step_details_styled(results, stderr, exit_code, StderrStyle::Plain)
+    step_details_styled(results, stderr, exit_code, DetailsStyle::Render)
 }
 
-/// [`step_details`] with the stderr shown in `style`.
+/// [`step_details`] with the results and stderr shown in `style`.
 pub fn step_details_styled(
     results: &[ResultItem],
     stderr: &str,
     exit_code: Option<i32>,
-    style: StderrStyle,
+    style: DetailsStyle,
 ) -> Vec<String> {
     let mut lines = Vec::new();
+    // Results are listed whole under `[Results]:` by both commands (kpt HEAD's goldens;
+    // 1.0.0-beta.56's `fn eval` titled them `Results:` and cut them like stderr).
     if !results.is_empty() {
         lines.push("  [Results]:".to_string());
         for r in results {
@@ -74,27 +76,14 @@ pub fn step_details_styled(
     if !stderr.is_empty() {
         lines.push("  Stderr:".to_string());
         match style {
-            StderrStyle::Plain => {
+            DetailsStyle::Render => {
                 for l in stderr.split('\n') {
                     lines.push(format!("    {l}"));
                 }
             }
-            StderrStyle::Quoted { truncate } => {
-                let all: Vec<&str> = stderr.split('\n').collect();
-                let shown = if truncate {
-                    all.len().min(TRUNCATE_LINES)
-                } else {
-                    all.len()
-                };
-                for l in &all[..shown] {
-                    lines.push(format!("    {}", go_quote(l)));
-                }
-                if shown < all.len() {
-                    lines.push(format!(
-                        "    ...({} line(s) truncated, use '--truncate-output=false' to disable)",
-                        all.len() - shown
-                    ));
-                }
+            DetailsStyle::Eval { truncate } => {
+                let all: Vec<String> = stderr.split('\n').map(go_quote).collect();
+                push_truncated(&mut lines, &all, truncate);
             }
         }
     }
@@ -102,6 +91,25 @@ pub fn step_details_styled(
         lines.push(format!("  Exit code: {code}"));
     }
     lines
+}
+
+/// `MultiLineFormatter`'s body: the lines indented by four, at most
+/// [`TRUNCATE_LINES`] of them when truncating, then how many were left out.
+fn push_truncated(out: &mut Vec<String>, all: &[String], truncate: bool) {
+    let shown = if truncate {
+        all.len().min(TRUNCATE_LINES)
+    } else {
+        all.len()
+    };
+    for l in &all[..shown] {
+        out.push(format!("    {l}"));
+    }
+    if shown < all.len() {
+        out.push(format!(
+            "    ...({} line(s) truncated, use '--truncate-output=false' to disable)",
+            all.len() - shown
+        ));
+    }
 }
 
 /// Go's `strconv.Quote`: printable characters as they are, `"` and backslash escaped,
@@ -151,7 +159,7 @@ mod tests {
     #[test]
     fn quoted_stderr_truncates_after_four_lines_counting_the_last_empty_one() {
         let err: String = (0..6).map(|i| format!("line {i}\n")).collect();
-        let got = step_details_styled(&[], &err, None, StderrStyle::Quoted { truncate: true });
+        let got = step_details_styled(&[], &err, None, DetailsStyle::Eval { truncate: true });
         assert_eq!(
             got,
             vec![
@@ -167,12 +175,7 @@ mod tests {
 
     #[test]
     fn quoted_stderr_untruncated_shows_all_lines_and_the_exit_code() {
-        let got = step_details_styled(
-            &[],
-            "x\ny",
-            Some(2),
-            StderrStyle::Quoted { truncate: false },
-        );
+        let got = step_details_styled(&[], "x\ny", Some(2), DetailsStyle::Eval { truncate: false });
         assert_eq!(
             got,
             vec!["  Stderr:", "    \"x\"", "    \"y\"", "  Exit code: 2"]
@@ -185,10 +188,29 @@ mod tests {
             &[],
             "1\n2\n3\n4",
             None,
-            StderrStyle::Quoted { truncate: true },
+            DetailsStyle::Eval { truncate: true },
         );
         assert_eq!(got.len(), 5);
         assert!(!got.iter().any(|l| l.contains("truncated")));
+    }
+
+    fn info(message: &str) -> ResultItem {
+        ResultItem {
+            message: message.into(),
+            severity: Some(Severity::Info),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn results_are_listed_whole_under_the_same_title_in_both_styles() {
+        let results: Vec<ResultItem> = (1..=6).map(|i| info(&format!("m{i}"))).collect();
+        for style in [DetailsStyle::Render, DetailsStyle::Eval { truncate: true }] {
+            let got = step_details_styled(&results, "", None, style);
+            assert_eq!(got.len(), 7, "{style:?}");
+            assert_eq!(got[0], "  [Results]:");
+            assert_eq!(got[6], "    [info]: m6");
+        }
     }
 
     #[test]

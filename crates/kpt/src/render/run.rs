@@ -468,7 +468,7 @@ impl Ctx<'_> {
                     &[],
                     "",
                     Some(1),
-                    self.stderr_style,
+                    self.details_style,
                 ));
                 return Err(fail(self, step, message));
             }
@@ -496,7 +496,7 @@ impl Ctx<'_> {
                 &output.list.results,
                 stderr,
                 Some(output.exit_code),
-                self.stderr_style,
+                self.details_style,
             ));
             return Err(fail(self, step, super::ALREADY_HANDLED.into()));
         }
@@ -505,7 +505,7 @@ impl Ctx<'_> {
             &output.list.results,
             &output.stderr,
             None,
-            self.stderr_style,
+            self.details_style,
         ));
 
         // Generated resources belong to this package, next to their config file.
