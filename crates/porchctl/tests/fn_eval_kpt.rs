@@ -520,3 +520,28 @@ fn a_scalar_document_is_refused_as_not_a_mapping() {
     assert_eq!(code, 1, "{err}");
     assert!(err.ends_with(&format!("Error: {want} \n")), "{err}");
 }
+
+/// An exec function that never starts (kpt's ExecFn gets no ExitError): `[FAIL]` with no
+/// exit code, then Go's `exec` error wrapped as unexpected — `fork/exec <path>: <errno>`
+/// for a path, `exec: "<name>": executable file not found in $PATH` for a bare name.
+#[test]
+fn an_exec_function_that_cannot_start_is_reported_in_gos_words() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    for (exec, error) in [
+        (
+            "/nonexistent/fn",
+            "unexpected function error: fork/exec /nonexistent/fn: no such file or directory",
+        ),
+        (
+            "porch-no-such-command-xyz --flag",
+            "unexpected function error: exec: \"porch-no-such-command-xyz\": executable file not found in $PATH",
+        ),
+    ] {
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", exec]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err,
+            format!("[RUNNING] {exec:?}\n[FAIL] {exec:?} in 0s\nerror: {error}\n")
+        );
+    }
+}

@@ -451,10 +451,20 @@ impl Ctx<'_> {
         let output = match ran {
             Ok(o) => o,
             Err(e) => {
+                // kpt's ExecFn: a process that never started is not an ExecError, so no
+                // exit code is shown, and the error is Go's `exec` text wrapped.
+                let never_started = matches!(
+                    (&e, &fref),
+                    (RuntimeError::Start { reason, .. }, FunctionRef::Exec(_))
+                        if crate::runtime::exec::is_go_start_error(reason)
+                );
                 let message = match &e {
                     RuntimeError::ExecNotAllowed(_) => {
                         "must run with `--allow-exec` option to allow running function binaries"
                             .to_string()
+                    }
+                    RuntimeError::Start { reason, .. } if never_started => {
+                        format!("unexpected function error: {reason}")
                     }
                     other => other.to_string(),
                 };
@@ -464,12 +474,14 @@ impl Ctx<'_> {
                     "[FAIL] {shown:?} in {}s",
                     started.elapsed().as_secs()
                 ));
-                self.log.extend(printer::step_details_styled(
-                    &[],
-                    "",
-                    Some(1),
-                    self.details_style,
-                ));
+                if !never_started {
+                    self.log.extend(printer::step_details_styled(
+                        &[],
+                        "",
+                        Some(1),
+                        self.details_style,
+                    ));
+                }
                 return Err(fail(self, step, message));
             }
         };
