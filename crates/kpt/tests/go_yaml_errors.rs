@@ -153,3 +153,64 @@ fn an_empty_implicit_key_is_refused_where_a_key_is_due() {
     // A quoted empty key is a key.
     assert!(parse_stream("\"\": x\n").is_ok());
 }
+
+#[test]
+fn the_stream_ending_in_a_flow_collection_is_reported_by_what_was_expected() {
+    // A node was due (after `[`, `,` or `:`).
+    for text in ["a: [\n", "a: [x,\n", "a: {\n", "a: {b: \n"] {
+        assert_eq!(
+            go(text),
+            "yaml: line 1: did not find expected node content",
+            "{text:?}"
+        );
+    }
+    // A separator was due: named at the collection's line, or the problem's when that
+    // is the first.
+    assert_eq!(
+        go("a: [x\n"),
+        "yaml: line 1: did not find expected ',' or ']'"
+    );
+    assert_eq!(
+        go("a: {b\n"),
+        "yaml: line 1: did not find expected ',' or '}'"
+    );
+    assert_eq!(
+        go("a: [x, y\n\n\n"),
+        "yaml: line 3: did not find expected ',' or ']'"
+    );
+    assert_eq!(
+        go(&format!("{HEAD}  name: [a, {{b: [c,\n")),
+        "yaml: line 4: did not find expected node content"
+    );
+}
+
+/// A function's stdout as kyaml's `ByteReader` refuses it.
+#[test]
+fn function_output_kyaml_cannot_read_is_worded_as_kyaml_does() {
+    use kpt::resource_list::ResourceList;
+    assert_eq!(
+        ResourceList::kyaml_read_error("notyaml\n").as_deref(),
+        Some("wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notyaml}")
+    );
+    assert_eq!(
+        ResourceList::kyaml_read_error("a: b: c\n").as_deref(),
+        Some("MalformedYAMLError: yaml: mapping values are not allowed in this context")
+    );
+    // Lines count from the failing document.
+    assert_eq!(
+        ResourceList::kyaml_read_error("x: 1\n---\nfoo: [\n").as_deref(),
+        Some("MalformedYAMLError: yaml: line 1: did not find expected node content")
+    );
+    assert_eq!(
+        ResourceList::kyaml_read_error("apiVersion: v1\nkind: ResourceList\nitems:\n- notamap\n")
+            .as_deref(),
+        Some("wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notamap}")
+    );
+    // What kyaml reads is not refused here.
+    assert_eq!(
+        ResourceList::kyaml_read_error("apiVersion: v1\nkind: ResourceList\nitems: []\n"),
+        None
+    );
+    assert_eq!(ResourceList::kyaml_read_error("kind: Foo\n"), None);
+    assert_eq!(ResourceList::kyaml_read_error("null\n---\n~\n"), None);
+}

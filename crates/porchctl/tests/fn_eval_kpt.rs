@@ -545,3 +545,28 @@ fn an_exec_function_that_cannot_start_is_reported_in_gos_words() {
         );
     }
 }
+
+/// Output kyaml cannot read fails the step with no exit code (no ExecError) and
+/// kyaml's words as the error.
+#[test]
+fn unreadable_function_output_is_reported_in_kyamls_words() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    for (out, error) in [
+        (
+            "notyaml",
+            "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notyaml}",
+        ),
+        (
+            "a: b: c",
+            "MalformedYAMLError: yaml: mapping values are not allowed in this context",
+        ),
+    ] {
+        let exec = format!("sh -c 'cat >/dev/null; echo \"{out}\"'");
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", &exec]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err,
+            format!("[RUNNING] {exec:?}\n[FAIL] {exec:?} in 0s\nerror: {error}\n")
+        );
+    }
+}

@@ -147,7 +147,7 @@ pub fn read_package(
 /// kyaml's `ByteReader` splits a file at its `---` lines and decodes each document on
 /// its own, so go-yaml's line numbers count from the failing document's start: the
 /// error of that document parsed alone (the whole file's error if it parses alone).
-fn document_error(text: &str, whole: &yaml::YamlError) -> yaml::YamlError {
+pub(crate) fn document_error(text: &str, whole: &yaml::YamlError) -> yaml::YamlError {
     let (mut from, mut to) = (0usize, text.len());
     let mut at = 0usize;
     for (i, line) in text.split_inclusive('\n').enumerate() {
@@ -174,7 +174,7 @@ fn document_error(text: &str, whole: &yaml::YamlError) -> yaml::YamlError {
 
 /// kyaml sets the reader annotations on each document: on a scalar document that
 /// fails as `ErrorIfInvalid` words it (the empty field path at the document's root).
-fn not_a_mapping(root: &Node) -> Option<String> {
+pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
     if !root.is_scalar() || root.tag.as_deref() == Some("!!null") {
         return None;
     }

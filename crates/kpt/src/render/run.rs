@@ -453,10 +453,15 @@ impl Ctx<'_> {
             Err(e) => {
                 // kpt's ExecFn: a process that never started is not an ExecError, so no
                 // exit code is shown, and the error is Go's `exec` text wrapped.
+                // Output kyaml cannot read is no ExecError either: its own words.
                 let never_started = matches!(
                     (&e, &fref),
                     (RuntimeError::Start { reason, .. }, FunctionRef::Exec(_))
                         if crate::runtime::exec::is_go_start_error(reason)
+                ) || matches!(
+                    (&e, &fref),
+                    (RuntimeError::BadOutput { reason, .. }, FunctionRef::Exec(_))
+                        if is_kyaml_read_error(reason)
                 );
                 let message = match &e {
                     RuntimeError::ExecNotAllowed(_) => {
@@ -466,6 +471,7 @@ impl Ctx<'_> {
                     RuntimeError::Start { reason, .. } if never_started => {
                         format!("unexpected function error: {reason}")
                     }
+                    RuntimeError::BadOutput { reason, .. } if never_started => reason.clone(),
                     other => other.to_string(),
                 };
                 step.execution_error = message.clone();
@@ -604,6 +610,11 @@ impl Ctx<'_> {
         self.mutation_steps.push(step);
         Ok(merged)
     }
+}
+
+/// A reason worded by [`ResourceList::kyaml_read_error`].
+fn is_kyaml_read_error(reason: &str) -> bool {
+    reason.starts_with("MalformedYAMLError: ") || reason.starts_with("wrong Node Kind for ")
 }
 
 #[cfg(test)]

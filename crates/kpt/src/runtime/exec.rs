@@ -272,7 +272,8 @@ impl FunctionRuntime for ExecRuntime {
                 Err(e) if exit_code == 0 => {
                     return Err(RuntimeError::BadOutput {
                         function: line.clone(),
-                        reason: e.to_string(),
+                        reason: ResourceList::kyaml_read_error(&text)
+                            .unwrap_or_else(|| e.to_string()),
                     });
                 }
                 // A failing function's garbage output is not the interesting error.

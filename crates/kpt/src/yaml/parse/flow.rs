@@ -10,6 +10,15 @@ use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
 /// by the collection that is open).
 const FLOW_EOF: &str = "found unexpected end of stream in a flow collection";
 
+/// What libyaml's flow parser expects next.
+#[derive(Clone, Copy)]
+enum Want {
+    /// An entry (or the closing bracket).
+    Node,
+    /// A `,` (or the closing bracket).
+    Separator,
+}
+
 fn separator_missing(seq: bool) -> &'static str {
     if seq {
         "did not find expected ',' or ']'"
@@ -50,6 +59,27 @@ impl Cursor {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// [`Self::flow_ws`], the end of the stream reported as libyaml's parser reports
+    /// it where it wanted `want`.
+    fn flow_ws_or(
+        &mut self,
+        comments: &mut String,
+        want: Want,
+        seq: bool,
+        start_line: usize,
+    ) -> PResult<()> {
+        match self.flow_ws(comments) {
+            Err(e) if e.message == FLOW_EOF => match want {
+                Want::Node => {
+                    let here = self.line;
+                    self.parser_err("did not find expected node content", here)
+                }
+                Want::Separator => self.parser_err(separator_missing(seq), start_line),
+            },
+            other => other,
         }
     }
 
@@ -125,7 +155,9 @@ impl Cursor {
         let mut items = Vec::new();
         let mut entries = Vec::new();
         loop {
-            self.flow_ws(&mut comments)?;
+            // The stream ending where libyaml's parser wants a node is "did not find
+            // expected node content"; where it wants a separator, the missing ','.
+            self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
             if self.peek() == Some(close) {
                 self.bump();
                 break;
@@ -133,13 +165,13 @@ impl Cursor {
             let explicit = self.peek() == Some('?') && self.blankz_at(1);
             if explicit {
                 self.bump();
-                self.flow_ws(&mut comments)?;
+                self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
             }
             let key = self.flow_node(&mut comments, depth)?;
-            self.flow_ws(&mut comments)?;
+            self.flow_ws_or(&mut comments, Want::Separator, seq, start_line)?;
             let value = if self.peek() == Some(':') {
                 self.bump();
-                self.flow_ws(&mut comments)?;
+                self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
                 if matches!(self.peek(), Some(',')) || self.peek() == Some(close) {
                     Some(Node::plain(""))
                 } else {
@@ -161,7 +193,7 @@ impl Cursor {
             } else {
                 entries.push((key, value.unwrap_or_else(|| Node::plain(""))));
             }
-            self.flow_ws(&mut comments)?;
+            self.flow_ws_or(&mut comments, Want::Separator, seq, start_line)?;
             match self.peek() {
                 Some(',') => {
                     self.bump();
