@@ -34,6 +34,10 @@ pub struct ContainerOptions {
     pub bwrap: String,
     /// When to ask the registry (kpt's `--image-pull-policy`).
     pub pull_policy: PullPolicy,
+    /// kpt's `fn eval --env`, set in every function's environment.
+    pub env: Vec<sandbox::EnvVar>,
+    /// kpt's `fn eval --mount`, made in every function's sandbox.
+    pub mounts: Vec<sandbox::StorageMount>,
 }
 
 /// kpt's `--image-pull-policy`: when a tag already in the cache is pulled again.
@@ -86,6 +90,8 @@ impl ContainerOptions {
             memory_limit: Some(2 << 30),
             bwrap: "bwrap".into(),
             pull_policy: PullPolicy::IfNotPresent,
+            env: Vec::new(),
+            mounts: Vec::new(),
         }
     }
 }
@@ -278,8 +284,14 @@ impl ContainerRuntime {
                     .budget
                     .sandbox_memory_bytes
                     .or(self.options.memory_limit),
+                env: self.options.env.clone(),
+                mounts: self.options.mounts.clone(),
             },
-        );
+        )
+        .map_err(|reason| RuntimeError::Start {
+            function: image.clone(),
+            reason,
+        })?;
         let line = argv
             .iter()
             .map(|w| sandbox::quote(w))

@@ -502,3 +502,63 @@ fn pull_policies_parse_as_kpt_spells_them() {
     assert_eq!("never".parse::<PullPolicy>(), Ok(PullPolicy::Never));
     assert!("Sometimes".parse::<PullPolicy>().is_err());
 }
+
+/// kpt's `fn eval --env` and `--mount` reach the function: a `KEY=VALUE` overrides the
+/// image's value, a bare `KEY` takes the host's, a bind mount shows the host path
+/// read-only unless `rw=true`, and a tmpfs is writable.
+#[test]
+fn env_and_mounts_are_applied_to_the_function() {
+    use fn_container::sandbox::{StorageMount, parse_env};
+    let registry = Registry::start();
+    let (_ro_dir, ro) = temp();
+    let (_rw_dir, rw) = temp();
+    std::fs::write(ro.join("in.txt"), "from host").expect("write");
+    let script = "echo \"mode=$FN_MODE path=${PATH:+set} extra=$EXTRA\" >&2\n\
+         cat /in/in.txt >&2\n\
+         touch /in/x 2>/dev/null && echo ro-writable >&2\n\
+         echo out > /out/made && echo rw-written >&2\n\
+         touch /scratch/y && echo tmpfs-writable >&2\n\
+         touch /written 2>/dev/null && echo root-writable >&2\n\
+         exit 0\n";
+    let image = registry.push(&function_image(script), "fn/envmount:v1", false);
+    let (_d, cache) = temp();
+    let rt = ContainerRuntime::new(ContainerOptions {
+        env: parse_env(&["FN_MODE=flag".into(), "EXTRA=1".into(), "PATH".into()]),
+        mounts: vec![
+            StorageMount::parse(&format!("type=bind,src={},dst=/in", ro.display())),
+            StorageMount::parse(&format!("type=bind,src={},dst=/out,rw=true", rw.display())),
+            StorageMount::parse("type=tmpfs,dst=/scratch"),
+        ],
+        ..ContainerOptions::new(&cache)
+    })
+    .expect("runtime");
+    let out = run(&rt, &image, Budget::default()).expect("ran");
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("mode=flag path=set extra=1"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("from host"), "{}", out.stderr);
+    assert!(!out.stderr.contains("ro-writable"), "{}", out.stderr);
+    assert!(out.stderr.contains("rw-written"), "{}", out.stderr);
+    assert!(out.stderr.contains("tmpfs-writable"), "{}", out.stderr);
+    assert!(!out.stderr.contains("root-writable"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(rw.join("made")).expect("made"),
+        "out\n"
+    );
+    assert!(!ro.join("x").exists());
+
+    let volume = ContainerRuntime::new(ContainerOptions {
+        mounts: vec![StorageMount::parse("type=volume,src=v,dst=/in")],
+        ..ContainerOptions::new(&cache)
+    })
+    .expect("runtime");
+    match run(&volume, &image, Budget::default()) {
+        Err(RuntimeError::Start { reason, .. }) => {
+            assert!(reason.contains("not supported"), "{reason}")
+        }
+        other => panic!("a volume mount must be refused: {other:?}"),
+    }
+}

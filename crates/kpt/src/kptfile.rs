@@ -553,7 +553,7 @@ fn go_clean(p: &str) -> String {
 
 /// go-yaml's wording for a syntax error: `yaml: line N: message`.
 fn go_yaml_error(e: &yaml::YamlError) -> String {
-    format!("yaml: line {}: {}", e.line, e.message)
+    e.go_yaml()
 }
 
 /// Rewrite serde's unknown-field error into go-yaml's

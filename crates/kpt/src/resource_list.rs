@@ -242,6 +242,38 @@ impl ResourceList {
         Self::from_node(root)
     }
 
+    /// Why kyaml's `ByteReader` (as kpt's function filter reads a function's stdout)
+    /// refuses `text`, in its words: a document that does not parse
+    /// (`MalformedYAMLError: yaml: ...`), or a scalar where a resource or the list
+    /// should be (`wrong Node Kind for  expected: MappingNode ...`), at the top or
+    /// among a ResourceList's items. `None` when kyaml reads it.
+    pub fn kyaml_read_error(text: &str) -> Option<String> {
+        use crate::package::resources::{document_error, not_a_mapping};
+        let docs = match yaml::parse_stream(text) {
+            Ok(docs) => docs,
+            Err(e) => {
+                return Some(format!(
+                    "MalformedYAMLError: {}",
+                    document_error(text, &e).go_yaml()
+                ));
+            }
+        };
+        if let Some(m) = docs.iter().find_map(|d| not_a_mapping(&d.root)) {
+            return Some(m);
+        }
+        let [only] = docs.as_slice() else {
+            return None;
+        };
+        let kind = only.root.get("kind").and_then(Node::as_str);
+        if !matches!(kind, Some("ResourceList" | "List")) {
+            return None;
+        }
+        only.root
+            .get("items")
+            .filter(|n| n.is_sequence())
+            .and_then(|items| items.items().iter().find_map(not_a_mapping))
+    }
+
     /// Interpret a parsed wrapper node.
     pub fn from_node(mut root: Node) -> Result<ResourceList, ResourceListError> {
         if !root.is_mapping() {

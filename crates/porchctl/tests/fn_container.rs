@@ -188,3 +188,47 @@ fn a_tag_constraint_runs_the_highest_matching_registry_tag() {
         cm
     );
 }
+
+/// `fn eval -e/--env` and `--mount` reach a container function: its stderr shows the
+/// variables and the mounted host file, in both flag spellings.
+#[test]
+fn eval_env_and_mount_flags_reach_the_container() {
+    let registry = Registry::start();
+    let image = registry.push(
+        &function_image("echo \"mode=$FN_MODE extra=$EXTRA\" >&2\ncat /in/in.txt >&2\ncat\n"),
+        "fn/env:v1",
+        false,
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).expect("mkdir");
+    std::fs::write(
+        pkg.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    )
+    .expect("cm");
+    let host = tmp.path().join("host");
+    std::fs::create_dir_all(&host).expect("mkdir");
+    std::fs::write(host.join("in.txt"), "host file").expect("write");
+    let cache = tmp.path().join("cache");
+    let mount = format!("type=bind,source={},target=/in", host.display());
+    let (code, stderr) = porchctl(
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--image",
+            &image,
+            "-e",
+            "FN_MODE=flag",
+            "--env=EXTRA=1",
+            "--mount",
+            &mount,
+        ],
+        tmp.path(),
+        &cache,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("\"mode=flag extra=1\""), "{stderr}");
+    assert!(stderr.contains("\"host file\""), "{stderr}");
+}

@@ -326,7 +326,8 @@ fn package_arguments_are_resolved_as_kpt_resolves_symlinks() {
     assert!(out.contains("name: a"), "{out}");
 }
 
-/// A failing exec function: `[FAIL]`, its stderr, the exit code line and a blank line
+/// A failing exec function: `[FAIL]`, its stderr as written (each line in `%q`, the
+/// empty one after the final newline included), the exit code line and a blank line
 /// (fnruntime's `printFnExecErr`), then runfn's results note after another blank line;
 /// no error line (the failure was already reported).
 #[test]
@@ -347,7 +348,7 @@ fn a_failing_function_is_reported_as_fnruntime_prints_it() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         err,
-        "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    oops\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
+        "[RUNNING] \"sh -c 'echo oops >&2; exit 3'\"\n[FAIL] \"sh -c 'echo oops >&2; exit 3'\" in 0s\n  Stderr:\n    \"oops\"\n    \"\"\n  Exit code: 3\n\n\nFor complete results, see res/results.yaml\n"
     );
 }
 
@@ -427,4 +428,145 @@ fn a_function_config_inside_the_package_is_part_of_the_input() {
         read(&dir, "fn-config.yaml")
     );
     assert!(read(&dir, "cm.yaml").contains("team: x"));
+}
+
+/// A passing function's stderr (fnruntime's `printFnStderr`): each line in Go's `%q`,
+/// four of them at most, then how many were left out and how to see them.
+#[test]
+fn a_passing_functions_stderr_is_quoted_and_truncated() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let script = "cat; for i in 1 2 3 4 5 6; do echo \"say \\\"$i\\\"\" >&2; done";
+    let exec = format!("sh -c '{script}'");
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", &exec]);
+    assert_eq!(code, 0, "{err}");
+    let want = format!(
+        "[RUNNING] {exec:?}\n[PASS] {exec:?} in 0s\n  Stderr:\n    \"say \\\"1\\\"\"\n    \"say \\\"2\\\"\"\n    \"say \\\"3\\\"\"\n    \"say \\\"4\\\"\"\n    ...(3 line(s) truncated, use '--truncate-output=false' to disable)\n"
+    );
+    assert_eq!(err, want);
+}
+
+/// `--truncate-output=false` (any of pflag's false spellings) shows every line, the
+/// empty one after the final newline too; `--truncate-output` alone keeps truncation.
+#[test]
+fn truncate_output_false_shows_all_of_the_stderr() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    let exec = "sh -c 'cat; for i in 1 2 3 4 5; do echo l$i >&2; done'";
+    for off in [
+        "--truncate-output=false",
+        "--truncate-output=f",
+        "--truncate-output=0",
+    ] {
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", exec, off]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.ends_with(
+                "  Stderr:\n    \"l1\"\n    \"l2\"\n    \"l3\"\n    \"l4\"\n    \"l5\"\n    \"\"\n"
+            ),
+            "{off}: {err}"
+        );
+    }
+    let (code, _, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "--exec", exec, "--truncate-output"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.ends_with("    ...(2 line(s) truncated, use '--truncate-output=false' to disable)\n"),
+        "{err}"
+    );
+}
+
+/// kyaml's package reader: a file that does not parse is named by the path it walked
+/// (the package directory made absolute) with `MalformedYAMLError: ` before go-yaml's
+/// words, the line counted from the start of the failing document; nothing runs.
+#[test]
+fn a_malformed_resource_file_is_reported_as_kyaml_reads_it() {
+    let second = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n";
+    let (tmp, dir) = package(&[("sub/cm.yaml", second)]);
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    let file = std::fs::canonicalize(&dir)
+        .expect("abs")
+        .join("sub/cm.yaml");
+    assert_eq!(
+        err,
+        format!(
+            "error: {}: MalformedYAMLError: yaml: line 2: did not find expected ',' or '}}'\n",
+            file.display()
+        )
+    );
+}
+
+/// A document that is a plain scalar cannot take the reader's annotations: kyaml's
+/// `ErrorIfInvalid` words it, for `fn eval` and `fn render` alike.
+#[test]
+fn a_scalar_document_is_refused_as_not_a_mapping() {
+    let (tmp, dir) = package(&[
+        ("cm.yaml", "hello\n"),
+        (
+            "Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n",
+        ),
+    ]);
+    let file = std::fs::canonicalize(&dir).expect("abs").join("cm.yaml");
+    let want = format!(
+        "{}: wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{hello}}",
+        file.display()
+    );
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err, format!("error: {want}\n"));
+    let (code, _, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.ends_with(&format!("Error: {want} \n")), "{err}");
+}
+
+/// An exec function that never starts (kpt's ExecFn gets no ExitError): `[FAIL]` with no
+/// exit code, then Go's `exec` error wrapped as unexpected — `fork/exec <path>: <errno>`
+/// for a path, `exec: "<name>": executable file not found in $PATH` for a bare name.
+#[test]
+fn an_exec_function_that_cannot_start_is_reported_in_gos_words() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    for (exec, error) in [
+        (
+            "/nonexistent/fn",
+            "unexpected function error: fork/exec /nonexistent/fn: no such file or directory",
+        ),
+        (
+            "porch-no-such-command-xyz --flag",
+            "unexpected function error: exec: \"porch-no-such-command-xyz\": executable file not found in $PATH",
+        ),
+    ] {
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", exec]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err,
+            format!("[RUNNING] {exec:?}\n[FAIL] {exec:?} in 0s\nerror: {error}\n")
+        );
+    }
+}
+
+/// Output kyaml cannot read fails the step with no exit code (no ExecError) and
+/// kyaml's words as the error.
+#[test]
+fn unreadable_function_output_is_reported_in_kyamls_words() {
+    let (tmp, _dir) = package(&[("cm.yaml", TWO_DOCS)]);
+    for (out, error) in [
+        (
+            "notyaml",
+            "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notyaml}",
+        ),
+        (
+            "a: b: c",
+            "MalformedYAMLError: yaml: mapping values are not allowed in this context",
+        ),
+    ] {
+        let exec = format!("sh -c 'cat >/dev/null; echo \"{out}\"'");
+        let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "--exec", &exec]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err,
+            format!("[RUNNING] {exec:?}\n[FAIL] {exec:?} in 0s\nerror: {error}\n")
+        );
+    }
 }

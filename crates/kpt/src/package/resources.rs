@@ -117,12 +117,18 @@ pub fn read_package(
             .ok_or_else(|| ResourceError::NotUtf8(full.clone()))?;
         let docs = yaml::parse_stream(text).map_err(|e| ResourceError::Yaml {
             path: full.clone(),
-            message: e.to_string(),
+            message: format!("MalformedYAMLError: {}", document_error(text, &e).go_yaml()),
         })?;
         let mut index = 0usize;
         for doc in docs {
             if is_empty_doc(&doc.root) {
                 continue;
+            }
+            if let Some(message) = not_a_mapping(&doc.root) {
+                return Err(ResourceError::Yaml {
+                    path: full.clone(),
+                    message,
+                });
             }
             // The item takes the parsed tree; the document keeps its source text and
             // the parsed original, which is all writing it back needs.
@@ -136,6 +142,51 @@ pub fn read_package(
         sources.files.insert(full, index);
     }
     Ok(items)
+}
+
+/// kyaml's `ByteReader` splits a file at its `---` lines and decodes each document on
+/// its own, so go-yaml's line numbers count from the failing document's start: the
+/// error of that document parsed alone (the whole file's error if it parses alone).
+pub(crate) fn document_error(text: &str, whole: &yaml::YamlError) -> yaml::YamlError {
+    let (mut from, mut to) = (0usize, text.len());
+    let mut at = 0usize;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let line_no = i + 1;
+        if line.trim_end() == "---" {
+            if whole.line < line_no {
+                to = at;
+                break;
+            }
+            from = at + line.len();
+        }
+        at += line.len();
+    }
+    match yaml::parse_stream(&text[from..to]) {
+        Err(e) => e,
+        Ok(_) => yaml::YamlError {
+            message: whole.message.clone(),
+            line: whole.line,
+            column: whole.column,
+            go_line: whole.go_line,
+        },
+    }
+}
+
+/// kyaml sets the reader annotations on each document: on a scalar document that
+/// fails as `ErrorIfInvalid` words it (the empty field path at the document's root).
+pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
+    if !root.is_scalar() || root.tag.as_deref() == Some("!!null") {
+        return None;
+    }
+    let text = root.as_str()?;
+    if matches!(text, "null" | "~" | "Null" | "NULL") && root.style == Style::Plain {
+        return None;
+    }
+    let shown = yaml::emit_node(root, SeqIndent::default());
+    Some(format!(
+        "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{{}}}",
+        shown.trim()
+    ))
 }
 
 fn is_empty_doc(root: &Node) -> bool {

@@ -28,6 +28,16 @@ pub struct EvalOptions {
 pub struct EvalFlags {
     /// `--when`: a CEL condition over the input; false skips the function.
     pub when: String,
+    /// `--truncate-output=false`: show all of a function's stderr.
+    pub full_output: bool,
+}
+
+impl EvalFlags {
+    fn details_style(&self) -> super::printer::DetailsStyle {
+        super::printer::DetailsStyle::Eval {
+            truncate: !self.full_output,
+        }
+    }
 }
 
 /// Evaluate one function over `files`.
@@ -45,6 +55,7 @@ pub fn eval_with(
     let mut ctx = Ctx::new(render, files);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
+    ctx.details_style = flags.details_style();
     let mut items = Vec::new();
     let mut dirs = files.package_dirs();
     if !dirs.iter().any(String::is_empty) {
@@ -106,6 +117,7 @@ pub fn eval_items(
     let mut ctx = Ctx::new(render, &empty);
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
+    ctx.details_style = flags.details_style();
     let mut f = opts.step();
     f.when = flags.when.clone();
     match ctx.run_step_pub(&f, items) {

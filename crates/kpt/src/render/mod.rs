@@ -196,6 +196,8 @@ pub(crate) struct Ctx<'a> {
     config_override: Option<Node>,
     /// `fn eval`: print `[RUNNING] "x"` without the package.
     eval_mode: bool,
+    /// How function stderr is printed (`fn eval` quotes and truncates it).
+    details_style: printer::DetailsStyle,
     /// Healing snapshots of the current call, kept between calls for their buffers.
     snapshots: heal::Snapshots,
 }
@@ -315,6 +317,7 @@ impl<'a> Ctx<'a> {
             keep_last_good: false,
             config_override: None,
             eval_mode: false,
+            details_style: printer::DetailsStyle::Render,
             snapshots: heal::Snapshots::default(),
         }
     }

@@ -451,11 +451,27 @@ impl Ctx<'_> {
         let output = match ran {
             Ok(o) => o,
             Err(e) => {
+                // kpt's ExecFn: a process that never started is not an ExecError, so no
+                // exit code is shown, and the error is Go's `exec` text wrapped.
+                // Output kyaml cannot read is no ExecError either: its own words.
+                let never_started = matches!(
+                    (&e, &fref),
+                    (RuntimeError::Start { reason, .. }, FunctionRef::Exec(_))
+                        if crate::runtime::exec::is_go_start_error(reason)
+                ) || matches!(
+                    (&e, &fref),
+                    (RuntimeError::BadOutput { reason, .. }, FunctionRef::Exec(_))
+                        if is_kyaml_read_error(reason)
+                );
                 let message = match &e {
                     RuntimeError::ExecNotAllowed(_) => {
                         "must run with `--allow-exec` option to allow running function binaries"
                             .to_string()
                     }
+                    RuntimeError::Start { reason, .. } if never_started => {
+                        format!("unexpected function error: {reason}")
+                    }
+                    RuntimeError::BadOutput { reason, .. } if never_started => reason.clone(),
                     other => other.to_string(),
                 };
                 step.execution_error = message.clone();
@@ -464,7 +480,14 @@ impl Ctx<'_> {
                     "[FAIL] {shown:?} in {}s",
                     started.elapsed().as_secs()
                 ));
-                self.log.extend(printer::step_details(&[], "", Some(1)));
+                if !never_started {
+                    self.log.extend(printer::step_details_styled(
+                        &[],
+                        "",
+                        Some(1),
+                        self.details_style,
+                    ));
+                }
                 return Err(fail(self, step, message));
             }
         };
@@ -481,18 +504,26 @@ impl Ctx<'_> {
         let secs = started.elapsed().as_secs();
         if output.exit_code != 0 {
             self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
-            self.log.extend(printer::step_details(
+            // A container's stderr comes line by line through the CLI filter (no final
+            // newline); an exec function's failure keeps its stderr as written.
+            let stderr = match &fref {
+                FunctionRef::Exec(_) => output.stderr.as_str(),
+                _ => output.stderr.trim_end_matches('\n'),
+            };
+            self.log.extend(printer::step_details_styled(
                 &output.list.results,
-                output.stderr.trim_end_matches('\n'),
+                stderr,
                 Some(output.exit_code),
+                self.details_style,
             ));
             return Err(fail(self, step, super::ALREADY_HANDLED.into()));
         }
         self.log.push(format!("[PASS] {shown:?} in {secs}s"));
-        self.log.extend(printer::step_details(
+        self.log.extend(printer::step_details_styled(
             &output.list.results,
             &output.stderr,
             None,
+            self.details_style,
         ));
 
         // Generated resources belong to this package, next to their config file.
@@ -579,6 +610,11 @@ impl Ctx<'_> {
         self.mutation_steps.push(step);
         Ok(merged)
     }
+}
+
+/// A reason worded by [`ResourceList::kyaml_read_error`].
+fn is_kyaml_read_error(reason: &str) -> bool {
+    reason.starts_with("MalformedYAMLError: ") || reason.starts_with("wrong Node Kind for ")
 }
 
 #[cfg(test)]

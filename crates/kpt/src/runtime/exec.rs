@@ -195,7 +195,17 @@ impl FunctionRuntime for ExecRuntime {
                 reason: "empty command".into(),
             });
         };
-        let mut cmd = Command::new(program);
+        // Go's `exec.Command`: a bare name is looked up in $PATH first, and a failed
+        // start is `fork/exec <path>: <errno>` (kpt wraps both as unexpected errors).
+        let path = if program.contains('/') {
+            program.clone()
+        } else {
+            look_path(program).ok_or_else(|| RuntimeError::Start {
+                function: line.clone(),
+                reason: format!("exec: {program:?}: executable file not found in $PATH"),
+            })?
+        };
+        let mut cmd = Command::new(&path);
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -207,7 +217,10 @@ impl FunctionRuntime for ExecRuntime {
             function: line.clone(),
             reason: e.to_string(),
         };
-        let mut child = cmd.spawn().map_err(start_err)?;
+        let mut child = cmd.spawn().map_err(|e| RuntimeError::Start {
+            function: line.clone(),
+            reason: format!("fork/exec {path}: {}", go_errno(&e)),
+        })?;
         let stdin_text = input.to_yaml();
         let mut stdin = child.stdin.take().expect("stdin was piped");
         let writer = std::thread::spawn(move || {
@@ -259,7 +272,8 @@ impl FunctionRuntime for ExecRuntime {
                 Err(e) if exit_code == 0 => {
                     return Err(RuntimeError::BadOutput {
                         function: line.clone(),
-                        reason: e.to_string(),
+                        reason: ResourceList::kyaml_read_error(&text)
+                            .unwrap_or_else(|| e.to_string()),
                     });
                 }
                 // A failing function's garbage output is not the interesting error.
@@ -381,5 +395,67 @@ mod tests {
         );
         assert!(split_command("echo 'oops").is_err());
         assert_eq!(split_command("  ").expect("valid"), Vec::<String>::new());
+    }
+}
+
+/// Go's `exec.LookPath` on Unix: the first `$PATH` entry holding an executable regular
+/// file of that name (an empty entry is the working directory, which Go refuses).
+fn look_path(name: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// An OS error as Go's `syscall.Errno` prints it: the C library's text with a lower-case
+/// first letter and no `(os error N)`.
+pub fn go_errno(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = text
+        .rsplit_once(" (os error ")
+        .map_or(text.as_str(), |(t, _)| t)
+        .to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// A start failure worded as Go's `exec` package words it (`fork/exec ...`, `exec: ...`).
+pub fn is_go_start_error(reason: &str) -> bool {
+    reason.starts_with("fork/exec ") || reason.starts_with("exec: ")
+}
+
+#[cfg(test)]
+mod go_exec_tests {
+    use super::*;
+
+    #[test]
+    fn errno_text_is_gos() {
+        let e = std::io::Error::from_raw_os_error(2);
+        assert_eq!(go_errno(&e), "no such file or directory");
+        let e = std::io::Error::from_raw_os_error(13);
+        assert_eq!(go_errno(&e), "permission denied");
+    }
+
+    #[test]
+    fn look_path_finds_executables_only() {
+        assert!(look_path("sh").is_some_and(|p| p.ends_with("/sh")));
+        assert_eq!(look_path("porch-no-such-command-xyz"), None);
+    }
+
+    #[test]
+    fn start_errors_in_gos_words_are_recognised() {
+        assert!(is_go_start_error("fork/exec /x: no such file or directory"));
+        assert!(is_go_start_error(
+            "exec: \"x\": executable file not found in $PATH"
+        ));
+        assert!(!is_go_start_error("empty command"));
     }
 }

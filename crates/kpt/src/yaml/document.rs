@@ -14,12 +14,26 @@ pub struct YamlError {
     pub message: String,
     pub line: usize,
     pub column: usize,
+    /// The line go-yaml v3 names for this error (`yaml: line N: ...`), `None` when it
+    /// names none. libyaml keeps 0-based marks; go-yaml's `parser.fail` adds one only
+    /// for scanner errors, so a parser error (`did not find expected key`, `did not find
+    /// expected ',' or '}'`, ...) names the 0-based line of the construct it was
+    /// parsing, and an error on the first line names no line at all.
+    pub go_line: Option<usize>,
 }
 
 impl YamlError {
     /// A short machine-readable kind: the text given is not acceptable YAML.
     pub fn kind(&self) -> &'static str {
         "invalid-input"
+    }
+
+    /// The error as go-yaml v3 words it: `yaml: line N: message` or `yaml: message`.
+    pub fn go_yaml(&self) -> String {
+        match self.go_line {
+            Some(n) => format!("yaml: line {n}: {}", self.message),
+            None => format!("yaml: {}", self.message),
+        }
     }
 }
 
@@ -84,10 +98,12 @@ fn error_at(text: &str, at: usize, message: &str) -> YamlError {
     let before = &text[..at];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    // libyaml's reader errors carry no mark: go-yaml names no line for them.
     YamlError {
         message: message.into(),
         line,
         column,
+        go_line: None,
     }
 }
 
@@ -157,6 +173,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
     for chunk in parse::split_documents(text) {
         let raw = &text[chunk.start..chunk.end];
         let root = parse::parse_document(raw, chunk.first_line)?;
+        check_aliases(&root)?;
         docs.push(Document {
             original: Some(fingerprint(&root)),
             root,
@@ -165,6 +182,39 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
         });
     }
     Ok(docs)
+}
+
+/// go-yaml's composer: an alias must name an anchor set earlier in the document (an
+/// anchor counts from its node's start, so a node may refer to itself); otherwise
+/// `unknown anchor 'x' referenced`, a failure that names no line.
+fn check_aliases(root: &Node) -> Result<(), YamlError> {
+    use super::node::NodeKind;
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if let Some(a) = &n.anchor {
+            seen.insert(a.as_str());
+        }
+        match &n.kind {
+            NodeKind::Alias(name) if !seen.contains(name.as_str()) => {
+                return Err(YamlError {
+                    message: format!("unknown anchor '{name}' referenced"),
+                    line: 1,
+                    column: 1,
+                    go_line: None,
+                });
+            }
+            NodeKind::Mapping(entries) => {
+                for (k, v) in entries.iter().rev() {
+                    stack.push(v);
+                    stack.push(k);
+                }
+            }
+            NodeKind::Sequence(items) => stack.extend(items.iter().rev()),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Document {
@@ -227,6 +277,7 @@ pub fn parse_one(text: &str) -> Result<Node, YamlError> {
             message: "expected a single document, found several".into(),
             line: 1,
             column: 1,
+            go_line: None,
         });
     }
     Ok(docs

@@ -59,11 +59,11 @@ pub struct EvalArgs {
     /// Let a container function reach the network.
     #[arg(long)]
     pub network: bool,
-    /// Environment variables for container functions (`KEY=VALUE` or `KEY`); accepted
-    /// for kpt compatibility, the sandbox does not pass them on.
+    /// Environment variables for container functions (`KEY=VALUE`, or `KEY` for the
+    /// host's value), set over the image's.
     #[arg(short = 'e', long)]
     pub env: Vec<String>,
-    /// Storage mounts for container functions; accepted for kpt compatibility, not applied.
+    /// Storage mounts for container functions (`type=bind|tmpfs,src=..,dst=..[,rw=true]`).
     #[arg(long)]
     pub mount: Vec<String>,
     /// Run a container function as the current user (the sandbox always does).
@@ -113,6 +113,10 @@ pub struct EvalArgs {
     /// completion; accepted, no effect here).
     #[arg(short = 'k', long)]
     pub keywords: Vec<String>,
+    /// kpt's root `--truncate-output[=true|false]`: at most 4 lines of a function's
+    /// stderr are shown unless it is false.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub truncate_output: bool,
     /// Allow alpha wasm functions (accepted; wasm functions are not run here).
     #[arg(long)]
     pub allow_alpha_wasm: bool,
@@ -347,7 +351,13 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
         annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
-    let runtime = super::runtimes_with(a.exec.is_some(), a.network, a.image_pull_policy);
+    let runtime = super::runtimes_for_eval(
+        a.exec.is_some(),
+        a.network,
+        a.image_pull_policy,
+        &a.env,
+        &a.mount,
+    );
     let ropts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {
@@ -371,6 +381,7 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     };
     let flags = EvalFlags {
         when: a.when.clone(),
+        full_output: !a.truncate_output,
     };
     let saved = a.save.then(|| super::save::SavedFunction {
         image: match &eopts.function {
@@ -422,5 +433,5 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("{}", super::save::save(&a.dir, saved, &a.fn_type));
     }
-    Ok(super::eval_exit_code(out.error.as_ref()))
+    Ok(super::eval_exit_code(out.error.as_ref(), &a.dir))
 }

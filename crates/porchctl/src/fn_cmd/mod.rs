@@ -77,14 +77,30 @@ pub fn runtimes_with(
     allow_network: bool,
     pull_policy: fn_container::PullPolicy,
 ) -> Runtimes {
+    runtimes_for_eval(allow_exec, allow_network, pull_policy, &[], &[])
+}
+
+/// [`runtimes_with`] plus `fn eval`'s `--env` and `--mount` for container functions.
+pub fn runtimes_for_eval(
+    allow_exec: bool,
+    allow_network: bool,
+    pull_policy: fn_container::PullPolicy,
+    env: &[String],
+    mounts: &[String],
+) -> Runtimes {
     let exec = if allow_exec {
         ExecRuntime::allowed()
     } else {
         ExecRuntime::denied()
     };
     let mut all = Runtimes::new().with(krm_functions::Builtins).with(exec);
-    if let Some(containers) = container_runtime(allow_network, pull_policy) {
-        all.push(Box::new(containers));
+    if let Some(mut options) = container_options(allow_network, pull_policy) {
+        options.env = fn_container::sandbox::parse_env(env);
+        options.mounts = mounts
+            .iter()
+            .map(|m| fn_container::sandbox::StorageMount::parse(m))
+            .collect();
+        all.push(Box::new(fn_container::LazyContainerRuntime::new(options)));
     }
     all
 }
@@ -92,10 +108,10 @@ pub fn runtimes_with(
 /// Images cache under `$PORCHCTL_FN_CACHE_DIR`, else the user's cache directory (opened
 /// only when an image runs); `$PORCHCTL_INSECURE_REGISTRIES` (comma-separated `host[:port]`)
 /// are reached over plain HTTP. Without any cache directory images are not run.
-fn container_runtime(
+fn container_options(
     allow_network: bool,
     pull_policy: fn_container::PullPolicy,
-) -> Option<fn_container::LazyContainerRuntime> {
+) -> Option<fn_container::ContainerOptions> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -116,7 +132,7 @@ fn container_runtime(
         .filter(|r| !r.is_empty())
         .map(String::from)
         .collect();
-    Some(fn_container::LazyContainerRuntime::new(options))
+    Some(options)
 }
 
 /// kpt's `argutil.ResolveSymlink` for a package argument: a missing path fails as Go's
@@ -219,8 +235,8 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
 
 /// `fn eval`'s ending: an error not already shown (the failing function's own report)
 /// printed as kubectl's `CheckErr` prints kpt's plain errors.
-pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
-    match error {
+pub fn eval_exit_code(error: Option<&kpt::render::RenderError>, root: &Path) -> ExitCode {
+    match error.map(|e| with_full_path(e, root)) {
         None => ExitCode::SUCCESS,
         Some(e) => {
             if !e.already_reported() {
@@ -234,15 +250,32 @@ pub fn eval_exit_code(error: Option<&kpt::render::RenderError>) -> ExitCode {
 /// Print the error (unless the failing step was already shown) and pick the exit code.
 /// `root` is the package directory, which kpt's messages about a Kptfile name.
 pub fn exit_code(error: Option<&kpt::render::RenderError>, root: &Path) -> ExitCode {
-    match error {
+    match error.map(|e| with_full_path(e, root)) {
         None => ExitCode::SUCCESS,
         Some(e) => {
             if !e.already_reported() {
                 // kpt's main prints every error followed by " \n".
-                eprintln!("{} ", console_error(e, root));
+                eprintln!("{} ", console_error(&e, root));
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// kyaml's package reader names a file it cannot read by the path it walked: the
+/// package directory (absolute, as kpt resolves it) joined with the file.
+fn with_full_path(e: &kpt::render::RenderError, root: &Path) -> kpt::render::RenderError {
+    use kpt::package::resources::ResourceError;
+    use kpt::render::RenderError;
+    match e {
+        RenderError::Resources(ResourceError::Yaml { path, message }) if root != Path::new("-") => {
+            let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+            RenderError::Resources(ResourceError::Yaml {
+                path: abs.join(path).display().to_string(),
+                message: message.clone(),
+            })
+        }
+        other => other.clone(),
     }
 }
 

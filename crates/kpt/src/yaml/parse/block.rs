@@ -98,7 +98,7 @@ impl Cursor {
                 _ => false,
             };
             if again {
-                return self.err("did not find expected node content");
+                return self.parser_err("did not find expected node content", self.line);
             }
             match self.peek() {
                 Some('&') if !self.is_key_here() => anchor = Some(self.anchor_name()?),
@@ -131,7 +131,7 @@ impl Cursor {
                 if inline && !self.after_dash() {
                     return self.err("block sequence entries are not allowed in this context");
                 }
-                self.block_sequence(depth)?
+                self.block_sequence(depth, indent)?
             }
             Some('?') if self.blankz_at(1) => {
                 return self.err("complex mapping keys ('? ') are not supported");
@@ -295,6 +295,7 @@ impl Cursor {
 
     fn block_mapping(&mut self, depth: usize) -> PResult<Parsed> {
         let indent = self.col;
+        let start_line = self.line;
         let mut entries: Vec<(Node, Node)> = Vec::new();
         let mut key_lines: Vec<usize> = Vec::new();
         let mut index: std::collections::HashMap<String, usize> = Default::default();
@@ -317,6 +318,11 @@ impl Cursor {
                 h
             };
             let (kl, kc) = (self.line, self.col);
+            // go-yaml's parser takes no implicit empty key: a `:` value indicator where
+            // a key is due is refused "while parsing a block mapping".
+            if self.peek() == Some(':') && self.blankz_at(1) {
+                return self.parser_err("did not find expected key", start_line);
+            }
             let Some(mut key) = self.scan_key(true)? else {
                 // libyaml's wording for a plain scalar where a key was expected.
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
@@ -377,11 +383,11 @@ impl Cursor {
             if self.eof() || self.col < indent {
                 break;
             }
-            if self.col > indent {
-                return self.err("did not find expected key");
-            }
-            if self.peek() == Some('-') && self.blankz_at(1) {
-                break;
+            // A `- ` entry at the mapping's own column is a block entry where libyaml's
+            // parser wants a key, as is anything indented deeper.
+            if self.col > indent || (self.peek() == Some('-') && self.blankz_at(1)) {
+                // libyaml: "while parsing a block mapping" (a parser error).
+                return self.parser_err("did not find expected key", start_line);
             }
         }
         let mut n = Node::mapping();
@@ -391,8 +397,13 @@ impl Cursor {
         Ok(Parsed { node: n, chain })
     }
 
-    fn block_sequence(&mut self, depth: usize) -> PResult<Parsed> {
+    /// `parent` is the indentation of the enclosing node: a sequence at that same
+    /// column is libyaml's indentless sequence (a mapping value), which simply ends at
+    /// the next non-entry; any other sequence wants another `- ` at its column.
+    fn block_sequence(&mut self, depth: usize, parent: i64) -> PResult<Parsed> {
         let indent = self.col;
+        let indentless = indent as i64 == parent;
+        let start_line = self.line;
         let mut items: Vec<Node> = Vec::new();
         let mut last_chain: Vec<usize> = Vec::new();
         let mut first = true;
@@ -451,8 +462,9 @@ impl Cursor {
             if self.col == indent && self.peek() == Some('-') && self.blankz_at(1) {
                 continue;
             }
-            if self.col > indent {
-                return self.err("did not find expected '-' indicator");
+            if self.col > indent || !indentless {
+                // libyaml: "while parsing a block collection" (a parser error).
+                return self.parser_err("did not find expected '-' indicator", start_line);
             }
             break;
         }

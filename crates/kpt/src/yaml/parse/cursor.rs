@@ -64,12 +64,53 @@ impl Cursor {
         Err(self.error_at(msg, self.line, self.col))
     }
 
+    /// A scanner error at `line`/`col` (0-based, in this cursor's text): go-yaml names
+    /// the 1-based line, or none on the stream's first line.
     pub fn error_at(&self, msg: impl Into<String>, line: usize, col: usize) -> YamlError {
+        let at = line + self.line_offset;
         YamlError {
             message: msg.into(),
-            line: line + self.line_offset + 1,
+            line: at + 1,
             column: col + 1,
+            go_line: (at != 0).then_some(at + 1),
         }
+    }
+
+    /// A scanner error whose context mark is on `context_line` (0-based): go-yaml names
+    /// that line (1-based), else the problem's, else none.
+    pub fn scanner_err_from<T>(&self, msg: impl Into<String>, context_line: usize) -> PResult<T> {
+        let problem = self.line + self.line_offset;
+        let context = context_line + self.line_offset;
+        let go_line = if context != 0 {
+            Some(context + 1)
+        } else {
+            (problem != 0).then_some(problem + 1)
+        };
+        Err(YamlError {
+            message: msg.into(),
+            line: problem + 1,
+            column: self.col + 1,
+            go_line,
+        })
+    }
+
+    /// A parser error found at the cursor while parsing a construct that began on
+    /// `context_line` (0-based): go-yaml names the context's 0-based line, else the
+    /// problem's, else none.
+    pub fn parser_err<T>(&self, msg: impl Into<String>, context_line: usize) -> PResult<T> {
+        let problem = self.line + self.line_offset;
+        let context = context_line + self.line_offset;
+        let go_line = if context != 0 {
+            Some(context)
+        } else {
+            (problem != 0).then_some(problem)
+        };
+        Err(YamlError {
+            message: msg.into(),
+            line: problem + 1,
+            column: self.col + 1,
+            go_line,
+        })
     }
 
     /// The character at byte offset `at` (a character boundary).
@@ -162,6 +203,12 @@ impl Cursor {
     /// character of the next content line, recording blank and comment
     /// lines in `pending`. Stops at EOF.
     pub fn skip_to_content(&mut self) -> PResult<()> {
+        // libyaml names the mark its scan for the next token began at (the end of
+        // the previous token) for an indentation tab.
+        let scan_start = self.line;
+        // Whether the previous token is a plain scalar that libyaml would go on scanning
+        // onto the following lines (no comment ended it).
+        let mut plain_open = self.ends_in_plain_scalar();
         loop {
             // At a line start or at a line break ending the previous line.
             if self.peek() == Some('\n') {
@@ -196,18 +243,49 @@ impl Cursor {
                     match self.peek() {
                         None | Some('\n') => self.pending.push(GapLine::Blank),
                         Some('#') => self.take_comment_line(),
+                        // libyaml: a tab before content is refused "while scanning a
+                        // plain scalar" that runs on to this line (naming where that
+                        // scalar began); otherwise the tab cannot start any token.
+                        Some(_) if plain_open => {
+                            return self.scanner_err_from(
+                                "found a tab character that violates indentation",
+                                scan_start,
+                            );
+                        }
                         Some(_) => {
-                            return self.err("found a tab character that violates indentation");
+                            return self.scanner_err_from(
+                                "found character that cannot start any token",
+                                self.line,
+                            );
                         }
                     }
                 }
-                Some('#') => self.take_comment_line(),
+                Some('#') => {
+                    plain_open = false;
+                    self.take_comment_line();
+                }
                 Some(_) => return Ok(()),
             }
             if self.eof() {
                 return Ok(());
             }
         }
+    }
+
+    /// The current line up to the cursor ends with a plain scalar: not an indicator
+    /// (`:`, `-`, `?`, a flow bracket, a block scalar header), not a quoted scalar and
+    /// not a comment.
+    fn ends_in_plain_scalar(&self) -> bool {
+        let line = &self.s[self.line_start..self.pos.min(self.s.len())];
+        let text = line.trim_end();
+        if text.trim_start().is_empty() || text.contains(" #") || text.trim_start().starts_with('#')
+        {
+            return false;
+        }
+        !matches!(
+            text.chars().last(),
+            Some(':' | '-' | '?' | '[' | ']' | '{' | '}' | ',' | '"' | '\'' | '|' | '>')
+        )
     }
 
     fn take_comment_line(&mut self) {

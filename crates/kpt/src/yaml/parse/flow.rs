@@ -6,6 +6,27 @@ use super::comments::join;
 use super::cursor::{Cursor, PResult};
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard};
 
+/// The end of the stream inside a flow collection (turned into libyaml's parser error
+/// by the collection that is open).
+const FLOW_EOF: &str = "found unexpected end of stream in a flow collection";
+
+/// What libyaml's flow parser expects next.
+#[derive(Clone, Copy)]
+enum Want {
+    /// An entry (or the closing bracket).
+    Node,
+    /// A `,` (or the closing bracket).
+    Separator,
+}
+
+fn separator_missing(seq: bool) -> &'static str {
+    if seq {
+        "did not find expected ',' or ']'"
+    } else {
+        "did not find expected ',' or '}'"
+    }
+}
+
 impl Cursor {
     /// Skips whitespace, line breaks and comments inside flow context,
     /// collecting comments into `comments`.
@@ -26,7 +47,7 @@ impl Cursor {
                     }
                     join(comments, t.trim_end());
                 }
-                None => return self.err("found unexpected end of stream in a flow collection"),
+                None => return self.err(FLOW_EOF),
                 Some(_) => {
                     if self.col == 0
                         && (self.rest_starts_with("---") || self.rest_starts_with("..."))
@@ -38,6 +59,27 @@ impl Cursor {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// [`Self::flow_ws`], the end of the stream reported as libyaml's parser reports
+    /// it where it wanted `want`.
+    fn flow_ws_or(
+        &mut self,
+        comments: &mut String,
+        want: Want,
+        seq: bool,
+        start_line: usize,
+    ) -> PResult<()> {
+        match self.flow_ws(comments) {
+            Err(e) if e.message == FLOW_EOF => match want {
+                Want::Node => {
+                    let here = self.line;
+                    self.parser_err("did not find expected node content", here)
+                }
+                Want::Separator => self.parser_err(separator_missing(seq), start_line),
+            },
+            other => other,
         }
     }
 
@@ -91,13 +133,31 @@ impl Cursor {
     }
 
     fn flow_collection_at(&mut self, depth: usize) -> PResult<Node> {
+        let start_line = self.line;
+        let seq = self.peek() == Some('[');
+        self.flow_entries(depth).or_else(|e| {
+            // libyaml's scanner ends the stream inside a flow collection quietly; its
+            // parser then misses the separator "while parsing a flow sequence/mapping",
+            // naming the line the collection opened on (innermost first).
+            if e.message == FLOW_EOF {
+                self.parser_err(separator_missing(seq), start_line)
+            } else {
+                Err(e)
+            }
+        })
+    }
+
+    fn flow_entries(&mut self, depth: usize) -> PResult<Node> {
+        let start_line = self.line;
         let seq = self.bump() == Some('[');
         let close = if seq { ']' } else { '}' };
         let mut comments = String::new();
         let mut items = Vec::new();
         let mut entries = Vec::new();
         loop {
-            self.flow_ws(&mut comments)?;
+            // The stream ending where libyaml's parser wants a node is "did not find
+            // expected node content"; where it wants a separator, the missing ','.
+            self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
             if self.peek() == Some(close) {
                 self.bump();
                 break;
@@ -105,13 +165,13 @@ impl Cursor {
             let explicit = self.peek() == Some('?') && self.blankz_at(1);
             if explicit {
                 self.bump();
-                self.flow_ws(&mut comments)?;
+                self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
             }
             let key = self.flow_node(&mut comments, depth)?;
-            self.flow_ws(&mut comments)?;
+            self.flow_ws_or(&mut comments, Want::Separator, seq, start_line)?;
             let value = if self.peek() == Some(':') {
                 self.bump();
-                self.flow_ws(&mut comments)?;
+                self.flow_ws_or(&mut comments, Want::Node, seq, start_line)?;
                 if matches!(self.peek(), Some(',')) || self.peek() == Some(close) {
                     Some(Node::plain(""))
                 } else {
@@ -133,19 +193,13 @@ impl Cursor {
             } else {
                 entries.push((key, value.unwrap_or_else(|| Node::plain(""))));
             }
-            self.flow_ws(&mut comments)?;
+            self.flow_ws_or(&mut comments, Want::Separator, seq, start_line)?;
             match self.peek() {
                 Some(',') => {
                     self.bump();
                 }
                 Some(c) if c == close => {}
-                _ => {
-                    return self.err(if seq {
-                        "did not find expected ',' or ']'"
-                    } else {
-                        "did not find expected ',' or '}'"
-                    });
-                }
+                _ => return self.parser_err(separator_missing(seq), start_line),
             }
         }
         let mut n = if seq {

@@ -138,7 +138,7 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     let mut p = c.block_node(-1, false, 0)?;
     c.skip_to_content()?;
     if !c.eof() {
-        return c.err("did not find expected <document start>");
+        return c.parser_err("did not find expected <document start>", c.line);
     }
     c.take_trailing(&mut p);
     block::set_first_head(&mut p.node, first_head);
