@@ -162,6 +162,21 @@ async fn main() -> anyhow::Result<()> {
             f.gets_per_cpu_s,
         );
     }
+    // The goal's ratios, from the unrounded p50s (the first setup is the baseline).
+    if let Some((_, base)) = results.first() {
+        let p50 = |v: &[Duration]| pct(&mut v.to_vec(), 0.5).as_secs_f64();
+        let (list0, get0) = (p50(&base.list), p50(&base.get));
+        for (label, f) in results.iter().skip(1) {
+            println!(
+                "  {label:<22} list {:.2}x, get {:.2}x of {} (p50 get {:.1} µs against {:.1} µs)",
+                p50(&f.list) / list0.max(1e-9),
+                p50(&f.get) / get0.max(1e-9),
+                results[0].0,
+                p50(&f.get) * 1e6,
+                get0 * 1e6,
+            );
+        }
+    }
     Ok(())
 }
 
