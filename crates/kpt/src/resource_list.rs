@@ -242,6 +242,37 @@ impl ResourceList {
         Self::from_node(root)
     }
 
+    /// Reads a function's stdout as kyaml's `ByteReader` does for kpt's function filter: a
+    /// lone `ResourceList` (or `List`) document is unwrapped; otherwise every document that is
+    /// not empty is an item, so a function may print bare resources (several documents, or
+    /// one of another kind). kyaml unwraps a lone list only when it has `items` or
+    /// `functionConfig`; a list with only `results` is unwrapped here too rather than taken
+    /// for a resource (COMPATIBILITY.md).
+    pub fn from_function_output(text: &str) -> Result<ResourceList, ResourceListError> {
+        let docs = yaml::parse_stream(text)?;
+        if let [only] = docs.as_slice() {
+            let kind = only.root.get("kind").and_then(Node::as_str);
+            if matches!(kind, Some("ResourceList" | "List"))
+                && ["items", "functionConfig", "results"]
+                    .iter()
+                    .any(|k| only.root.get(k).is_some())
+            {
+                return Self::from_node(only.root.clone());
+            }
+        }
+        let items: Vec<Node> = docs
+            .into_iter()
+            .map(|d| d.root)
+            .filter(|n| !n.is_null())
+            .collect();
+        if items.iter().any(|n| !n.is_mapping()) {
+            return Err(ResourceListError::Shape(
+                "the document is not a mapping".into(),
+            ));
+        }
+        Ok(ResourceList::new(items))
+    }
+
     /// Why kyaml's `ByteReader` (as kpt's function filter reads a function's stdout)
     /// refuses `text`, in its words: a document that does not parse
     /// (`MalformedYAMLError: yaml: ...`), or a scalar where a resource or the list

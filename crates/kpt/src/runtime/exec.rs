@@ -267,7 +267,7 @@ impl FunctionRuntime for ExecRuntime {
         let list = if text.trim().is_empty() {
             ResourceList::default()
         } else {
-            match ResourceList::from_yaml(&text) {
+            match ResourceList::from_function_output(&text) {
                 Ok(list) => list,
                 Err(e) if exit_code == 0 => {
                     return Err(RuntimeError::BadOutput {
@@ -292,6 +292,7 @@ impl FunctionRuntime for ExecRuntime {
 mod tests {
     use super::*;
     use crate::runtime::{Budget, CancelToken};
+    use crate::yaml::Node;
 
     fn run(cmd: &str, budget: Budget) -> Result<FunctionOutput, RuntimeError> {
         ExecRuntime::allowed().run(
@@ -385,6 +386,56 @@ mod tests {
         .expect("ran");
         assert_eq!(out.exit_code, 0);
         assert_eq!(out.stderr.len(), STDERR_LIMIT);
+    }
+
+    #[test]
+    fn output_is_read_as_kyamls_byte_reader_reads_it() {
+        let out = |text: &str| {
+            let dir = tempfile::tempdir().expect("dir");
+            let path = dir.path().join("out.yaml");
+            std::fs::write(&path, text).expect("write");
+            let r = run(&format!("cat {}", path.display()), Budget::default());
+            drop(dir);
+            r
+        };
+        let names = |o: FunctionOutput| -> Vec<String> {
+            o.list
+                .items
+                .iter()
+                .map(|n| {
+                    n.get_path(&["metadata", "name"])
+                        .and_then(Node::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        };
+        // Bare resources, several documents: each an item (an empty one is skipped).
+        let two = out(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+        );
+        assert_eq!(names(two.expect("two documents")), ["a", "b"]);
+        // One bare resource: an item, not a refusal.
+        let one = out("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+        assert_eq!(names(one.expect("one resource")), ["c"]);
+        // A lone ResourceList is unwrapped.
+        let list = out(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: d\n",
+        );
+        assert_eq!(names(list.expect("a list")), ["d"]);
+        // A ResourceList among other documents is a resource like the others (kyaml unwraps
+        // only a lone one).
+        let mixed = out(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nmetadata:\n  name: e\nitems: []\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\n",
+        );
+        assert_eq!(names(mixed.expect("mixed")), ["e", "f"]);
+        // A scalar document is refused in kyaml's words.
+        match out("just text\n") {
+            Err(RuntimeError::BadOutput { reason, .. }) => {
+                assert!(reason.contains("wrong Node Kind"), "{reason}")
+            }
+            other => panic!("a scalar document: {other:?}"),
+        }
     }
 
     #[test]
