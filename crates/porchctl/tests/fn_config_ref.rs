@@ -5,7 +5,6 @@
 //! excludes `configMap`/`configPath`, and a validator does not see its own referenced config.
 
 use std::path::Path;
-use std::process::Command;
 
 const SET_NAMESPACE: &str = "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1";
 const SET_LABELS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
@@ -17,15 +16,8 @@ mod pkgfix;
 use pkgfix::package;
 
 fn render(cwd: &Path) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(["fn", "render", "pkg"])
-        .current_dir(cwd)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, err) = pkgfix::porchctl(cwd, &["fn", "render", "pkg"]);
+    (code, err)
 }
 
 fn kptfile(step: &str) -> String {

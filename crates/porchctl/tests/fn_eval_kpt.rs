@@ -2,7 +2,6 @@
 //! kyaml's package writer, on fixtures written here: line breaks of rewritten files,
 //! the out-of-place destinations, and the pre-run checks.
 
-use std::path::Path;
 use std::process::Command;
 
 const NOOP: &str = "ghcr.io/kptdev/krm-functions-catalog/no-op:v0.1.0";
@@ -11,24 +10,7 @@ const SET_ANNOTATIONS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-annotati
 const TWO_DOCS: &str = "# header\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # keep\ndata:\n  k: v\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
 
 mod pkgfix;
-use pkgfix::package;
-
-fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).expect("read")
-}
+use pkgfix::{package, porchctl, read};
 
 fn crlf(text: &str) -> String {
     text.replace('\n', "\r\n")

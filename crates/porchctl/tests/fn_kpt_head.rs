@@ -7,22 +7,12 @@ use std::path::Path;
 use std::process::Command;
 
 mod pkgfix;
-use pkgfix::package;
+use pkgfix::{package, read};
 
+/// porchctl's exit code and stderr.
 fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).expect("read")
+    let (code, _, err) = pkgfix::porchctl(cwd, args);
+    (code, err)
 }
 
 const NOOP: &str = "ghcr.io/kptdev/krm-functions-catalog/no-op:v0.1.0";

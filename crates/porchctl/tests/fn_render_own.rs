@@ -5,44 +5,11 @@
 //! and the results directory. Exec functions are plain `sh`/`sed`, so this runs on any
 //! Unix clone.
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 /// Write `files` under `<tmp>/pkg`.
 mod pkgfix;
-use pkgfix::package;
-
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for e in std::fs::read_dir(dir).expect("read_dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("file type").is_dir() {
-                walk(base, &e.path(), out);
-            } else {
-                let rel = e.path().strip_prefix(base).expect("prefix").to_owned();
-                let text = String::from_utf8(std::fs::read(e.path()).expect("read")).expect("utf8");
-                out.insert(rel.to_string_lossy().into_owned(), text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn render(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(["fn", "render"])
-        .arg(dir)
-        .args(extra)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use pkgfix::{package, render, snapshot};
 
 /// The Kptfile text without a trailing `status:` block.
 fn without_status(kptfile: &str) -> &str {

@@ -5,13 +5,11 @@
 //! decode, and go-yaml's words for a Kptfile value of the wrong type. Exec functions
 //! are `sh` scripts, so this runs on any Unix clone.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Write `files` under `<tmp>/pkg`; returns the temp dir and the package dir.
 mod pkgfix;
-use pkgfix::package;
+use pkgfix::{package, render, snapshot};
 
 /// An executable `sh` script beside the package (not inside it).
 fn script(tmp: &Path, name: &str, body: &str) -> String {
@@ -20,37 +18,6 @@ fn script(tmp: &Path, name: &str, body: &str) -> String {
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path.display().to_string()
-}
-
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for e in std::fs::read_dir(dir).expect("read_dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("file type").is_dir() {
-                walk(base, &e.path(), out);
-            } else {
-                let rel = e.path().strip_prefix(base).expect("prefix").to_owned();
-                let text = std::fs::read_to_string(e.path()).expect("read");
-                out.insert(rel.to_string_lossy().into_owned(), text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn render(dir: &Path, extra: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(["fn", "render"])
-        .arg(dir)
-        .args(extra)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn kptfile(name: &str, pipeline: &str) -> String {

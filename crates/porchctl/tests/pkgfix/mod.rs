@@ -1,7 +1,11 @@
-//! A package written from literal files into a temporary directory, for the `fn` command
-//! tests (shared by the test binaries that `mod pkgfix;` it).
+//! A package written from literal files into a temporary directory, and the release of
+//! porchctl run on it, for the `fn` command tests (shared by the test binaries that
+//! `mod pkgfix;` it; each uses some of it).
+#![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Writes `files` (path relative to the package, text) under `<tmp>/pkg`; `.sh` files are
 /// made executable. Returns the temporary directory (kept alive by the caller) and the package.
@@ -18,4 +22,51 @@ pub fn package(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
         }
     }
     (tmp, dir)
+}
+
+/// Runs porchctl with `args` in `cwd`: exit code, stdout, stderr.
+pub fn porchctl(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("porchctl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `fn render DIR extra…`: exit code and stderr.
+pub fn render(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let dir = dir.to_string_lossy();
+    let mut args = vec!["fn", "render", dir.as_ref()];
+    args.extend_from_slice(extra);
+    let (code, _, err) = porchctl(Path::new("."), &args);
+    (code, err)
+}
+
+/// The text of file `rel` under `dir`.
+pub fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).expect("read")
+}
+
+/// Every file under `dir` by relative path, with its text.
+pub fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).expect("read_dir") {
+            let e = e.expect("entry");
+            if e.file_type().expect("file type").is_dir() {
+                walk(base, &e.path(), out);
+            } else {
+                let rel = e.path().strip_prefix(base).expect("prefix").to_owned();
+                let text = std::fs::read_to_string(e.path()).expect("read");
+                out.insert(rel.to_string_lossy().into_owned(), text);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
 }
