@@ -13,6 +13,7 @@
 //! can render without touching disk; [`package::fs`] reads and writes
 //! directories.
 
+pub mod goquote;
 pub mod kptfile;
 pub mod package;
 pub mod pkg;

@@ -1,6 +1,7 @@
 //! kpt's console output for render and eval: `[RUNNING]`/`[PASS]`/`[FAIL]` lines,
 //! results, stderr and the summary. Written to a sink so callers choose stderr or a buffer.
 
+use crate::goquote::go_quote;
 use crate::resource_list::{ResultItem, Severity};
 
 /// One result line as kpt prints it: `[info] v1/Service/web spec.x: message`.
@@ -112,40 +113,6 @@ fn push_truncated(out: &mut Vec<String>, all: &[String], truncate: bool) {
     }
 }
 
-/// Go's `strconv.Quote`: printable characters as they are, `"` and backslash escaped,
-/// the C escapes for control characters, `\xNN` for other ASCII controls and `\uNNNN` /
-/// `\UNNNNNNNN` for non-printable characters beyond ASCII.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() || c == '\u{feff}' || c == '\u{ad}' => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,13 +178,5 @@ mod tests {
             assert_eq!(got[0], "  [Results]:");
             assert_eq!(got[6], "    [info]: m6");
         }
-    }
-
-    #[test]
-    fn go_quote_escapes_as_strconv_quote() {
-        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(go_quote("\t\u{7}\u{1b}\u{7f}"), "\"\\t\\a\\x1b\\x7f\"");
-        assert_eq!(go_quote("héllo ✓"), "\"héllo ✓\"");
-        assert_eq!(go_quote("\u{85}"), "\"\\u0085\"");
     }
 }

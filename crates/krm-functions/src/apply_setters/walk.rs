@@ -62,32 +62,8 @@ pub(crate) fn file_path(item: &Node) -> String {
     }
 }
 
-/// Go's `%q` for a string: double quotes, Go escapes for quotes, backslashes
-/// and control characters, printable Unicode kept as is.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `%q` (kpt's port of `strconv.Quote`).
+pub(crate) use kpt::goquote::go_quote;
 
 /// A line comment as yaml.v3 writes one set from Go code without the `#`.
 pub(crate) fn line_comment(text: &str) -> String {

@@ -8,6 +8,8 @@
 //! the order Go decodes the sorted JSON keys, is reported wrapped as
 //! `failed to unmarshal config "<yaml>": ...`.
 
+// Go's `%#v` of a string is `strconv.Quote`'s.
+use kpt::goquote::go_quote;
 use kpt::yaml::{Node, NodeKind, SeqIndent, emit_node};
 
 use super::gomsg;
@@ -141,26 +143,6 @@ pub fn plugin_error(fc: &Node, plugin: &Plugin) -> Option<String> {
         "failed to unmarshal config {}: error unmarshaling JSON: while decoding JSON: {error}",
         go_quote(&emit_node(fc, SeqIndent::Compact))
     ))
-}
-
-/// Go's `%#v` of a string (`strconv.Quote`).
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

@@ -344,7 +344,5 @@ fn go_list<'a>(values: impl Iterator<Item = &'a String>) -> String {
     )
 }
 
-/// Go's `%q` for the plain strings namespaces are.
-pub(crate) fn go_quote(s: &str) -> String {
-    format!("{s:?}")
-}
+/// Go's `%q` (kpt's port of `strconv.Quote`).
+pub(crate) use kpt::goquote::go_quote;
