@@ -192,16 +192,15 @@ impl Engine {
         let metas = self.inner.store.list_meta(&id.0, &id.1).await?;
         // A draft whose record went was published or deleted: git moved too, even when the
         // refresh was asked for records only.
-        let fetch = fetch
-            || self
-                .with_index(id, |ix| {
-                    ix.drafts.keys().any(|name| {
-                        !drafts
-                            .iter()
-                            .any(|d| !d.deleted && d.key().name().as_str() == name)
-                    })
-                })
-                .unwrap_or(false);
+        let fetch = fetch || {
+            let live: std::collections::HashSet<String> = drafts
+                .iter()
+                .filter(|d| !d.deleted)
+                .map(|d| d.key().name().as_str().to_owned())
+                .collect();
+            self.with_index(id, |ix| ix.drafts.keys().any(|name| !live.contains(name)))
+                .unwrap_or(false)
+        };
         if fetch
             && let Ok((repo, _)) = self.handle(id)
             && let Err(e) = self.sync_now(id, &repo).await
