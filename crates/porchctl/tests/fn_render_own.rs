@@ -265,6 +265,34 @@ fn files_whose_resources_are_all_deleted_are_removed() {
     assert_eq!(before["kept.yaml"], after["kept.yaml"]);
 }
 
+/// kyaml reads no resource from an empty, comment-only or `---`-only file, so kpt never
+/// tracks it and never prunes it: it stays byte for byte, with or without a pipeline.
+#[test]
+fn files_that_hold_no_resource_are_kept() {
+    let quiet = [
+        ("empty.yaml", ""),
+        ("comment.yaml", "# Empty input resources.\n"),
+        ("separators.yaml", "---\n---\n"),
+        ("sub/only-comments.yml", "# a\n---\n# b\n"),
+    ];
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - image: {SET_NS}\n      configMap:\n        namespace: prod\n"
+    );
+    for pipeline in ["", pipeline.as_str()] {
+        let mut files = vec![("cm.yaml", cm("cm"))];
+        files.push(("Kptfile", kptfile("pkg", pipeline)));
+        let mut all: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        all.extend(quiet);
+        let (_tmp, dir) = package(&all);
+        let (code, stderr) = render(&dir, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let after = snapshot(&dir);
+        for (rel, text) in quiet {
+            assert_eq!(after.get(rel).map(String::as_str), Some(text), "{rel} ({pipeline:?})");
+        }
+    }
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(

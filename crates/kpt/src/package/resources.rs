@@ -139,7 +139,11 @@ pub fn read_package(
             items.push(node);
             index += 1;
         }
-        sources.files.insert(full, index);
+        // kyaml's reader yields nothing for an empty or comment-only file, so kpt never
+        // learns of it and never prunes it: only files that held a resource are tracked.
+        if index > 0 {
+            sources.files.insert(full, index);
+        }
     }
     Ok(items)
 }
