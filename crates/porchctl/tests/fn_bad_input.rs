@@ -368,10 +368,17 @@ fn missing_image_in_eval_changes_nothing() {
 #[test]
 fn exec_without_allow_exec_is_refused() {
     let tmp = package("    - exec: cat\n", &[]);
+    // As kpt, the refusal comes before the function would start: no `[RUNNING]` line
+    // names it, the status's step does.
     check(
         &tmp,
         &["fn", "render", "pkg"],
-        &["cat", "allow-exec"],
+        &["allow-exec"],
         Status::WithSteps,
+    );
+    let kptfile = std::fs::read_to_string(tmp.path().join("pkg/Kptfile")).expect("Kptfile");
+    assert!(
+        kptfile.contains("mutationSteps:\n      - exec: cat\n"),
+        "{kptfile}"
     );
 }

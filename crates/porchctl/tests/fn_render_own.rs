@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// Write `files` under `<tmp>/pkg`.
 mod pkgfix;
-use pkgfix::{package, render, snapshot};
+use pkgfix::{package, read, render, snapshot};
 
 /// The Kptfile text without a trailing `status:` block.
 fn without_status(kptfile: &str) -> &str {
@@ -288,9 +288,65 @@ fn files_that_hold_no_resource_are_kept() {
         assert_eq!(code, 0, "{stderr}");
         let after = snapshot(&dir);
         for (rel, text) in quiet {
-            assert_eq!(after.get(rel).map(String::as_str), Some(text), "{rel} ({pipeline:?})");
+            assert_eq!(
+                after.get(rel).map(String::as_str),
+                Some(text),
+                "{rel} ({pipeline:?})"
+            );
         }
     }
+}
+
+/// kpt builds every mutator's runner before running the first (`fnChain`): an exec
+/// mutator without `--allow-exec`, or a `tag:` that resolves to nothing, fails the
+/// pipeline before any function ran, and the status records only that step. Validators
+/// are built one at a time, after the mutators ran.
+#[test]
+fn mutators_are_settled_before_the_first_runs() {
+    let ns = format!("    - image: {SET_NS}\n      configMap:\n        namespace: prod\n");
+    let cases = [
+        (
+            format!("pipeline:\n  mutators:\n{ns}    - exec: sed -e s/a/b/\n"),
+            "must run with `--allow-exec` option to allow running function binaries",
+            "exec: sed -e s/a/b/",
+        ),
+        (
+            format!(
+                "pipeline:\n  mutators:\n{ns}    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels\n      tag: \">= 999.0.0\"\n      configMap:\n        a: b\n"
+            ),
+            "no tag could be found matching the version constraint \">= 999.0.0\"",
+            "image: ghcr.io/kptdev/krm-functions-catalog/set-labels",
+        ),
+    ];
+    for (pipeline, error, step) in cases {
+        let (_tmp, dir) = package(&[
+            ("Kptfile", &kptfile("pkg", &pipeline)),
+            ("cm.yaml", &cm("cm")),
+        ]);
+        let (code, stderr) = render(&dir, &[]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!stderr.contains("[RUNNING]"), "{stderr}");
+        assert!(stderr.contains(&format!("Error: {error}")), "{stderr}");
+        let files = snapshot(&dir);
+        assert_eq!(files["cm.yaml"], cm("cm"), "nothing ran");
+        let status = &files["Kptfile"][files["Kptfile"].find("status:").expect("status")..];
+        assert!(status.contains(step), "{status}");
+        assert!(
+            !status.contains(SET_NS),
+            "the first mutator is not recorded: {status}"
+        );
+    }
+    // A validator that may not run fails only after the mutators ran.
+    let pipeline = format!("pipeline:\n  mutators:\n{ns}  validators:\n    - exec: cat\n");
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", &pipeline)),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&format!("[PASS] \"{SET_NS}\"")), "{stderr}");
+    let kf = read(&dir, "Kptfile");
+    assert!(kf.contains("validationSteps:\n      - exec: cat"), "{kf}");
 }
 
 #[test]

@@ -119,6 +119,10 @@ fn find_config_ref(
     }
 }
 
+/// kpt's `errAllowedExecNotSpecified`.
+const EXEC_NOT_ALLOWED: &str =
+    "must run with `--allow-exec` option to allow running function binaries";
+
 fn pkg_key(pkg: &str) -> &str {
     if pkg.is_empty() { "." } else { pkg }
 }
@@ -167,9 +171,26 @@ impl Ctx<'_> {
                 }
             }
         }
+        // kpt builds every mutator's runner before running the first (`fnChain`): a
+        // mutator that may not run, or whose tag does not resolve, stops the pipeline
+        // before anything ran, and only that step is recorded.
+        let mut chain = Vec::with_capacity(pipeline.mutators.len());
+        for f in &pipeline.mutators {
+            match self.function_ref(f) {
+                Ok(fref) => chain.push(fref),
+                Err(failed) => {
+                    let (step, message) = *failed;
+                    self.mutation_steps.push(step);
+                    return Err(RenderError::Pipeline {
+                        pkg: pkg_label(pkg),
+                        message,
+                    });
+                }
+            }
+        }
         let mut items = input;
-        for (i, f) in pipeline.mutators.iter().enumerate() {
-            items = self.run_step(pkg, "mutators", i, f, items, false)?;
+        for (i, (f, fref)) in pipeline.mutators.iter().zip(chain).enumerate() {
+            items = self.run_resolved(pkg, "mutators", i, f, fref, items, false)?;
             if self.keep_last_good {
                 self.last_good = Some(items.clone());
             }
@@ -264,6 +285,33 @@ impl Ctx<'_> {
         }
     }
 
+    /// What kpt's `NewRunner` settles before a function runs: an exec function needs
+    /// `--allow-exec` (a runtime that takes it), an image its `tag:` resolved. On failure,
+    /// the step kpt records (`preExecFailureStep`) and the error.
+    fn function_ref(&self, f: &Function) -> Result<FunctionRef, Box<(StepResult, String)>> {
+        let failed = |message: String, image: String| {
+            let step = StepResult {
+                name: f.name.clone(),
+                image,
+                exec: f.exec.clone(),
+                execution_error: message.clone(),
+                exit_code: 1,
+                ..Default::default()
+            };
+            Box::new((step, message))
+        };
+        if f.image.is_empty() {
+            let fref = FunctionRef::Exec(f.exec.clone());
+            if self.opts.runtime.refuses(&fref) {
+                return Err(failed(EXEC_NOT_ALLOWED.to_string(), String::new()));
+            }
+            return Ok(fref);
+        }
+        resolve_image_tag(&f.image, &f.tag, self.opts.runtime)
+            .map(FunctionRef::Image)
+            .map_err(|message| failed(message, resolve_image(&f.image)))
+    }
+
     fn run_step(
         &mut self,
         pkg: &str,
@@ -273,31 +321,36 @@ impl Ctx<'_> {
         items: Vec<Node>,
         validator: bool,
     ) -> Result<Vec<Node>, RenderError> {
-        let fref = if f.image.is_empty() {
-            FunctionRef::Exec(f.exec.clone())
-        } else {
-            match resolve_image_tag(&f.image, &f.tag, self.opts.runtime) {
-                Ok(image) => FunctionRef::Image(image),
-                Err(message) => {
-                    let step = StepResult {
-                        name: f.name.clone(),
-                        image: resolve_image(&f.image),
-                        execution_error: message.clone(),
-                        exit_code: 1,
-                        ..Default::default()
-                    };
-                    if validator {
-                        self.validation_steps.push(step);
-                    } else {
-                        self.mutation_steps.push(step);
-                    }
-                    return Err(RenderError::Pipeline {
-                        pkg: pkg_label(pkg),
-                        message,
-                    });
+        let fref = match self.function_ref(f) {
+            Ok(fref) => fref,
+            Err(failed) => {
+                let (step, message) = *failed;
+                if validator {
+                    self.validation_steps.push(step);
+                } else {
+                    self.mutation_steps.push(step);
                 }
+                return Err(RenderError::Pipeline {
+                    pkg: pkg_label(pkg),
+                    message,
+                });
             }
         };
+        self.run_resolved(pkg, list, index, f, fref, items, validator)
+    }
+
+    /// Runs one step whose function is settled.
+    #[allow(clippy::too_many_arguments)]
+    fn run_resolved(
+        &mut self,
+        pkg: &str,
+        list: &str,
+        index: usize,
+        f: &Function,
+        fref: FunctionRef,
+        items: Vec<Node>,
+        validator: bool,
+    ) -> Result<Vec<Node>, RenderError> {
         let shown = fref.display().to_string();
         let mut step = StepResult {
             name: f.name.clone(),
@@ -464,10 +517,7 @@ impl Ctx<'_> {
                         if is_kyaml_read_error(reason)
                 );
                 let message = match &e {
-                    RuntimeError::ExecNotAllowed(_) => {
-                        "must run with `--allow-exec` option to allow running function binaries"
-                            .to_string()
-                    }
+                    RuntimeError::ExecNotAllowed(_) => EXEC_NOT_ALLOWED.to_string(),
                     RuntimeError::Start { reason, .. } if never_started => {
                         format!("unexpected function error: {reason}")
                     }

@@ -170,6 +170,10 @@ impl FunctionRuntime for ExecRuntime {
         matches!(function, FunctionRef::Exec(_))
     }
 
+    fn refuses(&self, function: &FunctionRef) -> bool {
+        !self.allow && self.handles(function)
+    }
+
     fn run(
         &self,
         function: &FunctionRef,

@@ -125,6 +125,11 @@ pub trait FunctionRuntime: Send + Sync {
     fn builtin_names(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Does this runtime handle the function only to refuse it (an exec function
+    /// without kpt's `--allow-exec`)? A render asks before it runs anything.
+    fn refuses(&self, _function: &FunctionRef) -> bool {
+        false
+    }
     /// The tags of `image` (a repository, no tag) as each of this runtime's tag
     /// listers sees them (kpt HEAD's `TagLister`s, asked when a step's `tag:` is a
     /// version constraint): one entry per lister, its failure as text. None by default.
@@ -178,6 +183,13 @@ impl FunctionRuntime for Runtimes {
             Some(r) => r.run(function, input, options),
             None => Err(RuntimeError::NotFound(self.not_found_message(function))),
         }
+    }
+
+    fn refuses(&self, function: &FunctionRef) -> bool {
+        self.runtimes
+            .iter()
+            .find(|r| r.handles(function))
+            .is_some_and(|r| r.refuses(function))
     }
 
     fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {
