@@ -382,3 +382,47 @@ fn exec_without_allow_exec_is_refused() {
         "{kptfile}"
     );
 }
+
+/// `--allow-alpha-wasm` asks for kpt's WebAssembly runtime, which porchctl does not have:
+/// every function is refused before anything runs (never run as a container instead),
+/// with a hint; without functions the flag changes nothing.
+#[test]
+fn wasm_functions_are_refused_before_anything_runs() {
+    let tmp = package(SET_NS, &[]);
+    let stderr = check(
+        &tmp,
+        &["fn", "render", "pkg", "--allow-alpha-wasm"],
+        &["wasm functions are not supported", "hint:"],
+        Status::WithSteps,
+    );
+    assert!(!stderr.contains("[RUNNING]"), "{stderr}");
+    let tmp = package(SET_NS, &[]);
+    let (code, stderr) = porchctl(
+        &[
+            "fn",
+            "eval",
+            "pkg",
+            "--allow-alpha-wasm",
+            "-i",
+            "set-namespace:v0.4.1",
+            "--",
+            "namespace=a",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: wasm functions are not supported"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("pkg/cm.yaml")).expect("cm"),
+        CM
+    );
+    let tmp = package("", &[]);
+    let (code, stderr) = porchctl(
+        &["fn", "render", "pkg", "--allow-alpha-wasm=true"],
+        tmp.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -119,10 +119,6 @@ fn find_config_ref(
     }
 }
 
-/// kpt's `errAllowedExecNotSpecified`.
-const EXEC_NOT_ALLOWED: &str =
-    "must run with `--allow-exec` option to allow running function binaries";
-
 fn pkg_key(pkg: &str) -> &str {
     if pkg.is_empty() { "." } else { pkg }
 }
@@ -300,16 +296,21 @@ impl Ctx<'_> {
             };
             Box::new((step, message))
         };
-        if f.image.is_empty() {
-            let fref = FunctionRef::Exec(f.exec.clone());
-            if self.opts.runtime.refuses(&fref) {
-                return Err(failed(EXEC_NOT_ALLOWED.to_string(), String::new()));
-            }
-            return Ok(fref);
+        let fref = if f.image.is_empty() {
+            FunctionRef::Exec(f.exec.clone())
+        } else {
+            resolve_image_tag(&f.image, &f.tag, self.opts.runtime)
+                .map(FunctionRef::Image)
+                .map_err(|message| failed(message, resolve_image(&f.image)))?
+        };
+        if let Some(reason) = self.opts.runtime.refusal(&fref) {
+            let image = match &fref {
+                FunctionRef::Image(i) => i.clone(),
+                FunctionRef::Exec(_) => String::new(),
+            };
+            return Err(failed(reason, image));
         }
-        resolve_image_tag(&f.image, &f.tag, self.opts.runtime)
-            .map(FunctionRef::Image)
-            .map_err(|message| failed(message, resolve_image(&f.image)))
+        Ok(fref)
     }
 
     fn run_step(
@@ -517,7 +518,9 @@ impl Ctx<'_> {
                         if is_kyaml_read_error(reason)
                 );
                 let message = match &e {
-                    RuntimeError::ExecNotAllowed(_) => EXEC_NOT_ALLOWED.to_string(),
+                    RuntimeError::ExecNotAllowed(_) => {
+                        crate::runtime::exec::EXEC_NOT_ALLOWED.to_string()
+                    }
                     RuntimeError::Start { reason, .. } if never_started => {
                         format!("unexpected function error: {reason}")
                     }

@@ -88,6 +88,10 @@ fn read_capped(r: &mut impl Read, limit: Option<usize>, stop: bool) -> (Vec<u8>,
     }
 }
 
+/// kpt's `errAllowedExecNotSpecified`.
+pub const EXEC_NOT_ALLOWED: &str =
+    "must run with `--allow-exec` option to allow running function binaries";
+
 /// Runs `exec:` functions when allowed.
 #[derive(Debug, Clone, Default)]
 pub struct ExecRuntime {
@@ -170,8 +174,8 @@ impl FunctionRuntime for ExecRuntime {
         matches!(function, FunctionRef::Exec(_))
     }
 
-    fn refuses(&self, function: &FunctionRef) -> bool {
-        !self.allow && self.handles(function)
+    fn refusal(&self, function: &FunctionRef) -> Option<String> {
+        (!self.allow && self.handles(function)).then(|| EXEC_NOT_ALLOWED.to_string())
     }
 
     fn run(

@@ -108,6 +108,9 @@ pub enum RuntimeError {
     /// exec functions are disabled.
     #[error("exec function {0:?} is not allowed; hint: pass --allow-exec to run exec functions")]
     ExecNotAllowed(String),
+    /// The runtime refuses the function before it starts (see [`FunctionRuntime::refusal`]).
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A way to execute KRM functions.
@@ -125,10 +128,10 @@ pub trait FunctionRuntime: Send + Sync {
     fn builtin_names(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Does this runtime handle the function only to refuse it (an exec function
-    /// without kpt's `--allow-exec`)? A render asks before it runs anything.
-    fn refuses(&self, _function: &FunctionRef) -> bool {
-        false
+    /// Why this runtime handles the function only to refuse it (an exec function
+    /// without kpt's `--allow-exec`), if it does. A render asks before it runs anything.
+    fn refusal(&self, _function: &FunctionRef) -> Option<String> {
+        None
     }
     /// The tags of `image` (a repository, no tag) as each of this runtime's tag
     /// listers sees them (kpt HEAD's `TagLister`s, asked when a step's `tag:` is a
@@ -185,11 +188,11 @@ impl FunctionRuntime for Runtimes {
         }
     }
 
-    fn refuses(&self, function: &FunctionRef) -> bool {
+    fn refusal(&self, function: &FunctionRef) -> Option<String> {
         self.runtimes
             .iter()
             .find(|r| r.handles(function))
-            .is_some_and(|r| r.refuses(function))
+            .and_then(|r| r.refusal(function))
     }
 
     fn list_tags(&self, image: &str) -> Vec<Result<Vec<String>, String>> {

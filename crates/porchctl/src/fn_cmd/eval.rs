@@ -117,7 +117,8 @@ pub struct EvalArgs {
     /// stderr are shown unless it is false.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub truncate_output: bool,
-    /// Allow alpha wasm functions (accepted; wasm functions are not run here).
+    /// kpt's alpha WebAssembly runtime: the function would run as wasm, which porchctl
+    /// does not support yet, so it is refused.
     #[arg(long)]
     pub allow_alpha_wasm: bool,
     /// Arguments after the directory and before `--`: kpt refuses them (cobra hands
@@ -351,12 +352,15 @@ pub fn run(mut a: EvalArgs) -> anyhow::Result<ExitCode> {
         annotations: selector_map(&a.exclude_annotations),
         ..Default::default()
     };
-    let runtime = super::runtimes_for_eval(
-        a.exec.is_some(),
-        a.network,
-        a.image_pull_policy,
-        &a.env,
-        &a.mount,
+    let runtime = super::with_wasm_flag(
+        super::runtimes_for_eval(
+            a.exec.is_some(),
+            a.network,
+            a.image_pull_policy,
+            &a.env,
+            &a.mount,
+        ),
+        a.allow_alpha_wasm,
     );
     let ropts = RenderOptions {
         runtime: &runtime,

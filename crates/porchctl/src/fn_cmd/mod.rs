@@ -69,6 +69,42 @@ pub fn kubectl_error_line(message: &str) -> String {
     line
 }
 
+/// What `--allow-alpha-wasm` asks for: kpt then runs every function as WebAssembly, which
+/// porchctl cannot do yet. Put in front of the other runtimes, it refuses each function
+/// before anything runs, so a pipeline never half-runs a wasm image as a container.
+struct NoWasm;
+
+const NO_WASM: &str = "wasm functions are not supported by porchctl yet (--allow-alpha-wasm); \
+     hint: run the function's container image without --allow-alpha-wasm";
+
+impl kpt::runtime::FunctionRuntime for NoWasm {
+    fn handles(&self, _function: &kpt::runtime::FunctionRef) -> bool {
+        true
+    }
+
+    fn run(
+        &self,
+        _function: &kpt::runtime::FunctionRef,
+        _input: kpt::resource_list::ResourceList,
+        _options: &kpt::runtime::RunOptions,
+    ) -> Result<kpt::runtime::FunctionOutput, kpt::runtime::RuntimeError> {
+        Err(kpt::runtime::RuntimeError::Refused(NO_WASM.to_string()))
+    }
+
+    fn refusal(&self, _function: &kpt::runtime::FunctionRef) -> Option<String> {
+        Some(NO_WASM.to_string())
+    }
+}
+
+/// `runtimes`, refusing every function when `--allow-alpha-wasm` is given.
+pub fn with_wasm_flag(runtimes: Runtimes, allow_alpha_wasm: bool) -> Runtimes {
+    if allow_alpha_wasm {
+        Runtimes::new().with(NoWasm).with(runtimes)
+    } else {
+        runtimes
+    }
+}
+
 /// The function runtimes available locally: native built-ins, then exec when allowed, then
 /// other images pulled (as kpt's `--image-pull-policy` says) and run in a sandbox, with the
 /// network only when allowed (`fn render --allow-network`).

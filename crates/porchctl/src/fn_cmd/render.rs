@@ -20,6 +20,10 @@ pub struct RenderArgs {
     /// Allow `exec:` functions in pipelines.
     #[arg(long)]
     pub allow_exec: bool,
+    /// kpt's alpha WebAssembly runtime: every function would run as wasm, which porchctl
+    /// does not support yet, so each is refused before anything runs.
+    #[arg(long)]
+    pub allow_alpha_wasm: bool,
     /// Accepted for kpt compatibility; native functions never use the network.
     #[arg(long)]
     pub allow_network: bool,
@@ -63,7 +67,10 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
     // Symlinks inside the package are not followed (as kpt).
     let (before, _symlinks) =
         fs::read_dir(&a.dir).with_context(|| format!("reading package {}", a.dir.display()))?;
-    let runtime = super::runtimes_with(a.allow_exec, a.allow_network, a.image_pull_policy);
+    let runtime = super::with_wasm_flag(
+        super::runtimes_with(a.allow_exec, a.allow_network, a.image_pull_policy),
+        a.allow_alpha_wasm,
+    );
     let opts = RenderOptions {
         runtime: &runtime,
         run: RunOptions {
