@@ -349,6 +349,29 @@ fn mutators_are_settled_before_the_first_runs() {
     assert!(kf.contains("validationSteps:\n      - exec: cat"), "{kf}");
 }
 
+/// A comment closing one file's resource comes back from a function inside that
+/// resource's item: it stays in its file and never heads the next file's resource.
+#[test]
+fn a_trailing_comment_stays_in_its_file() {
+    let pipeline = "pipeline:\n  mutators:\n    - exec: cat\n";
+    let b =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: v\n# foot comment\n";
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", pipeline)),
+        ("b.yaml", b),
+        ("c.yaml", &cm("c")),
+    ]);
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    assert_eq!(files["c.yaml"], cm("c"));
+    assert!(
+        files["b.yaml"].contains("# foot comment"),
+        "{}",
+        files["b.yaml"]
+    );
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(

@@ -2,7 +2,7 @@
 //! same or following lines, and head/line/foot comment attribution.
 
 use super::super::node::{Node, NodeKind, Style};
-use super::comments::{Foot, attach_foot, join, split_gap};
+use super::comments::{Foot, attach_foot, join, split_gap, split_gap_before};
 use super::cursor::{Cursor, PResult};
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard_at};
 
@@ -38,7 +38,7 @@ impl Cursor {
             Some((_, chain)) => (chain.first().copied().unwrap_or(0), true),
             None => (0, false),
         };
-        let (feet, head) = split_gap(&gap, foot_allowed, indent);
+        let (feet, head) = split_gap_before(&gap, foot_allowed, indent, Some(self.col));
         if let Some((node, chain)) = prev {
             for f in &feet {
                 attach_foot(node, chain, f);

@@ -19,6 +19,19 @@ pub struct Foot {
 /// whose value follows (yaml.v3's VALUE token case) or at a collection's
 /// start; `indent` is the innermost open block indentation.
 pub fn split_gap(gap: &[GapLine], foot_allowed: bool, indent: usize) -> (Vec<Foot>, String) {
+    split_gap_before(gap, foot_allowed, indent, None)
+}
+
+/// [`split_gap`] knowing the column of the token that follows the gap: yaml.v3 also
+/// ends a comment block as a foot when that token is dedented below the innermost
+/// block and not at the block's own column (a comment closing a sequence item's
+/// mapping stays with that item, not with the next `- `).
+pub fn split_gap_before(
+    gap: &[GapLine],
+    foot_allowed: bool,
+    indent: usize,
+    next_col: Option<usize>,
+) -> (Vec<Foot>, String) {
     let mut feet = Vec::new();
     let mut text = String::new();
     let mut start_col = 0;
@@ -61,6 +74,17 @@ pub fn split_gap(gap: &[GapLine], foot_allowed: bool, indent: usize) -> (Vec<Foo
                 let _ = i;
             }
         }
+    }
+    if let Some(col) = next_col
+        && !text.is_empty()
+        && foot_allowed
+        && col < indent
+        && col != start_col
+    {
+        feet.push(Foot {
+            col: start_col,
+            text: std::mem::take(&mut text),
+        });
     }
     (feet, text)
 }
@@ -214,6 +238,47 @@ mod tests {
         assert_eq!(
             split_gap(&gap, false, 0),
             (vec![], "# a\n\n# b".to_string())
+        );
+    }
+
+    /// yaml.v3 looks at the token after the gap too: dedented below the innermost
+    /// block and not at the comment's own column, the comment block is a foot.
+    #[test]
+    fn a_dedented_next_token_makes_the_block_a_foot() {
+        let gap = [c(2, "# closes the item")];
+        let (feet, head) = split_gap_before(&gap, true, 4, Some(0));
+        assert_eq!(
+            feet,
+            vec![Foot {
+                col: 2,
+                text: "# closes the item".into()
+            }]
+        );
+        assert_eq!(head, "");
+        // At the comment's own column, or not dedented, it heads the next token.
+        for next in [2, 4] {
+            let (feet, head) = split_gap_before(&gap, true, 4, Some(next));
+            assert!(feet.is_empty(), "next at {next}");
+            assert_eq!(head, "# closes the item");
+        }
+        // Where no foot may be taken (a collection's start), it stays a head.
+        let (feet, _) = split_gap_before(&gap, false, 4, Some(0));
+        assert!(feet.is_empty());
+    }
+
+    /// Parsed whole: a comment closing a sequence item's mapping stays with that item
+    /// (what kept one file's trailing comment from moving into the next file's resource
+    /// when a ResourceList came back from a function).
+    #[test]
+    fn a_comment_closing_an_item_stays_with_it() {
+        let text = "items:\n- a: 1\n  b:\n    c: 2\n  # closes a\n- d: 3\n";
+        let doc = crate::yaml::parse_one(text).expect("parses");
+        let items = doc.get("items").map(Node::items).expect("items");
+        assert!(items[1].head_comment.is_empty(), "{:?}", items[1]);
+        let shown = crate::yaml::emit_node(&doc, crate::yaml::SeqIndent::default());
+        assert!(
+            shown.find("# closes a").expect("kept") < shown.find("d: 3").expect("d"),
+            "{shown}"
         );
     }
 
