@@ -94,11 +94,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "recorded with the older quoted, truncated stderr block; kpt HEAD prints a passing \
          function's stderr as render does (the shared fn-render exec-function-stderr golden)",
     ),
-    (
-        "fn-render/modify-path-annotation",
-        "deliberately different (COMPATIBILITY.md): kpt re-emits the untouched starlark config \
-         after comment healing and drops a blank line; we keep untouched documents byte for byte",
-    ),
 ];
 
 fn conformance_dir() -> Option<PathBuf> {
@@ -585,4 +580,34 @@ fn kpt_fn_eval_cases() {
 #[test]
 fn catalog_examples() {
     run_group("examples", "catalog/examples", false);
+}
+
+/// Porch's own render case (`porch/task/simple-render`): the bucket blueprint rendered
+/// through apply-setters comes out as Porch wrote it, Config Connector attribution
+/// (`cnrm.cloud.google.com/blueprint: 'krm-fn'`) included.
+#[test]
+fn porch_simple_render() {
+    let Some(dir) = conformance_dir() else {
+        eprintln!("skipped: no conformance data");
+        return;
+    };
+    let case = dir.join("porch/task/simple-render");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join("simple-bucket");
+    copy_tree(&case.join("simple-bucket"), &pkg);
+    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .env_remove("KRM_DISABLE_ATTRIBUTION")
+        .env_remove("KPT_DISABLE_ATTRIBUTION")
+        .output()
+        .expect("porchctl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = std::fs::read_to_string(case.join("expected.txt")).expect("expected");
+    let got = std::fs::read_to_string(pkg.join("bucket.yaml")).expect("bucket");
+    assert_eq!(got, want);
 }

@@ -1,7 +1,7 @@
 //! `porchctl fn render` on fixtures this test writes itself (no upstream data needed):
 //! depth-first order, selectors/exclude, validators that cannot mutate,
 //! save-on-render-failure, comments and key order through native and exec functions,
-//! untouched files kept byte for byte, emptied files removed, non-KRM files left alone,
+//! resource files rewritten as kpt writes them (others untouched), emptied files removed, non-KRM files left alone,
 //! and the results directory. Exec functions are plain `sh`/`sed`, so this runs on any
 //! Unix clone.
 
@@ -217,11 +217,14 @@ fn comments_and_key_order_survive_native_and_exec_functions() {
     insta::assert_snapshot!("comments_deploy", out);
 }
 
+/// kpt writes back every file it read resources from, selected by a function or not,
+/// through kyaml's encoder: a non-canonical file comes out in kpt's canonical form
+/// (expected text recorded from kpt 1.0.0-beta.56 on the same package, its document
+/// head comment and blank line kept). Files that are not resources are never touched.
 #[test]
-fn untouched_and_non_krm_files_are_byte_identical() {
-    // Deliberately non-canonical formatting: 4-space indent, blank lines, flow style,
-    // quoted keys. Nothing selects it, so it must not be re-emitted.
+fn resource_files_are_rewritten_canonically_and_others_left_alone() {
     let odd = "# odd formatting\n\napiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: odd\n\n    labels: {a: b}\ndata:\n    \"k\":   'v'\n";
+    let kpt = "# odd formatting\n\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: odd\n  labels: {a: b}\ndata:\n  \"k\": 'v'\n";
     let pipeline = format!(
         "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        x: y\n      selectors:\n        - name: touched\n"
     );
@@ -238,7 +241,8 @@ fn untouched_and_non_krm_files_are_byte_identical() {
     let (code, stderr) = render(&dir, &[]);
     assert_eq!(code, 0, "{stderr}");
     let after = snapshot(&dir);
-    for f in ["odd.yaml", "README.md", "scripts/run.sh", "data/notes.txt"] {
+    assert_eq!(after["odd.yaml"], kpt);
+    for f in ["README.md", "scripts/run.sh", "data/notes.txt"] {
         assert_eq!(before[f], after[f], "{f}");
     }
     assert_ne!(before["touched.yaml"], after["touched.yaml"]);
@@ -372,6 +376,67 @@ fn a_trailing_comment_stays_in_its_file() {
     );
 }
 
+/// Render without a pipeline writes every resource file back as kpt does. Each output
+/// below is what kpt 1.0.0-beta.56 wrote for the input beside it: JSON re-encoded
+/// Go-style, comments above a later `---` and comment-only documents dropped, CRLF to
+/// LF (the wide sequence style still derived), 4-space maps re-indented, document
+/// markers dropped, escapes resolved and folded scalars re-flowed, a document's head
+/// comment kept with its blank line.
+#[test]
+fn files_are_written_back_as_kpt_writes_them() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "a.json",
+            "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"json\"}, \"data\": {\"a\": \"b\"}}\n",
+            "{\n  \"apiVersion\": \"v1\",\n  \"data\": {\n    \"a\": \"b\"\n  },\n  \"kind\": \"ConfigMap\",\n  \"metadata\": {\n    \"name\": \"json\"\n  }\n}\n",
+        ),
+        (
+            "b.yaml",
+            "# leading comment\n\n---\n# doc comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lead # trailing\ndata:\n  k: \"quoted\"\n  k2: 'single'\n  multi: |\n    line1\n    line2\n# foot comment\n",
+            "# doc comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lead # trailing\ndata:\n  k: \"quoted\"\n  k2: 'single'\n  multi: |\n    line1\n    line2\n# foot comment\n",
+        ),
+        (
+            "c.yaml",
+            "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: crlf\r\ndata:\r\n  list: |\r\n    x\r\nspec:\r\n  items:\r\n    - a\r\n    - b\r\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crlf\ndata:\n  list: |\n    x\nspec:\n  items:\n    - a\n    - b\n",
+        ),
+        (
+            "d.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flow, labels: {a: b}}\ndata:\n    indented4: x\nlist:\n- a\n- b\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flow, labels: {a: b}}\ndata:\n  indented4: x\nlist:\n- a\n- b\n",
+        ),
+        (
+            "e.yaml",
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e1\n---\n# between\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e2\n...\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e2\n",
+        ),
+        (
+            "f.yaml",
+            "# header\n\n# second\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hdr\n",
+            "# header\n\n# second\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hdr\n",
+        ),
+        (
+            "h.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tabs\ndata:\n  s: \"a\\tb\"\n  u: \"\\u00e9\"\n  folded: >\n    x\n    y\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tabs\ndata:\n  s: \"a\\tb\"\n  u: \"é\"\n  folded: >\n    x y\n\n",
+        ),
+    ];
+    let mut files = vec![("Kptfile", kptfile("pkg", ""))];
+    files.extend(
+        cases
+            .iter()
+            .map(|(name, input, _)| (*name, input.to_string())),
+    );
+    let all: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let (_tmp, dir) = package(&all);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let after = snapshot(&dir);
+    for (name, _, kpt) in cases {
+        assert_eq!(after[*name], *kpt, "{name}");
+    }
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(
@@ -411,9 +476,10 @@ fn the_summary_counts_packages_without_a_pipeline() {
 }
 
 #[test]
-fn an_unchanged_file_gets_only_the_final_line_break_it_lacked() {
-    // The function changes cm.yaml only; other.yaml passes through unchanged and keeps its
-    // bytes (comment and spacing), but gains the line break kpt's rewrite would give it.
+fn an_unselected_file_is_rewritten_as_kpt_writes_it() {
+    // The function changes cm.yaml only; other.yaml passes through untouched and is
+    // still written back canonically (spacing normalised, final line break added), as
+    // kpt 1.0.0-beta.56 writes it for the same package.
     let pipeline = format!(
         "pipeline:\n  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        a: b\n      selectors:\n        - name: one\n"
     );
@@ -432,7 +498,10 @@ fn an_unchanged_file_gets_only_the_final_line_break_it_lacked() {
         "{}",
         files["cm.yaml"]
     );
-    assert_eq!(files["other.yaml"], format!("{other}\n"));
+    assert_eq!(
+        files["other.yaml"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two # spaced\ndata:\n  k: v\n"
+    );
     assert_eq!(files["README.md"], "no newline", "not a resource file");
 }
 

@@ -381,10 +381,10 @@ pub fn clean_path_cow(p: &str) -> Result<std::borrow::Cow<'_, str>, ResourceErro
     }
 }
 
-/// Write items (paths root-relative) into `files`, replacing the resource files that
-/// were read (`sources`): unchanged documents keep their bytes (an unchanged file only gets
-/// the final line break it lacked, as kpt's rewrite gives it), files whose resources all
-/// disappeared are left for [`prune`], other files are not touched.
+/// Write items (paths root-relative) into `files` as kpt's package writer does: every
+/// file that holds an output item is written whole through the encoder (unchanged
+/// documents included, so a non-canonical file comes back in kpt's form); files whose
+/// resources all disappeared are left for [`prune`], other files are not touched.
 /// Returns the set of files that hold output resources.
 pub fn write_items(
     files: &mut PackageFiles,
@@ -414,8 +414,7 @@ pub fn write_items(
             .max()
             .map_or(0, |m| m + 1);
         let mut docs = Vec::with_capacity(entries.len());
-        let mut unchanged = sources.files.get(&path) == Some(&entries.len());
-        for (pos, (index, node, seq)) in entries.into_iter().enumerate() {
+        for (index, node, seq) in entries {
             let index = match index {
                 Some(i) => i,
                 None => {
@@ -429,58 +428,39 @@ pub fn write_items(
                     index: index.to_string(),
                 });
             }
-            let source = sources.docs.remove(&(path.clone(), index));
-            let from_source = source.is_some();
-            let doc = match source {
-                Some(mut d) => {
-                    d.root = node;
-                    d
-                }
-                None => {
-                    let mut d = Document::new(node);
-                    if seq.as_deref() == Some("wide") {
-                        d.set_seq_indent(SeqIndent::Wide);
-                    }
-                    d
-                }
-            };
-            // `is_modified` walks the tree: skip it once the file is known to change.
-            unchanged = unchanged && index == pos && from_source && !doc.is_modified();
-            docs.push(doc);
-        }
-        if !unchanged {
-            let text = yaml::emit_stream(&docs);
-            // A rewritten file never starts with `---` (kyaml's ByteWriter), even when its
-            // first document was deleted and the next one kept its own text, marker included.
-            let text = match text.strip_prefix("---\n") {
-                Some(rest) => rest.to_string(),
-                None => text,
-            };
-            // Documents kept with their own text may carry the source's CRLF breaks; kyaml's
-            // encoder writes `\n` only.
-            let text = if text.contains("\r\n") {
-                text.replace("\r\n", "\n")
+            // Done with the source; kyaml indents sequences as the item's seqindent
+            // annotation says (compact when it has none).
+            sources.docs.remove(&(path.clone(), index));
+            let seq_indent = if seq.as_deref() == Some("wide") {
+                SeqIndent::Wide
             } else {
-                text
+                SeqIndent::Compact
             };
-            files.insert(path, text.into_bytes());
-        } else if let Some(bytes) = files.get(&path)
-            && !bytes.is_empty()
-            && (!bytes.ends_with(b"\n") || bytes.windows(2).any(|w| w == b"\r\n"))
-        {
-            // kpt writes every resource file back through kyaml, whose encoder ends the last
-            // document with a line break and breaks lines with `\n`: an unchanged file gets
-            // the final break it lacked and loses its CRLFs, nothing else.
-            let mut bytes = String::from_utf8_lossy(bytes)
-                .replace("\r\n", "\n")
-                .into_bytes();
-            if !bytes.ends_with(b"\n") {
-                bytes.push(b'\n');
-            }
-            files.insert(path, bytes);
+            docs.push((node, seq_indent));
         }
+        files.insert(path.clone(), file_text(&path, &docs).into_bytes());
     }
     Ok(written)
+}
+
+/// A resource file as kyaml's `ByteWriter` writes it, which kpt does for every file it
+/// read resources from or writes resources to (unchanged or not): a lone resource of a
+/// `.json` file as indented JSON, anything else as YAML documents joined by `---`.
+fn file_text(path: &str, docs: &[(Node, SeqIndent)]) -> String {
+    if let [(node, _)] = docs
+        && path.ends_with(".json")
+        && let Ok(value) = node.try_to_value()
+    {
+        return crate::yaml::go_json::encode_indented(&value);
+    }
+    let mut out = String::new();
+    for (i, (node, seq)) in docs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&yaml::emit_node(node, *seq));
+    }
+    out
 }
 
 /// Delete the resource files read into `sources` that no output item lives in.

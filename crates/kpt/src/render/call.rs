@@ -21,6 +21,11 @@ pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(
     originals.clear();
     for (i, item) in items.iter_mut().enumerate() {
         let id = (i + 1).to_string();
+        // kyaml hands a function the root node, not the document around it.
+        let head = crate::yaml::collapse_document_head(&item.head_comment);
+        if head.len() != item.head_comment.len() {
+            item.head_comment = head.into_owned();
+        }
         res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
         originals.push(item);
         check_krm(item)?;

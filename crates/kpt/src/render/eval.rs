@@ -89,7 +89,7 @@ pub fn eval_with(
     match ctx.run_step_pub(&f, items) {
         Ok(mut out) => {
             out.extend(held_back);
-            let out = finalize_paths(out);
+            let out = finalize_paths(out, false);
             let rendered = out.clone();
             let mut out_files = files.clone();
             match write_all(&mut out_files, out, &mut ctx.sources, true) {

@@ -7,6 +7,7 @@
 //! invariants after each function. Works on [`PackageFiles`] in memory; the result
 //! says what to write, including the root Kptfile's `status`.
 
+mod attribution;
 mod bfs;
 mod call;
 mod eval;
@@ -233,7 +234,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
     let mut out_files = files.clone();
     match result {
         Ok(items) => {
-            let items = finalize_paths(items);
+            let items = finalize_paths(items, true);
             // Out-of-place output needs the items; in place they are only written.
             let rendered = if opts.write_status {
                 Vec::new()
@@ -279,11 +280,17 @@ fn write_all(
     Ok(())
 }
 
-/// Make every item's path root-relative (prefix its package's directory).
-fn finalize_paths(items: Vec<Node>) -> Vec<Node> {
+/// Make every item's path root-relative (prefix its package's directory), and, for
+/// render (`attribute`), mark Config Connector resources as kpt's render does before it
+/// writes (`fn eval` does not).
+fn finalize_paths(items: Vec<Node>, attribute: bool) -> Vec<Node> {
+    let attribute = attribute && !attribution::disabled();
     items
         .into_iter()
         .map(|mut item| {
+            if attribute {
+                attribution::attribute(&mut item, "fn");
+            }
             let pkg = resources::annotation(&item, resources::PACKAGE_PATH)
                 .filter(|p| *p != ".")
                 .unwrap_or_default()
@@ -339,7 +346,7 @@ impl<'a> Ctx<'a> {
         let save = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
         if save && let Some(items) = self.last_good.take() {
             // Partial results are written, but nothing is pruned.
-            let items = finalize_paths(items);
+            let items = finalize_paths(items, true);
             let _ = write_all(&mut out_files, items, &mut self.sources, false);
         }
         // Saving on failure goes on to kpt's write step, which ends with a summary;

@@ -13,6 +13,7 @@
 mod document;
 mod emit;
 mod fingerprint;
+pub mod go_json;
 pub(crate) mod limits;
 mod node;
 mod parse;
@@ -24,5 +25,6 @@ pub use document::{
 };
 pub use limits::{EXCESSIVE_ALIASING, MAX_DEPTH, VALUE_MAX_DEPTH};
 pub use node::{Node, NodeKind, Style};
+pub use parse::collapse_document_head;
 pub use resolve::{resolve_plain, string_needs_quotes};
 pub use value::ValueError;

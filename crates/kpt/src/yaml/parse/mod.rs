@@ -10,7 +10,7 @@ mod scalar;
 
 use super::document::{SeqIndent, YamlError};
 use super::node::Node;
-use comments::{join, normalize_feet, split_gap};
+use comments::{normalize_feet, split_gap};
 use cursor::Cursor;
 
 /// One document's slice of the stream.
@@ -95,6 +95,28 @@ pub fn split_documents(text: &str) -> Vec<Chunk> {
 /// columns still match the source.
 fn parse_text(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
+    // kyaml cuts a stream at every `---` line but the first line's, and decodes each
+    // piece alone: comments above a `---` that starts a later line are a piece of
+    // their own, with no resource, and are lost (blanked here, keeping the lines).
+    let before_marker = raw
+        .split_inclusive('\n')
+        .position(|l| is_marker(l.trim_end_matches(['\n', '\r']), "---"))
+        .filter(|&at| {
+            at > 0
+                && raw
+                    .split_inclusive('\n')
+                    .take(at)
+                    .enumerate()
+                    .all(|(i, l)| {
+                        let l = if i == 0 {
+                            l.trim_start_matches('\u{feff}')
+                        } else {
+                            l
+                        };
+                        is_blank_or_comment(l)
+                    })
+        })
+        .unwrap_or(0);
     for (i, line) in raw.split_inclusive('\n').enumerate() {
         let line = if i == 0 {
             line.trim_start_matches('\u{feff}')
@@ -102,7 +124,8 @@ fn parse_text(raw: &str) -> String {
             line
         };
         let body = line.trim_end_matches('\n').trim_end_matches('\r');
-        if is_marker(body, "---") {
+        if i < before_marker {
+        } else if is_marker(body, "---") {
             out.push_str("   ");
             out.push_str(&body[3..]);
         } else if is_marker(body, "...") || body.starts_with('%') {
@@ -142,11 +165,31 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     }
     c.take_trailing(&mut p);
     block::set_first_head(&mut p.node, first_head);
-    let mut head = doc_head;
-    join(&mut head, &p.node.head_comment);
-    p.node.head_comment = head;
+    // go-yaml keeps the document's head comment apart from the root's and writes a
+    // blank line after it: kept here as the root's head comment ending in a blank line
+    // (`doc\n\n`, then the root's own head if any). A function call drops the blank
+    // ([`collapse_document_head`]), as kyaml hands functions the root node only.
     normalize_feet(&mut p.node);
+    if !doc_head.is_empty() {
+        let mut head = doc_head;
+        head.push_str("\n\n");
+        head.push_str(&p.node.head_comment);
+        p.node.head_comment = head;
+    }
     Ok(p.node)
+}
+
+/// The root head comment a resource has once it went through a function: kyaml hands
+/// functions the root node, so the document's head comment is joined to the root's
+/// without the blank line between them (see [`parse_document`]).
+pub fn collapse_document_head(head: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(doc) = head.strip_suffix("\n\n") {
+        return std::borrow::Cow::Borrowed(doc);
+    }
+    match head.rfind("\n\n") {
+        Some(i) => std::borrow::Cow::Owned(format!("{}\n{}", &head[..i], &head[i + 2..])),
+        None => std::borrow::Cow::Borrowed(head),
+    }
 }
 
 /// kyaml `DeriveSeqIndentStyle`: the first block sequence whose key line
@@ -156,6 +199,8 @@ pub fn derive_seq_indent(text: &str) -> SeqIndent {
     // The last line before the current one that is not a comment line.
     let mut prev_content: Option<&str> = None;
     for line in text.split('\n') {
+        // kyaml derives the style after turning CRLF into LF.
+        let line = line.strip_suffix('\r').unwrap_or(line);
         // `pre` is the text before the first "- ", which must be only spaces:
         // that is, the line is spaces and then "- ".
         let body = line.trim_start_matches(' ');
