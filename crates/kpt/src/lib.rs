@@ -1,6 +1,7 @@
 //! A Rust kpt library.
 //!
-//! It reads and writes kpt packages losslessly, models the Kptfile
+//! It reads kpt packages keeping comments and styles and writes them back as kpt does,
+//! models the Kptfile
 //! (`kpt.dev/v1`) and the KRM function protocol (`config.kubernetes.io/v1`
 //! `ResourceList`), and renders a package through its function pipeline
 //! exactly as `kpt fn render` does. Function evaluation goes through the

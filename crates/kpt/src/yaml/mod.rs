@@ -5,7 +5,9 @@
 //! documents back: a document whose tree was not changed is written as its
 //! original bytes; a changed one is written exactly as yaml.v3's encoder
 //! (configured like kyaml: indent 2, the document's sequence indent style,
-//! unlimited width) would write it, so output matches `kpt fn render`.
+//! unlimited width) would write it, so output matches `kpt fn render`. Render and eval
+//! write whole files through [`emit_node`] (kpt rewrites every file it read), and
+//! [`go_json`] for a `.json` file's lone resource.
 //!
 //! It does not do schema-aware merging, comment healing or KRM semantics;
 //! those live elsewhere in the crate on top of this model.
