@@ -69,6 +69,11 @@ pub fn document_events(node: &Node) -> Vec<Event<'_>> {
 fn tag_decision(node: &Node) -> (Option<&str>, bool) {
     let explicit = node.style != Style::Any;
     match (&node.kind, &node.tag) {
+        // A plain `<<` is a merge key: yaml.v3 tags it `!!merge` when parsing and writes
+        // the tag back (`!!merge <<: *anchor`), as kpt's output shows.
+        (NodeKind::Scalar(v), None) if v == "<<" && node.style == Style::Plain => {
+            (Some("!!merge"), false)
+        }
         (NodeKind::Scalar(v), None) => {
             let force = node.style == Style::Any && string_needs_quotes(v);
             (None, force)

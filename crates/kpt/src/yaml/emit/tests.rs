@@ -112,3 +112,18 @@ proptest::proptest! {
         );
     }
 }
+
+/// yaml.v3 writes a merge key back with its `!!merge` tag (kpt's output has
+/// `!!merge <<: *b`); the tagged form reads back as the same merge and is stable.
+#[test]
+fn merge_keys_are_written_with_their_tag() {
+    let text = "base: &b\n  x: 1\n  y: 2\nd:\n  <<: *b\n  y: 3\nquoted:\n  '<<': z\n";
+    let want = "base: &b\n  x: 1\n  y: 2\nd:\n  !!merge <<: *b\n  y: 3\nquoted:\n  '<<': z\n";
+    let once = emit_node(&parse_one(text).expect("parses"), SeqIndent::Compact);
+    assert_eq!(once, want);
+    let again = parse_one(&once).expect("parses again");
+    assert_eq!(emit_node(&again, SeqIndent::Compact), want);
+    let value = again.to_value();
+    assert_eq!(value["d"]["x"], 1);
+    assert_eq!(value["d"]["y"], 3);
+}
