@@ -11,6 +11,9 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
+# kpt's yaml_v3_differential test compares comment placement with go-yaml v3 itself.
+command -v go >/dev/null 2>&1 || need+=(golang-go)
+[ -d /usr/share/gocode/src/gopkg.in/yaml.v3 ] || need+=(golang-gopkg-yaml.v3-dev)
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

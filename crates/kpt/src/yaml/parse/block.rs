@@ -47,12 +47,32 @@ impl Cursor {
         head
     }
 
-    /// Remaining gap at the end of a document: everything is a foot.
-    pub fn take_trailing(&mut self, root: &mut Parsed) {
+    /// Remaining gap at the end of a document: everything is a foot. Comments after a
+    /// blank line that none of the content's feet took are the document's own foot
+    /// (yaml.v3's document end comment), returned for the caller to keep apart.
+    pub fn take_trailing(&mut self, root: &mut Parsed) -> String {
         let gap = std::mem::take(&mut self.pending);
         let indent = root.chain.first().copied().unwrap_or(0);
         let (mut feet, head) = split_gap(&gap, true, indent);
-        if !head.is_empty() {
+        // Is the remainder's first comment line preceded by a blank line?
+        let is_comment =
+            |l: &super::cursor::GapLine| matches!(l, super::cursor::GapLine::Comment { .. });
+        let in_head = head.split('\n').filter(|l| !l.is_empty()).count();
+        let consumed = gap
+            .iter()
+            .filter(|l| is_comment(l))
+            .count()
+            .saturating_sub(in_head);
+        let after_blank = gap
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| is_comment(l))
+            .nth(consumed)
+            .is_some_and(|(i, _)| i > 0 && !is_comment(&gap[i - 1]));
+        let mut document_foot = String::new();
+        if !head.is_empty() && after_blank {
+            document_foot = head;
+        } else if !head.is_empty() {
             let col = gap
                 .iter()
                 .rev()
@@ -70,6 +90,7 @@ impl Cursor {
                 attach_foot(&mut root.node, &root.chain, f);
             }
         }
+        document_foot
     }
 
     /// A node whose content starts at the current position, in block

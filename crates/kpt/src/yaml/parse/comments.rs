@@ -81,8 +81,10 @@ pub fn split_gap_before(
         && col < indent
         && col != start_col
     {
+        // yaml.v3 leaves this foot with the prior token: the innermost node, whatever
+        // the comment's column.
         feet.push(Foot {
-            col: start_col,
+            col: usize::MAX,
             text: std::mem::take(&mut text),
         });
     }
@@ -121,6 +123,17 @@ pub fn attach_foot(coll: &mut Node, chain: &[usize], foot: &Foot) {
     let depth = chain
         .iter()
         .position(|&ind| ind <= foot.col)
+        .map(|mut j| {
+            // An indentless sequence (`- ` at its key's column) opens no indentation
+            // level in yaml.v3: a comment at that column belongs to the outer mapping.
+            // A foot kept with the prior token (no column) stays innermost.
+            if foot.col == chain[j] && j > 0 {
+                while j + 1 < chain.len() && chain[j + 1] == chain[j] {
+                    j += 1;
+                }
+            }
+            j
+        })
         .map_or(0, |j| chain.len() - 1 - j);
     attach_at(coll, depth, &foot.text);
 }
@@ -242,15 +255,17 @@ mod tests {
     }
 
     /// yaml.v3 looks at the token after the gap too: dedented below the innermost
-    /// block and not at the comment's own column, the comment block is a foot.
+    /// block and not at the comment's own column, the comment block is a foot of the
+    /// prior token.
     #[test]
     fn a_dedented_next_token_makes_the_block_a_foot() {
         let gap = [c(2, "# closes the item")];
         let (feet, head) = split_gap_before(&gap, true, 4, Some(0));
+        // Kept with the prior token: no column, so it attaches to the innermost node.
         assert_eq!(
             feet,
             vec![Foot {
-                col: 2,
+                col: usize::MAX,
                 text: "# closes the item".into()
             }]
         );

@@ -10,7 +10,7 @@ mod scalar;
 
 use super::document::{SeqIndent, YamlError};
 use super::node::Node;
-use comments::{normalize_feet, split_gap};
+use comments::{join, normalize_feet, split_gap};
 use cursor::Cursor;
 
 /// One document's slice of the stream.
@@ -163,13 +163,18 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     if !c.eof() {
         return c.parser_err("did not find expected <document start>", c.line);
     }
-    c.take_trailing(&mut p);
+    let document_foot = c.take_trailing(&mut p);
     block::set_first_head(&mut p.node, first_head);
     // go-yaml keeps the document's head comment apart from the root's and writes a
     // blank line after it: kept here as the root's head comment ending in a blank line
     // (`doc\n\n`, then the root's own head if any). A function call drops the blank
     // ([`collapse_document_head`]), as kyaml hands functions the root node only.
     normalize_feet(&mut p.node);
+    // The document's foot comment: kept as the root collection's own foot, which the
+    // emitter writes after a blank line at column 0, as yaml.v3 writes a document's.
+    if !document_foot.is_empty() && !p.chain.is_empty() {
+        join(&mut p.node.foot_comment, &document_foot);
+    }
     if !doc_head.is_empty() {
         let mut head = doc_head;
         head.push_str("\n\n");
