@@ -73,13 +73,15 @@ impl Cursor {
         if !head.is_empty() && after_blank {
             document_foot = head;
         } else if !head.is_empty() {
+            // The block goes where its first line's column says (yaml.v3 compares a
+            // comment's start with each closing block).
             let col = gap
                 .iter()
-                .rev()
-                .find_map(|l| match l {
+                .filter_map(|l| match l {
                     super::cursor::GapLine::Comment { col, .. } => Some(*col),
                     _ => None,
                 })
+                .nth(consumed)
                 .unwrap_or(0);
             feet.push(Foot { col, text: head });
         }
