@@ -92,6 +92,52 @@ struct SNode {
 /// A quick hash of a key (eight bytes at a time), so that looking a key up among its
 /// siblings rarely compares text (many keys share long prefixes such as annotation
 /// names).
+/// kyaml's comment copier turns every folded scalar it visits in a function's output
+/// into a double-quoted one (its workaround for kpt#766). Its walker visits every field
+/// of a mapping and the elements of associative lists (mappings keyed by one of kyaml's
+/// `AssociativeSequenceKeys`), not the elements of other lists.
+fn unfold_visited(n: &mut Node, depth: usize) {
+    guard_at(depth, || match &mut n.kind {
+        NodeKind::Scalar(_) => {
+            if n.style == Style::Folded {
+                n.style = Style::DoubleQuoted;
+            }
+        }
+        NodeKind::Mapping(entries) => {
+            for (_, v) in entries.iter_mut() {
+                unfold_visited(v, depth + 1);
+            }
+        }
+        NodeKind::Sequence(items) => {
+            if is_associative(items) {
+                for item in items.iter_mut() {
+                    unfold_visited(item, depth + 1);
+                }
+            }
+        }
+        NodeKind::Alias(_) => {}
+    })
+}
+
+/// kyaml's `GetAssociativeKey` with its default keys (`AssociativeSequenceKeys`): a list
+/// whose first element is a mapping holding one of these keys is walked element by
+/// element.
+fn is_associative(items: &[Node]) -> bool {
+    const KEYS: [&str; 7] = [
+        "mountPath",
+        "devicePath",
+        "ip",
+        "type",
+        "topologyKey",
+        "name",
+        "containerPort",
+    ];
+    items.first().is_some_and(|first| {
+        matches!(first.kind, NodeKind::Mapping(_))
+            && KEYS.iter().any(|key| first.get(key).is_some())
+    })
+}
+
 fn key_hash(key: &str) -> u32 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let bytes = key.as_bytes();
@@ -315,6 +361,7 @@ impl<'a> Snapshot<'a> {
     pub fn heal(&self, dst: &mut Node) {
         self.copy_comments(self.root, dst);
         self.sync_order(self.root, dst, 0);
+        unfold_visited(dst, 0);
     }
 
     fn copy_own_comments(&self, comments: u32, dst: &mut Node) {
@@ -445,6 +492,22 @@ impl<'a> Annotations<'a> {
 mod tests {
     use super::*;
     use crate::yaml::{SeqIndent, emit_node, parse_one};
+
+    /// kyaml's copier double-quotes the folded scalars its walker visits: mapping
+    /// values and associative list elements, not the items of other lists.
+    #[test]
+    fn folded_scalars_the_walker_visits_become_double_quoted() {
+        let text = "data:\n  f: >\n    x\n    y\nc:\n- name: a\n  v: >\n    p\nl:\n- >\n  q\n";
+        let src = parse_one(text).expect("yaml");
+        let mut dst = src.clone();
+        heal(&src, &mut dst);
+        let out = emit_node(&dst, SeqIndent::Compact);
+        assert_eq!(
+            out,
+            // (yaml.v3 ends a folded scalar's last line break with a blank line)
+            "data:\n  f: \"x y\\n\"\nc:\n- name: a\n  v: \"p\\n\"\nl:\n- >\n  q\n\n"
+        );
+    }
 
     #[test]
     fn restores_dropped_comments_and_order() {
