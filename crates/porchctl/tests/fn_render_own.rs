@@ -437,6 +437,50 @@ fn files_are_written_back_as_kpt_writes_them() {
     }
 }
 
+/// kpt's console layout for a tree: every package it reaches is named (a package
+/// without a pipeline too), and each pipeline that runs through ends with a blank line
+/// (kpt 1.0.0-beta.56 prints the same layout; kpt HEAD adds `on package` and drops the
+/// header's trailing space).
+#[test]
+fn every_package_is_named_and_each_pipeline_ends_with_a_blank_line() {
+    let cat = "pipeline:\n  mutators:\n    - exec: cat\n";
+    let sanitize = |stderr: &str| {
+        stderr
+            .lines()
+            .map(|l| match l.find("\" in ") {
+                Some(i) if l.starts_with("[PASS]") => format!("{} in 0s", &l[..=i]),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", cat)),
+        ("sub/Kptfile", &kptfile("sub", cat)),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        sanitize(&stderr),
+        "Package \"pkg/sub\":\n[RUNNING] \"cat\" on package \"pkg/sub\"\n[PASS] \"cat\" in 0s\n\n\
+         Package \"pkg\":\n[RUNNING] \"cat\" on package \"pkg\"\n[PASS] \"cat\" in 0s\n\n\
+         Successfully executed 2 function(s) in 2 package(s)."
+    );
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", cat)),
+        ("sub/Kptfile", &kptfile("sub", "")),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        sanitize(&stderr),
+        "Package \"pkg/sub\":\nPackage \"pkg\":\n[RUNNING] \"cat\" on package \"pkg\"\n\
+         [PASS] \"cat\" in 0s\n\nSuccessfully executed 1 function(s) in 2 package(s)."
+    );
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(

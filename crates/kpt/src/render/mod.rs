@@ -247,7 +247,6 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
                         "Successfully executed {} function(s) in {} package(s).",
                         ctx.functions, ctx.packages
                     );
-                    ctx.log.push(String::new());
                     ctx.log.push(summary);
                     let ran = !ctx.mutation_steps.is_empty() || !ctx.validation_steps.is_empty();
                     if opts.write_status && ran {

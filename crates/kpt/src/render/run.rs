@@ -142,6 +142,10 @@ impl Ctx<'_> {
         if self.keep_last_good {
             self.last_good = Some(input.clone());
         }
+        // kpt names every package it reaches, with a pipeline or not; a pipeline that
+        // runs through ends with a blank line.
+        self.log
+            .push(format!("Package {:?}:", self.display_name(pkg)));
         let pipeline = kf.pipeline.clone().unwrap_or_default();
         if pipeline.is_empty() {
             for item in &input {
@@ -152,8 +156,6 @@ impl Ctx<'_> {
             }
             return Ok(input);
         }
-        self.log
-            .push(format!("Package {:?}:", self.display_name(pkg)));
         for (list, fns) in [
             ("mutators", &pipeline.mutators),
             ("validators", &pipeline.validators),
@@ -194,6 +196,7 @@ impl Ctx<'_> {
         for (i, f) in pipeline.validators.iter().enumerate() {
             self.run_step(pkg, "validators", i, f, items.clone(), true)?;
         }
+        self.log.push(String::new());
         Ok(items)
     }
 
