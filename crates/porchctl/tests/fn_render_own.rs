@@ -481,6 +481,23 @@ fn every_package_is_named_and_each_pipeline_ends_with_a_blank_line() {
     );
 }
 
+/// A document that is a bare list is read as kyaml's `WrapBareSeqNode` reads it: wrapped,
+/// so it carries its path, and refused as not KRM by name; left untouched.
+#[test]
+fn a_bare_list_document_is_refused_by_its_path() {
+    let patch = "- op: replace\n  path: /spec\n";
+    let (_tmp, dir) = package(&[("Kptfile", &kptfile("pkg", "")), ("patch.yaml", patch)]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "Error: input resource list must contain only KRM resources: patch.yaml: resource must have `apiVersion`"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(snapshot(&dir)["patch.yaml"], patch);
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(

@@ -134,6 +134,13 @@ pub fn read_package(
             // the parsed original, which is all writing it back needs.
             let mut doc = doc;
             let mut node = std::mem::replace(&mut doc.root, Node::plain(""));
+            // kyaml's reader (`WrapBareSeqNode`) wraps a document that is a bare list in
+            // a mapping, so it carries its file annotations like any resource.
+            if matches!(node.kind, crate::yaml::NodeKind::Sequence(_)) {
+                let mut wrapper = Node::mapping();
+                wrapper.set(BARE_SEQ_KEY, node);
+                node = wrapper;
+            }
             annotate(&mut node, &rel, index, doc.seq_indent(), pkg);
             sources.docs.insert((full.clone(), index), doc);
             items.push(node);
@@ -443,6 +450,9 @@ pub fn write_items(
     Ok(written)
 }
 
+/// The key kyaml wraps a bare list document under (`kio.BareSeqNodeWrappingKey`).
+pub const BARE_SEQ_KEY: &str = "bareSeqNodeWrappingKey";
+
 /// A resource file as kyaml's `ByteWriter` writes it, which kpt does for every file it
 /// read resources from or writes resources to (unchanged or not): a lone resource of a
 /// `.json` file as indented JSON, anything else as YAML documents joined by `---`.
@@ -458,6 +468,8 @@ fn file_text(path: &str, docs: &[(Node, SeqIndent)]) -> String {
         if i > 0 {
             out.push_str("---\n");
         }
+        // A wrapped bare list is written as the list it was.
+        let node = node.get(BARE_SEQ_KEY).unwrap_or(node);
         out.push_str(&yaml::emit_node(node, *seq));
     }
     out
