@@ -498,6 +498,29 @@ fn a_bare_list_document_is_refused_by_its_path() {
     assert_eq!(snapshot(&dir)["patch.yaml"], patch);
 }
 
+/// kpt HEAD records the Rendered condition after every in-place render
+/// (`updateRenderStatus`), one that ran no function too: the root Kptfile gains the
+/// condition and no `renderStatus`; a sub-package's Kptfile is left as it was.
+#[test]
+fn a_render_that_ran_nothing_still_records_the_rendered_condition() {
+    let (_tmp, dir) = package(&[
+        ("Kptfile", &kptfile("pkg", "")),
+        ("sub/Kptfile", &kptfile("sub", "")),
+        ("cm.yaml", &cm("cm")),
+    ]);
+    let (code, stderr) = render(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let files = snapshot(&dir);
+    assert_eq!(
+        files["Kptfile"],
+        format!(
+            "{}status:\n  conditions:\n    - type: Rendered\n      status: \"True\"\n      reason: RenderSuccess\n",
+            kptfile("pkg", "")
+        )
+    );
+    assert_eq!(files["sub/Kptfile"], kptfile("sub", ""));
+}
+
 #[test]
 fn results_dir_is_written() {
     let pipeline = format!(

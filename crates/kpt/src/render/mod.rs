@@ -248,8 +248,9 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
                         ctx.functions, ctx.packages
                     );
                     ctx.log.push(summary);
-                    let ran = !ctx.mutation_steps.is_empty() || !ctx.validation_steps.is_empty();
-                    if opts.write_status && ran {
+                    // kpt HEAD records the Rendered condition after every in-place
+                    // render, one that ran no function too (`updateRenderStatus`).
+                    if opts.write_status {
                         status::write(&mut out_files, &root_kf, &ctx, None);
                     }
                     let mut out = ctx.finish(out_files, None);
