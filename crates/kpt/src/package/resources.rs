@@ -2,15 +2,15 @@
 //! writing items back to files.
 //!
 //! Items carry kpt's reader annotations (path/index twins, seqindent, package-path)
-//! while in flight; [`strip_internal`] removes them exactly, so an item no function
-//! changed compares equal to its source document and is written back byte for byte.
+//! while in flight; [`strip_internal`] removes them exactly before [`write_items`]
+//! writes every file through the encoder, as kpt's package writer does.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::krmignore::KrmIgnore;
 use super::{PackageFiles, join};
 use crate::kptfile::KPTFILE;
-use crate::yaml::{self, Document, Node, SeqIndent, Style};
+use crate::yaml::{self, Node, SeqIndent, Style};
 
 /// Annotation: file path (legacy twin).
 pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
@@ -73,18 +73,17 @@ impl ResourceError {
     }
 }
 
-/// The parsed source documents of every resource file read, kept so unchanged
-/// resources are written back exactly as they were.
+/// The resource files read (those that held a resource), for [`prune`] to delete
+/// the ones no output item lives in any more.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
-    docs: HashMap<(String, usize), Document>,
-    files: BTreeMap<String, usize>,
+    files: BTreeSet<String>,
 }
 
 impl Sources {
     /// The root-relative paths of every resource file read.
     pub fn files(&self) -> impl Iterator<Item = &str> {
-        self.files.keys().map(String::as_str)
+        self.files.iter().map(String::as_str)
     }
 }
 
@@ -130,10 +129,8 @@ pub fn read_package(
                     message,
                 });
             }
-            // The item takes the parsed tree; the document keeps its source text and
-            // the parsed original, which is all writing it back needs.
-            let mut doc = doc;
-            let mut node = std::mem::replace(&mut doc.root, Node::plain(""));
+            let seq_indent = doc.seq_indent();
+            let mut node = doc.root;
             // kyaml's reader (`WrapBareSeqNode`) wraps a document that is a bare list in
             // a mapping, so it carries its file annotations like any resource.
             if matches!(node.kind, crate::yaml::NodeKind::Sequence(_)) {
@@ -141,15 +138,14 @@ pub fn read_package(
                 wrapper.set(BARE_SEQ_KEY, node);
                 node = wrapper;
             }
-            annotate(&mut node, &rel, index, doc.seq_indent(), pkg);
-            sources.docs.insert((full.clone(), index), doc);
+            annotate(&mut node, &rel, index, seq_indent, pkg);
             items.push(node);
             index += 1;
         }
         // kyaml's reader yields nothing for an empty or comment-only file, so kpt never
         // learns of it and never prunes it: only files that held a resource are tracked.
         if index > 0 {
-            sources.files.insert(full, index);
+            sources.files.insert(full);
         }
     }
     Ok(items)
@@ -396,7 +392,6 @@ pub fn clean_path_cow(p: &str) -> Result<std::borrow::Cow<'_, str>, ResourceErro
 pub fn write_items(
     files: &mut PackageFiles,
     items: Vec<Node>,
-    sources: &mut Sources,
 ) -> Result<BTreeSet<String>, ResourceError> {
     type Entry = (Option<usize>, Node, Option<String>);
     let mut by_file: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
@@ -435,9 +430,8 @@ pub fn write_items(
                     index: index.to_string(),
                 });
             }
-            // Done with the source; kyaml indents sequences as the item's seqindent
-            // annotation says (compact when it has none).
-            sources.docs.remove(&(path.clone(), index));
+            // kyaml indents sequences as the item's seqindent annotation says (compact
+            // when it has none).
             let seq_indent = if seq.as_deref() == Some("wide") {
                 SeqIndent::Wide
             } else {

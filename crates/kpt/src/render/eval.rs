@@ -92,7 +92,7 @@ pub fn eval_with(
             let out = finalize_paths(out, false);
             let rendered = out.clone();
             let mut out_files = files.clone();
-            match write_all(&mut out_files, out, &mut ctx.sources, true) {
+            match write_all(&mut out_files, out, &ctx.sources, true) {
                 Ok(()) => {
                     let mut o = ctx.finish(out_files, None);
                     o.items = rendered;

@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 
+use crate::pkg::merge3::schema::associative_key;
 use crate::yaml::limits::{guard, guard_at};
 use crate::yaml::{Node, NodeKind, Style};
 
@@ -94,8 +95,8 @@ struct SNode {
 /// names).
 /// kyaml's comment copier turns every folded scalar it visits in a function's output
 /// into a double-quoted one (its workaround for kpt#766). Its walker visits every field
-/// of a mapping and the elements of associative lists (mappings keyed by one of kyaml's
-/// `AssociativeSequenceKeys`), not the elements of other lists.
+/// of a mapping and the elements of associative lists (kyaml's `GetAssociativeKey`, as
+/// the merge walker infers list keys), not the elements of other lists.
 fn unfold_visited(n: &mut Node, depth: usize) {
     guard_at(depth, || match &mut n.kind {
         NodeKind::Scalar(_) => {
@@ -108,33 +109,16 @@ fn unfold_visited(n: &mut Node, depth: usize) {
                 unfold_visited(v, depth + 1);
             }
         }
-        NodeKind::Sequence(items) => {
-            if is_associative(items) {
+        NodeKind::Sequence(_) => {
+            if associative_key(n).is_some()
+                && let NodeKind::Sequence(items) = &mut n.kind
+            {
                 for item in items.iter_mut() {
                     unfold_visited(item, depth + 1);
                 }
             }
         }
         NodeKind::Alias(_) => {}
-    })
-}
-
-/// kyaml's `GetAssociativeKey` with its default keys (`AssociativeSequenceKeys`): a list
-/// whose first element is a mapping holding one of these keys is walked element by
-/// element.
-fn is_associative(items: &[Node]) -> bool {
-    const KEYS: [&str; 7] = [
-        "mountPath",
-        "devicePath",
-        "ip",
-        "type",
-        "topologyKey",
-        "name",
-        "containerPort",
-    ];
-    items.first().is_some_and(|first| {
-        matches!(first.kind, NodeKind::Mapping(_))
-            && KEYS.iter().any(|key| first.get(key).is_some())
     })
 }
 

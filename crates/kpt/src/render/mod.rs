@@ -241,7 +241,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
             } else {
                 items.clone()
             };
-            match write_all(&mut out_files, items, &mut ctx.sources, true) {
+            match write_all(&mut out_files, items, &ctx.sources, true) {
                 Ok(()) => {
                     let summary = format!(
                         "Successfully executed {} function(s) in {} package(s).",
@@ -270,10 +270,10 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
 fn write_all(
     files: &mut PackageFiles,
     items: Vec<Node>,
-    sources: &mut Sources,
+    sources: &Sources,
     prune: bool,
 ) -> Result<(), ResourceError> {
-    let written = resources::write_items(files, items, sources)?;
+    let written = resources::write_items(files, items)?;
     if prune {
         resources::prune(files, sources, &written);
     }
@@ -347,7 +347,7 @@ impl<'a> Ctx<'a> {
         if save && let Some(items) = self.last_good.take() {
             // Partial results are written, but nothing is pruned.
             let items = finalize_paths(items, true);
-            let _ = write_all(&mut out_files, items, &mut self.sources, false);
+            let _ = write_all(&mut out_files, items, &self.sources, false);
         }
         // Saving on failure goes on to kpt's write step, which ends with a summary;
         // only an unusable root Kptfile stops render before that.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use kpt::package::resources::{self, PACKAGE_PATH, Sources};
+use kpt::package::resources::{self, PACKAGE_PATH};
 use kpt::package::{PackageFiles, fs};
 use kpt::resource_list::ResourceList;
 use kpt::yaml::{Document, Node, SeqIndent, emit_stream};
@@ -67,7 +67,7 @@ pub fn write(out: &Output, items: Vec<Node>) -> anyhow::Result<()> {
         }
         Output::Dir(dir) => {
             let mut files = PackageFiles::new();
-            resources::write_items(&mut files, items, &mut Sources::default())?;
+            resources::write_items(&mut files, items)?;
             let dir = Path::new(dir);
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             fs::write_changes(dir, &PackageFiles::new(), &files)

@@ -98,7 +98,7 @@ pub fn sink(a: SinkArgs) -> anyhow::Result<ExitCode> {
     }
     let list = output::read_stdin()?;
     let mut files = PackageFiles::new();
-    resources::write_items(&mut files, list.items, &mut Sources::default())?;
+    resources::write_items(&mut files, list.items)?;
     std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
     fs::write_changes(&a.dir, &PackageFiles::new(), &files)
         .with_context(|| format!("writing {}", a.dir.display()))?;

@@ -217,7 +217,7 @@ impl<'a> Schema<'a> {
 }
 
 /// kyaml `GetAssociativeKey`: the first inference key every element has.
-fn associative_key(seq: &Node) -> Option<&'static str> {
+pub(crate) fn associative_key(seq: &Node) -> Option<&'static str> {
     INFER_KEYS.iter().copied().find(|k| {
         seq.items()
             .iter()

@@ -133,7 +133,7 @@ fn merge_one(
     // 2. resources
     let (o_items, _, _) = read(original, dir, "origin")?;
     let (u_items, _, _) = read(updated, dir, "updated")?;
-    let (l_items, mut l_sources, mut l_sub) = read(out, dir, "local")?;
+    let (l_items, l_sources, mut l_sub) = read(out, dir, "local")?;
     let mut schemas = SchemaRegistry::default();
     if !opts.merge.ignore_crd_schemas {
         schemas.add_crds_from(u_items.iter().chain(l_items.iter()));
@@ -150,15 +150,14 @@ fn merge_one(
             }
         })?;
     let before = l_sub.clone();
-    let written =
-        write_items(&mut l_sub, merged, &mut l_sources).map_err(|e| UpdateError::Resources {
-            path: if dir.is_empty() {
-                ".".into()
-            } else {
-                dir.to_string()
-            },
-            source: e,
-        })?;
+    let written = write_items(&mut l_sub, merged).map_err(|e| UpdateError::Resources {
+        path: if dir.is_empty() {
+            ".".into()
+        } else {
+            dir.to_string()
+        },
+        source: e,
+    })?;
     prune(&mut l_sub, &l_sources, &written);
     for p in before.paths() {
         if l_sub.get(p).is_none() {
