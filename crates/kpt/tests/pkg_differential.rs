@@ -22,23 +22,9 @@ use kpt::yaml::{Node, emit_stream, parse_stream};
 
 const KPT: &str = "/usr/bin/kpt";
 
-/// A small deterministic PRNG (xorshift) so scenarios are reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-    fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn git(dir: &Path, args: &[&str]) {
     let st = Command::new("git")

@@ -135,22 +135,13 @@ fn ours(doc: &str) -> String {
     }
 }
 
-/// A small deterministic generator (xorshift), so every run checks the same documents.
-struct Rng(u64);
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick(&mut self, options: &[usize]) -> usize {
-        options[(self.next() % options.len() as u64) as usize]
-    }
+/// One of `options`.
+fn pick(rng: &mut Rng, options: &[usize]) -> usize {
+    options[rng.pick(options.len())]
 }
 
 fn comment(lines: &mut Vec<String>, col: usize, tag: &str, n: &mut usize) {
@@ -161,7 +152,7 @@ fn comment(lines: &mut Vec<String>, col: usize, tag: &str, n: &mut usize) {
 fn gen_map(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: &mut usize) {
     for _ in 0..1 + rng.next() % 2 {
         if rng.chance(30) {
-            let col = rng.pick(&[0, ind, ind + 2]);
+            let col = pick(rng, &[0, ind, ind + 2]);
             comment(lines, col, "c", n);
             if rng.chance(30) {
                 lines.push(String::new());
@@ -184,7 +175,7 @@ fn gen_map(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: 
             if rng.chance(30) {
                 lines.push(String::new());
             }
-            let col = rng.pick(&[0, 2, 4, 6]);
+            let col = pick(rng, &[0, 2, 4, 6]);
             comment(lines, col, "f", n);
             if rng.chance(30) {
                 lines.push(String::new());
@@ -196,7 +187,7 @@ fn gen_map(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: 
 fn gen_seq(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: &mut usize) {
     for _ in 0..1 + rng.next() % 2 {
         if rng.chance(30) {
-            let col = rng.pick(&[0, ind, ind + 2]);
+            let col = pick(rng, &[0, ind, ind + 2]);
             comment(lines, col, "s", n);
         }
         if depth < 2 && rng.chance(40) {
@@ -227,6 +218,8 @@ const CURATED: &[&str] = &[
     "k0:\n# s1\n- a: 1\n  k2: v\n  k3: v\n# f4\n",
     // ...but after a scalar item it stays with the item.
     "k0:\n  k1:\n  # s2\n  - item\n  - item\n  # f3\n",
+    // A merge key is written back with its tag.
+    "base: &b\n  x: 1\nd:\n  <<: *b\n  y: 3\n",
     // A document head comment keeps its blank line.
     "# header\n\n# second\napiVersion: v1\nkind: A\n",
     // kpt's recorded normalisation fixture (yaml_roundtrip.rs).

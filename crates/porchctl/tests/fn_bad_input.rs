@@ -11,7 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+
+mod pkgfix;
 
 const KPTFILE_HEAD: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
 
@@ -62,16 +63,10 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// `porchctl args…` in `dir`: exit code and stderr.
 fn porchctl(args: &[&str], dir: &Path) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_porchctl"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("porchctl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, stderr) = pkgfix::porchctl(dir, args);
+    (code, stderr)
 }
 
 /// What the failure may leave in the root Kptfile.

@@ -5,9 +5,11 @@
 //! failure is reported against the root naming the failing package.
 //! Exec functions are plain `sh`, so this runs on any Unix clone.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+
+mod pkgfix;
+use pkgfix::snapshot;
 
 const SET_LABELS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
 const SET_NS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1";
@@ -89,24 +91,6 @@ impl Fixture {
             .join("results/results.yaml");
         std::fs::read_to_string(path).expect("results.yaml")
     }
-}
-
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for e in std::fs::read_dir(dir).expect("read_dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("file type").is_dir() {
-                walk(base, &e.path(), out);
-            } else {
-                let rel = e.path().strip_prefix(base).expect("prefix").to_owned();
-                let text = std::fs::read_to_string(e.path()).expect("utf8");
-                out.insert(rel.to_string_lossy().into_owned(), text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 /// A Kptfile; the root one asks for top-down rendering (plus `extra` annotations).
