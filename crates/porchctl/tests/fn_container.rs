@@ -6,6 +6,8 @@ use std::process::Command;
 
 use porch_testkit::registry::{Registry, function_image};
 
+mod pkgfix;
+
 const SET_LABEL: &str = "sed 's/^  metadata:$/  metadata:\\n    labels:\\n      color: blue/'\n";
 
 fn porchctl(args: &[&str], dir: &Path, cache: &Path) -> (i32, String) {
@@ -71,14 +73,10 @@ fn the_image_pull_policy_flag_is_honoured() {
         "fn/moving:v1",
         false,
     );
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let pkg = tmp.path().join("pkg");
-    std::fs::create_dir_all(&pkg).expect("mkdir");
-    std::fs::write(
-        pkg.join("cm.yaml"),
+    let (tmp, _) = pkgfix::package(&[(
+        "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n",
-    )
-    .expect("cm");
+    )]);
     let cache = tmp.path().join("cache");
     let eval = |policy: &str| {
         porchctl(
@@ -199,14 +197,10 @@ fn eval_env_and_mount_flags_reach_the_container() {
         "fn/env:v1",
         false,
     );
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let pkg = tmp.path().join("pkg");
-    std::fs::create_dir_all(&pkg).expect("mkdir");
-    std::fs::write(
-        pkg.join("cm.yaml"),
+    let (tmp, _) = pkgfix::package(&[(
+        "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
-    )
-    .expect("cm");
+    )]);
     let host = tmp.path().join("host");
     std::fs::create_dir_all(&host).expect("mkdir");
     std::fs::write(host.join("in.txt"), "host file").expect("write");
