@@ -2,8 +2,8 @@
 //! writing items back to files.
 //!
 //! Items carry kpt's reader annotations (path/index twins, seqindent, package-path)
-//! while in flight; [`strip_internal`] removes them exactly before [`write_items`]
-//! writes every file through the encoder, as kpt's package writer does.
+//! while in flight; [`strip_reader`] removes them before [`write_items`] writes every
+//! file through the encoder, as kpt's package writer does.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,13 +33,22 @@ pub const KPT_RESOURCE_ID: &str = "internal.config.kubernetes.io/kpt-resource-id
 /// Annotation used by SDKs to reconcile legacy annotations.
 pub const MIGRATION_ID: &str = "internal.config.kubernetes.io/annotations-migration-resource-id";
 
-const INTERNAL: &[&str] = &[
+/// What kpt's package writer removes before writing a resource: the reader's
+/// annotations (kyaml's writers clear path, index and seqindent) and kpt's package
+/// path. Function call ids are removed after each call instead, so ids a source
+/// file already carries survive a render that runs no function on it, as in kpt.
+const READER: &[&str] = &[
     LEGACY_INDEX,
     LEGACY_PATH,
     INDEX,
     PATH,
     SEQ_INDENT,
     PACKAGE_PATH,
+];
+
+/// What kpt and kyaml add besides the reader's: call ids, selection ids and merge
+/// bookkeeping.
+const BOOKKEEPING: &[&str] = &[
     ID,
     LEGACY_ID,
     KPT_RESOURCE_ID,
@@ -229,6 +238,34 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
     ] {
         ann.set(k, quoted(v));
     }
+    copy_id_twin(node);
+}
+
+/// kyaml's `CopyLegacyAnnotations` for the call id: a source file that carries only
+/// one of the two id annotations gets the other (an empty value counts as absent).
+/// Two that differ are left as they are; a function refuses them
+/// ([`mismatched_ids`]).
+fn copy_id_twin(node: &mut Node) {
+    let id = annotation(node, ID).filter(|v| !v.is_empty());
+    let legacy = annotation(node, LEGACY_ID).filter(|v| !v.is_empty());
+    match (id.map(str::to_string), legacy.map(str::to_string)) {
+        (Some(v), None) => set_annotation(node, LEGACY_ID, &v),
+        (None, Some(v)) => set_annotation(node, ID, &v),
+        _ => {}
+    }
+}
+
+/// kyaml's check before it hands resources to a function: both id annotations
+/// present and different cannot say which the user meant.
+pub fn mismatched_ids(node: &Node) -> Option<&'static str> {
+    let id = annotation(node, ID).filter(|v| !v.is_empty());
+    let legacy = annotation(node, LEGACY_ID).filter(|v| !v.is_empty());
+    match (id, legacy) {
+        (Some(a), Some(b)) if a != b => {
+            Some("resource input to function has mismatched legacy and internal id annotations")
+        }
+        _ => None,
+    }
 }
 
 /// Read an annotation value.
@@ -306,7 +343,20 @@ pub fn remove_annotations(node: &mut Node, keys: &[&str]) {
 
 /// Remove every kpt-internal annotation (path/index twins, ids, seqindent, ...).
 pub fn strip_internal(node: &mut Node) {
-    remove_annotations(node, INTERNAL);
+    remove_annotations(node, READER);
+    remove_annotations(node, BOOKKEEPING);
+}
+
+/// Remove the call ids, selection ids and merge bookkeeping, keeping the reader's
+/// annotations (a 3-way merge result still has to be written to its files).
+pub fn strip_bookkeeping(node: &mut Node) {
+    remove_annotations(node, BOOKKEEPING);
+}
+
+/// Remove what kpt's package writer removes (the reader's annotations and the
+/// package path), keeping annotations a source file may carry itself.
+pub fn strip_reader(node: &mut Node) {
+    remove_annotations(node, READER);
 }
 
 /// Path of an item (internal twin wins, legacy accepted).
@@ -402,7 +452,7 @@ pub fn write_items(
         };
         let index = item_index(&item).and_then(|i| i.parse::<usize>().ok());
         let seq = annotation(&item, SEQ_INDENT).map(str::to_string);
-        strip_internal(&mut item);
+        strip_reader(&mut item);
         by_file.entry(path).or_default().push((index, item, seq));
     }
     let written: BTreeSet<String> = by_file.keys().cloned().collect();

@@ -76,7 +76,8 @@ pub(super) fn finish(
             orig.heal(item);
             reconcile_twins(&orig, item);
         }
-        res::remove_annotations(item, &[res::ID, res::LEGACY_ID]);
+        // kyaml drops its migration id after every function along with the call ids.
+        res::remove_annotations(item, &[res::ID, res::LEGACY_ID, res::MIGRATION_ID]);
         check_krm(item)?;
         if let Some(owner) = owner {
             owner.claim(item);

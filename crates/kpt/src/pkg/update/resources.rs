@@ -5,7 +5,7 @@ use super::{
     UpdateError, UpdateOptions, nonkrm, read_kptfile, remote_subpackages, under_any, write_kptfile,
 };
 use crate::kptfile::KPTFILE;
-use crate::package::resources::{Sources, prune, read_package, write_items};
+use crate::package::resources::{Sources, prune, read_package, strip_bookkeeping, write_items};
 use crate::package::{PackageFiles, join, relative_to};
 use crate::pkg::merge3::{SchemaRegistry, merge_resources};
 use crate::yaml::Node;
@@ -150,6 +150,14 @@ fn merge_one(
             }
         })?;
     let before = l_sub.clone();
+    // The merge's own bookkeeping (ids, merge sources) goes with the reader's.
+    let merged: Vec<_> = merged
+        .into_iter()
+        .map(|mut n| {
+            strip_bookkeeping(&mut n);
+            n
+        })
+        .collect();
     let written = write_items(&mut l_sub, merged).map_err(|e| UpdateError::Resources {
         path: if dir.is_empty() {
             ".".into()
