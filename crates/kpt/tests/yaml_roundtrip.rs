@@ -237,10 +237,13 @@ fn fixture_markers_bom_and_mixed_streams() {
     assert_eq!(emit_stream(&docs), text);
     docs[1].root.set_string("b", "3");
     // The first document has a directive, so it is re-emitted; the last,
-    // unchanged, keeps its (empty) text. The comment between `...` and `---` is in
-    // neither document here (kyaml cuts the stream at `---`; kpt keeps it as the first
-    // document's foot, which is not reproduced).
-    assert_eq!(emit_stream(&docs), "a: 1\n---\nb: \"3\"\n---\n");
+    // unchanged, keeps its (empty) text. The comment between `...` and `---` is the
+    // first document's foot, as kpt keeps it (kyaml cuts the stream at `---` only, and
+    // go-yaml makes a comment after `...` the document end's).
+    assert_eq!(
+        emit_stream(&docs),
+        "a: 1\n\n# between\n---\nb: \"3\"\n---\n"
+    );
     assert!(parse_stream("").expect("empty").is_empty());
 }
 

@@ -222,6 +222,24 @@ const CURATED: &[&str] = &[
     "base: &b\n  x: 1\nd:\n  <<: *b\n  y: 3\n",
     // A document head comment keeps its blank line.
     "# header\n\n# second\napiVersion: v1\nkind: A\n",
+    // A document closed by `...`: the comment block right after the marker (up to a
+    // blank line) is the document's foot; without one, the block that would have been
+    // a column-0 token's head is; comments after a blank line are lost.
+    "a: 1\nb:\n  c: 2\n...\n# between\n",
+    "a: 1\nb:\n  c: 2\n...\n# between1\n\n# between2\n",
+    "a: 1\nb:\n  c: 2\n# foot of a\n...\n",
+    "a: 1\nb:\n  c: 2\n  # indented between\n...\n  # indented between2\n",
+    "a: 1\nb:\n  c: 2\n# foot of a\n\n# foot2\n...\n# after\n",
+    "a: 1\n...\n\n# after blank\n",
+    "a: 1\nb:\n  c: 2\n# foot of a\n...\n# after\n",
+    "a: 1\nb:\n  c: 2\n\n# blank then\n...\n",
+    "a: 1\nb:\n  c: 2\n  # ind\n# col0\n...\n",
+    "a: 1\nb:\n  - x\n# s\n...\n",
+    "# head\n\na: 1\n...\n# after\n",
+    "a: 1\n  # c\n...\n",
+    "- a\n- b\n# c\n...\n",
+    "a: |\n  text\n...\n# e\n",
+    "a: 1\nb:\n  c:\n    d: 1\n  # mid\n...\n",
     // kpt's recorded normalisation fixture (yaml_roundtrip.rs).
     "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  labels:\n    x: y\n    # foot of x at 4\n\n  # foot at 2\n\n# foot at 0\n\n  # head of annotations?\n  annotations:\n    p: q\n\nspec:\n# col0 before nested\n  replicas: 1\n  list:\n  # c1\n  - a\n  # c2\n\n  # c3\n  - b\n  # tail of list\n  other: 1\n# final foot\n",
 ];

@@ -47,6 +47,24 @@ impl Cursor {
         head
     }
 
+    /// Remaining gap of a document closed by a `...` line: yaml.v3 scans the marker
+    /// as a token at column 0, so the gap splits as before any dedent to column 0
+    /// (feet for the closed entries), and the comment block that would have been the
+    /// next token's head becomes the document end's comment, returned.
+    pub fn take_trailing_before_end(&mut self, root: &mut Parsed) -> String {
+        let gap = std::mem::take(&mut self.pending);
+        let indent = root.chain.first().copied().unwrap_or(0);
+        let (feet, head) = split_gap_before(&gap, true, indent, Some(0));
+        for f in &feet {
+            if root.chain.is_empty() {
+                join(&mut root.node.foot_comment, &f.text);
+            } else {
+                attach_foot(&mut root.node, &root.chain, f);
+            }
+        }
+        head
+    }
+
     /// Remaining gap at the end of a document: everything is a foot. Comments after a
     /// blank line that none of the content's feet took are the document's own foot
     /// (yaml.v3's document end comment), returned for the caller to keep apart.

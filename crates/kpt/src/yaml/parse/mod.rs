@@ -53,7 +53,9 @@ pub fn split_documents(text: &str) -> Vec<Chunk> {
         };
         if is_marker(l, "---") {
             if in_doc || ended_at.is_some() {
-                let (s, sl) = ended_at.unwrap_or((line_start, ln));
+                // kyaml cuts only at `---`: comments between a `...` and the next
+                // `---` belong to the ended document (its end comment).
+                let (s, sl) = (line_start, ln);
                 chunks.push(Chunk {
                     start,
                     end: s,
@@ -92,9 +94,14 @@ pub fn split_documents(text: &str) -> Vec<Chunk> {
 
 /// The text the node parser sees: LF line ends, no BOM, and marker and
 /// directive lines blanked (keeping `--- ` line content) so lines and
-/// columns still match the source.
-fn parse_text(raw: &str) -> String {
+/// columns still match the source. Also what follows a `...` line, if the
+/// chunk has one: yaml.v3 makes the comment block right after the marker (up to
+/// a blank line, any column) the document end's comment (`Some("")` when there
+/// is none); the rest is lost.
+fn parse_text(raw: &str) -> (String, Option<String>) {
     let mut out = String::with_capacity(raw.len());
+    let mut ended: Option<String> = None;
+    let mut end_block_open = false;
     // kyaml cuts a stream at every `---` line but the first line's, and decodes each
     // piece alone: comments above a `---` that starts a later line are a piece of
     // their own, with no resource, and are lost (blanked here, keeping the lines).
@@ -124,11 +131,25 @@ fn parse_text(raw: &str) -> String {
             line
         };
         let body = line.trim_end_matches('\n').trim_end_matches('\r');
-        if i < before_marker {
+        if let Some(end) = &mut ended {
+            // After `...` the chunk holds only comments and blank lines, and the
+            // parser sees none of it (nor the marker's line).
+            let t = body.trim_start_matches([' ', '\t']);
+            if end_block_open && t.starts_with('#') {
+                join_line(end, t);
+            } else {
+                end_block_open = false;
+            }
+            continue;
+        } else if i < before_marker {
         } else if is_marker(body, "---") {
             out.push_str("   ");
             out.push_str(&body[3..]);
-        } else if is_marker(body, "...") || body.starts_with('%') {
+        } else if is_marker(body, "...") {
+            ended = Some(String::new());
+            end_block_open = true;
+            continue;
+        } else if body.starts_with('%') {
         } else {
             out.push_str(body);
         }
@@ -136,12 +157,19 @@ fn parse_text(raw: &str) -> String {
             out.push('\n');
         }
     }
-    out
+    (out, ended)
+}
+
+fn join_line(block: &mut String, line: &str) {
+    if !block.is_empty() {
+        block.push('\n');
+    }
+    block.push_str(line);
 }
 
 /// Parses one document chunk.
 pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
-    let text = parse_text(raw);
+    let (text, ended) = parse_text(raw);
     let mut c = Cursor::new(text, first_line);
     c.skip_to_content()?;
     let gap = std::mem::take(&mut c.pending);
@@ -163,7 +191,14 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     if !c.eof() {
         return c.parser_err("did not find expected <document start>", c.line);
     }
-    let document_foot = c.take_trailing(&mut p);
+    let document_foot = match ended {
+        // The comment after `...` wins; the block before it is then lost.
+        Some(after) => {
+            let before = c.take_trailing_before_end(&mut p);
+            if after.is_empty() { before } else { after }
+        }
+        None => c.take_trailing(&mut p),
+    };
     block::set_first_head(&mut p.node, first_head);
     // go-yaml keeps the document's head comment apart from the root's and writes a
     // blank line after it: kept here as the root's head comment ending in a blank line
