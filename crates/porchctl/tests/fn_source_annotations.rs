@@ -103,7 +103,16 @@ fn disagreeing_ids_are_refused_before_the_function_starts() {
         "{stderr}"
     );
     assert!(!stderr.contains("[RUNNING]"), "{stderr}");
-    assert_eq!(snapshot(&dir), before);
+    // The resources are untouched; the Kptfile records the failed render (kpt HEAD's
+    // status; 1.0.0-beta.56 writes none).
+    let after = snapshot(&dir);
+    assert_eq!(after.get("r.yaml"), before.get("r.yaml"));
+    let kptfile = &after["Kptfile"];
+    assert!(kptfile.starts_with(CAT_PIPELINE), "{kptfile}");
+    assert!(
+        kptfile.contains("reason: RenderFailed\n      message: resource input to function has mismatched legacy and internal id annotations\n"),
+        "{kptfile}"
+    );
 
     // fn eval refuses the same input.
     let dir_s = dir.to_string_lossy();

@@ -19,6 +19,7 @@ impl RenderError {
             | RenderError::SubpackageKptfile { .. }
             | RenderError::Resources(_)
             | RenderError::Config(_)
+            | RenderError::Input(_)
             | RenderError::Package { .. } => "invalid-input",
             RenderError::Pipeline { .. } => "function-failed",
             RenderError::TopDown { source, .. } => source.kind(),

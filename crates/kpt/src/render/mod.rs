@@ -73,6 +73,10 @@ pub enum RenderError {
     /// A function config file is unusable (checked before anything runs).
     #[error("{0}")]
     Config(String),
+    /// The resources a function is about to be given carry something kyaml refuses
+    /// before any function starts (two call ids that disagree).
+    #[error("{0}")]
+    Input(String),
     /// A package without a pipeline holds something that is not KRM.
     #[error("pkg.render: pkg {pkg}: {message}")]
     Package { pkg: String, message: String },

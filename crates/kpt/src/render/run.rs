@@ -460,7 +460,7 @@ impl Ctx<'_> {
         // kyaml refuses, before the function starts, an input whose two call id
         // annotations (carried over from a source file) disagree.
         if let Some(message) = selected.iter().find_map(res::mismatched_ids) {
-            return Err(RenderError::Config(message.to_string()));
+            return Err(RenderError::Input(message.to_string()));
         }
         // kpt names the resource count only for a function with selectors or exclusions
         // (`DisplayResourceCount`), counting what the function is given.
