@@ -14,6 +14,8 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'
 # kpt's yaml_v3_differential test compares comment placement with go-yaml v3 itself.
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/gopkg.in/yaml.v3 ] || need+=(golang-gopkg-yaml.v3-dev)
+# krm-functions' starlark_go_differential test runs scripts through go.starlark.net itself.
+[ -d /usr/share/gocode/src/go.starlark.net/starlark ] || need+=(golang-starlark-dev)
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
