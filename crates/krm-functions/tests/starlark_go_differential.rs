@@ -469,10 +469,6 @@ print(s, len(s), 1 in s, 5 in s, s.union([4]), sorted(s), [x for x in s], set("a
 
 /// Cases that still differ, and why they cannot be made to agree here.
 const KNOWN: &[(&str, &str)] = &[
-    ("print-values", UNTRANSLATED),
-    ("print-floats", UNTRANSLATED),
-    ("print-sep", UNTRANSLATED),
-    ("print-functions-and-types", UNTRANSLATED),
     ("percent-format", UNTRANSLATED),
     ("percent-i", UNTRANSLATED),
     ("percent-named", UNTRANSLATED),
@@ -529,7 +525,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("unpack-too-few", UNTRANSLATED),
     ("unpack-too-many", UNTRANSLATED),
     ("iterate-int", UNTRANSLATED),
-    ("functions", UNTRANSLATED),
     ("missing-argument", UNTRANSLATED),
     ("too-many-arguments", UNTRANSLATED),
     ("unexpected-keyword", UNTRANSLATED),

@@ -4,13 +4,13 @@
 //! `ctx.environment`, and reporting errors the way the Go runtime prints
 //! them (`name:line:col: message` for syntax errors, `fail: ...`).
 
+use ::starlark::ErrorKind;
 use ::starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
 use ::starlark::eval::Evaluator;
-use ::starlark::syntax::{AstModule, Dialect};
+use ::starlark::syntax::{AstModule, Dialect, DialectTypes};
 use ::starlark::values::dict::DictRef;
 use ::starlark::values::list::ListRef;
 use ::starlark::values::structs::AllocStruct;
-use ::starlark::{ErrorKind, PrintHandler};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -21,17 +21,6 @@ use super::modules::Loader;
 /// How long a script may run: a native function runs inside the server, so
 /// a runaway loop must not hang it (kpt gives exec functions 5 minutes).
 const TIME_LIMIT: Duration = Duration::from_secs(300);
-
-/// `print` writes to the function's stderr, as the Go function's default
-/// thread does (kpt records it in the step's status).
-struct Stderr;
-
-impl PrintHandler for Stderr {
-    fn println(&self, text: &str) -> ::starlark::Result<()> {
-        crate::stderr::println(text);
-        Ok(())
-    }
-}
 
 /// Runs `program` with `resource_list` as `ctx.resource_list` and returns
 /// the resource list as the script left it (object keys sorted, as Go's
@@ -50,14 +39,19 @@ pub(crate) fn execute_with_limit(
     let budget = crate::budget::current();
     let limit = budget.remaining().map_or(limit, |left| left.min(limit));
     let deadline = Instant::now() + limit;
+    // go.starlark.net has no type annotations: `def f(x: int)` is a syntax error there.
     let dialect = Dialect {
         enable_top_level_stmt: true,
+        enable_types: DialectTypes::Disable,
         ..Dialect::Extended
     };
     let source = super::dialect::rewrite(&program.source);
     let ast = AstModule::parse(&program.name, source, &dialect).map_err(|e| render_error(&e))?;
-    let globals =
-        GlobalsBuilder::extended_by(&[LibraryExtension::Print, LibraryExtension::SetType]).build();
+    // go.starlark.net's `print` (to the function's stderr, as the Go function's default
+    // thread does), `fail`, `str`, `repr` and `type` replace the crate's.
+    let globals = GlobalsBuilder::extended_by(&[LibraryExtension::SetType])
+        .with(super::gofmt::go_builtins)
+        .build();
     let loader = Loader;
     Module::with_temp_heap(|module| {
         let heap = module.heap();
@@ -75,7 +69,6 @@ pub(crate) fn execute_with_limit(
         {
             let mut eval = Evaluator::new(&module);
             eval.set_loader(&loader);
-            eval.set_print_handler(&Stderr);
             if let Some(bytes) = budget.max_memory_bytes.filter(|b| *b > 0) {
                 eval.set_max_heap_size(bytes)
                     .map_err(|e| format!("starlark: {e}"))?;
@@ -147,6 +140,7 @@ pub(crate) fn execute_with_limit(
 fn render_error(e: &::starlark::Error) -> String {
     match e.kind() {
         ErrorKind::Fail(m) => format!("fail:{m}"),
+        ErrorKind::Native(n) if n.downcast_ref::<super::gofmt::GoFail>().is_some() => n.to_string(),
         ErrorKind::Parser(m) => {
             let msg = go_parse_message(&m.to_string());
             match e.span() {

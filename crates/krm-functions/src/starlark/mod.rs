@@ -5,7 +5,10 @@
 //! ConfigMap (`data.source`); the script sees the whole list as plain data in
 //! `ctx.resource_list` (`items`, `functionConfig`) and edits
 //! `ctx.resource_list["items"]` in place. Errors (syntax errors, `fail()`)
-//! become one error result with the Go runtime's wording.
+//! become one error result with the Go runtime's wording. `print` (with
+//! `sep`), `fail`, `str`, `repr` and `type` are go.starlark.net's, so values
+//! print as there ([`gofmt`]); type annotations, which go.starlark.net lacks,
+//! are a syntax error.
 //!
 //! Unlike the Go function, items the script did not change keep their
 //! original nodes and changed ones are patched into them ([`merge`]), which
@@ -18,6 +21,7 @@
 mod config;
 mod dialect;
 mod eval;
+mod gofmt;
 mod merge;
 mod modules;
 mod starlib;

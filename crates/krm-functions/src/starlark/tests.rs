@@ -121,6 +121,23 @@ data:
 }
 
 #[test]
+fn values_print_as_go_starlark_writes_them() {
+    crate::stderr::take();
+    let src = "def f():\n  pass\nprint(1e-5, 123456789.0, [\"é\"], {\"a\": (1,)}, sep=\" | \")\nprint(f, len, type(len), type(f), repr(\"x\"), str(2.0))\n";
+    let (_, _, err) = star(DEPLOY, src);
+    assert_eq!(err, None);
+    assert_eq!(
+        crate::stderr::take(),
+        "1e-05 | 1.23456789e+08 | [\"é\"] | {\"a\": (1,)}\n<function f> <built-in function len> builtin_function_or_method function \"x\" 2.0\n"
+    );
+    let (_, _, err) = star(DEPLOY, "fail(\"a\", 1.5e-7, None, sep=\"-\")\n");
+    assert_eq!(err.as_deref(), Some("fail: a-1.5e-07-None"));
+    // go.starlark.net has no type annotations.
+    let (_, _, err) = star(DEPLOY, "def f(x: int):\n  return x\n");
+    assert!(err.is_some());
+}
+
+#[test]
 fn errors_use_the_go_wording() {
     let (_, _, err) = star(DEPLOY, "fail(\"intentional failure for testing\")\n");
     assert_eq!(
