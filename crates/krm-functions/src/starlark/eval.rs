@@ -4,7 +4,6 @@
 //! `ctx.environment`, and reporting errors the way the Go runtime prints
 //! them (`name:line:col: message` for syntax errors, `fail: ...`).
 
-use ::starlark::ErrorKind;
 use ::starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
 use ::starlark::eval::Evaluator;
 use ::starlark::syntax::{AstModule, Dialect, DialectTypes};
@@ -15,6 +14,7 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 use super::config::Program;
+use super::errors::{Source, go_error};
 use super::merge::sort_keys;
 use super::modules::Loader;
 
@@ -46,7 +46,13 @@ pub(crate) fn execute_with_limit(
         ..Dialect::Extended
     };
     let source = super::dialect::rewrite(&program.source);
-    let ast = AstModule::parse(&program.name, source, &dialect).map_err(|e| render_error(&e))?;
+    let src = Source {
+        name: &program.name,
+        text: &source,
+    };
+    let render_error = |e: &::starlark::Error| go_error(e, &src);
+    let ast =
+        AstModule::parse(&program.name, source.clone(), &dialect).map_err(|e| render_error(&e))?;
     // go.starlark.net's `print` (to the function's stderr, as the Go function's default
     // thread does), `fail`, `str`, `repr` and `type` replace the crate's.
     let globals = GlobalsBuilder::extended_by(&[LibraryExtension::SetType])
@@ -134,86 +140,4 @@ pub(crate) fn execute_with_limit(
             .map_err(|e| format!("unable to convert the resource list: {e}"))?;
         Ok(sort_keys(items))
     })
-}
-
-/// The Go runtime's error text for a starlark error.
-fn render_error(e: &::starlark::Error) -> String {
-    match e.kind() {
-        ErrorKind::Fail(m) => format!("fail:{m}"),
-        ErrorKind::Native(n) if n.downcast_ref::<super::gofmt::GoFail>().is_some() => n.to_string(),
-        ErrorKind::Parser(m) => {
-            let msg = go_parse_message(&m.to_string());
-            match e.span() {
-                Some(span) => {
-                    let pos = span.resolve_span().begin;
-                    format!(
-                        "{}:{}:{}: {msg}",
-                        span.file.filename(),
-                        pos.line + 1,
-                        pos.column + 1
-                    )
-                }
-                None => msg,
-            }
-        }
-        ErrorKind::Scope(m) => {
-            let msg = go_runtime_message(&m.to_string());
-            match e.span() {
-                Some(span) if msg.starts_with("undefined: ") => {
-                    let pos = span.resolve_span().begin;
-                    format!(
-                        "{}:{}:{}: {msg}",
-                        span.file.filename(),
-                        pos.line + 1,
-                        pos.column + 1
-                    )
-                }
-                _ => msg,
-            }
-        }
-        other => go_runtime_message(&other.to_string()),
-    }
-}
-
-/// go.starlark.net's wording of the runtime errors scripts hit most (the
-/// message lands in the function's error result); others keep the Rust
-/// wording.
-fn go_runtime_message(msg: &str) -> String {
-    let quoted = |s: &str| -> Vec<String> {
-        s.split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_string)
-            .collect()
-    };
-    let q = quoted(msg);
-    if msg.starts_with("Key `") && msg.ends_with("` was not found") && q.len() == 1 {
-        format!("key {} not in dict", q[0])
-    } else if msg.starts_with("Variable `") && msg.ends_with("` not found") && q.len() == 1 {
-        format!("undefined: {}", q[0])
-    } else if msg.starts_with("Object of type `")
-        && msg.contains("` has no attribute `")
-        && q.len() == 2
-    {
-        format!("{} has no .{} field or method", q[0], q[1])
-    } else if msg.starts_with("Operation `")
-        && msg.contains("` not supported for types `")
-        && q.len() == 3
-    {
-        format!("unknown binary op: {} {} {}", q[1], q[0], q[2])
-    } else {
-        msg.to_string()
-    }
-}
-
-/// go.starlark.net words the most common syntax error (an operator at the end
-/// of a line) as "got newline, want primary expression"; other parser
-/// messages keep the Rust wording without its prefix.
-fn go_parse_message(msg: &str) -> String {
-    let msg = msg.strip_prefix("Parse error: ").unwrap_or(msg);
-    if msg.starts_with("unexpected new line") {
-        "got newline, want primary expression".to_string()
-    } else {
-        msg.to_string()
-    }
 }

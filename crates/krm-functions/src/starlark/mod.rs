@@ -5,7 +5,8 @@
 //! ConfigMap (`data.source`); the script sees the whole list as plain data in
 //! `ctx.resource_list` (`items`, `functionConfig`) and edits
 //! `ctx.resource_list["items"]` in place. Errors (syntax errors, `fail()`)
-//! become one error result with the Go runtime's wording. `print` (with
+//! become one error result with the Go runtime's wording ([`errors`]
+//! translates the Rust crate's messages). `print` (with
 //! `sep`), `fail`, `str`, `repr` and `type` are go.starlark.net's, so values
 //! print as there ([`gofmt`]); type annotations, which go.starlark.net lacks,
 //! are a syntax error.
@@ -20,6 +21,7 @@
 
 mod config;
 mod dialect;
+mod errors;
 mod eval;
 mod gofmt;
 mod merge;
