@@ -11,6 +11,8 @@
 
 use ::starlark::ErrorKind;
 
+use super::parse_errors::go_syntax_error;
+
 /// What the translation knows besides the error itself.
 pub(crate) struct Source<'a> {
     /// The program name (syntax errors start with it).
@@ -21,49 +23,53 @@ pub(crate) struct Source<'a> {
 
 /// go.starlark.net's text for `e`.
 pub(crate) fn go_error(e: &::starlark::Error, src: &Source) -> String {
-    match e.kind() {
-        ErrorKind::Fail(m) => format!("fail:{m}"),
-        ErrorKind::Native(n) if n.downcast_ref::<super::gofmt::GoFail>().is_some() => n.to_string(),
-        // `int("x")` fails with the crate's lexer error.
-        ErrorKind::Parser(m) if !e.call_stack().frames.is_empty() => {
-            runtime(&m.to_string(), &Site::of(e, src))
+    // Errors before the script runs (syntax, resolution) have no call frames.
+    let compile_time = e.call_stack().frames.is_empty();
+    let text = match e.kind() {
+        ErrorKind::Fail(m) => return format!("fail:{m}"),
+        ErrorKind::Native(n) if n.downcast_ref::<super::gofmt::GoFail>().is_some() => {
+            return n.to_string();
         }
-        ErrorKind::Parser(m) => {
-            let msg = go_parse_message(&m.to_string());
+        ErrorKind::Parser(m) | ErrorKind::Scope(m) => m.to_string(),
+        other => other.to_string(),
+    };
+    if compile_time
+        && let Some(span) = e.span()
+        && let Some(go) = go_syntax_error(&text, span, src)
+    {
+        return go;
+    }
+    match e.kind() {
+        // `int("x")` fails with the crate's lexer error.
+        ErrorKind::Parser(_) if !compile_time => runtime(&text, &Site::of(e, src)),
+        ErrorKind::Parser(_) => {
+            let msg = go_parse_message(&text);
             match e.span() {
-                Some(span) => {
-                    let pos = span.resolve_span().begin;
-                    format!(
-                        "{}:{}:{}: {msg}",
-                        span.file.filename(),
-                        pos.line + 1,
-                        pos.column + 1
-                    )
-                }
+                Some(span) => with_position(span, &msg),
                 None => msg,
             }
         }
-        ErrorKind::Scope(m) => {
-            let msg = runtime(&m.to_string(), &Site::of(e, src));
+        ErrorKind::Scope(_) => {
+            let msg = runtime(&text, &Site::of(e, src));
             match e.span() {
-                Some(span) if msg.starts_with("undefined: ") => {
-                    let pos = span.resolve_span().begin;
-                    format!(
-                        "{}:{}:{}: {msg}",
-                        span.file.filename(),
-                        pos.line + 1,
-                        pos.column + 1
-                    )
-                }
+                Some(span) if msg.starts_with("undefined: ") => with_position(span, &msg),
                 _ => msg,
             }
         }
-        other => {
-            let text = other.to_string();
-            // Some of the crate's errors carry their position in the text.
-            runtime(strip_position(&text, src.name), &Site::of(e, src))
-        }
+        // Some of the crate's errors carry their position in the text.
+        _ => runtime(strip_position(&text, src.name), &Site::of(e, src)),
     }
+}
+
+/// `name:line:col: msg` at the start of `span`.
+fn with_position(span: &::starlark::codemap::FileSpan, msg: &str) -> String {
+    let pos = span.resolve_span().begin;
+    format!(
+        "{}:{}:{}: {msg}",
+        span.file.filename(),
+        pos.line + 1,
+        pos.column + 1
+    )
 }
 
 /// `text` without a leading `name:line:col: `.
@@ -710,16 +716,10 @@ fn too_many_arguments(site: &Site, name: &str, extra: usize) -> Option<String> {
     ))
 }
 
-/// go.starlark.net words the most common syntax error (an operator at the end
-/// of a line) as "got newline, want primary expression"; other parser
-/// messages keep the Rust wording without its prefix.
+/// A parser message [`go_syntax_error`] does not know, without the crate's
+/// prefix.
 fn go_parse_message(msg: &str) -> String {
-    let msg = msg.strip_prefix("Parse error: ").unwrap_or(msg);
-    if msg.starts_with("unexpected new line") {
-        "got newline, want primary expression".to_string()
-    } else {
-        msg.to_string()
-    }
+    msg.strip_prefix("Parse error: ").unwrap_or(msg).to_string()
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod eval;
 mod gofmt;
 mod merge;
 mod modules;
+mod parse_errors;
 mod starlib;
 
 use kpt::resource_list::ResourceList;

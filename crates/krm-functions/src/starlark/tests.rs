@@ -149,7 +149,7 @@ fn errors_use_the_go_wording() {
     let (_, _, err) = star(DEPLOY, src);
     assert_eq!(
         err.as_deref(),
-        Some("test-fn:2:28: got newline, want primary expression")
+        Some("test-fn:3:1: got newline, want primary expression")
     );
 
     let (_, _, err) = star(DEPLOY, "load('mystery.star', 'm')\n");
