@@ -12,6 +12,7 @@
 use ::starlark::ErrorKind;
 
 use super::parse_errors::go_syntax_error;
+use super::scope::Scopes;
 
 /// What the translation knows besides the error itself.
 pub(crate) struct Source<'a> {
@@ -19,6 +20,8 @@ pub(crate) struct Source<'a> {
     pub name: &'a str,
     /// The script as it was run.
     pub text: &'a str,
+    /// Its names, once it parsed.
+    pub scopes: Option<&'a Scopes>,
 }
 
 /// go.starlark.net's text for `e`.
@@ -52,7 +55,16 @@ pub(crate) fn go_error(e: &::starlark::Error, src: &Source) -> String {
         ErrorKind::Scope(_) => {
             let msg = runtime(&text, &Site::of(e, src));
             match e.span() {
-                Some(span) if msg.starts_with("undefined: ") => with_position(span, &msg),
+                Some(span) if msg.starts_with("undefined: ") => {
+                    let name = &msg["undefined: ".len()..];
+                    let at = span.span.begin().get() as usize;
+                    let hint = src
+                        .scopes
+                        .and_then(|s| s.suggestion(name, at))
+                        .map(|n| format!(" (did you mean {n}?)"))
+                        .unwrap_or_default();
+                    with_position(span, &format!("{msg}{hint}"))
+                }
                 _ => msg,
             }
         }
@@ -91,6 +103,10 @@ fn strip_position<'t>(text: &'t str, name: &str) -> &'t str {
 /// Where a runtime error happened.
 #[derive(Default)]
 struct Site<'a> {
+    /// The byte offset of the failing expression.
+    at: usize,
+    /// The script's names, when known.
+    scopes: Option<&'a Scopes>,
     /// The builtin (or method) the error came from; `None` for errors in the
     /// script's own code.
     builtin: Option<&'a str>,
@@ -105,6 +121,8 @@ struct Site<'a> {
 impl<'a> Site<'a> {
     fn of(e: &'a ::starlark::Error, src: &Source<'a>) -> Site<'a> {
         let expr = e.span().map(|s| s.source_span()).unwrap_or_default();
+        let at = e.span().map_or(0, |s| s.span.begin().get() as usize);
+        let scopes = src.scopes;
         let frame = e.call_stack().frames.last().map(|f| f.name.as_str());
         // A frame is a builtin unless the script defines a function of that name.
         let scripted = |name: &str| {
@@ -116,17 +134,23 @@ impl<'a> Site<'a> {
             Some(name) if scripted(name) => Site {
                 def: Some(name),
                 expr,
+                at,
+                scopes,
                 source: src.text,
                 ..Site::default()
             },
             Some(name) => Site {
                 builtin: Some(name),
                 expr,
+                at,
+                scopes,
                 source: src.text,
                 ..Site::default()
             },
             None => Site {
                 expr,
+                at,
+                scopes,
                 source: src.text,
                 ..Site::default()
             },
@@ -434,8 +458,14 @@ fn translate(msg: &str, site: &Site) -> Option<String> {
     }
     if let Some(rest) = msg.strip_prefix("Local variable `") {
         let name = rest.strip_suffix("` referenced before assignment")?;
+        // A top-level name read before its assignment ran is a global in Go; a
+        // function's own name a local.
+        let global = site
+            .scopes
+            .is_some_and(|s| s.is_global(name) && !s.is_local(name, site.at));
+        let which = if global { "global" } else { "local" };
         return Some(format!(
-            "local variable {name} referenced before assignment"
+            "{which} variable {name} referenced before assignment"
         ));
     }
     None
@@ -729,9 +759,9 @@ mod tests {
     fn site<'a>(builtin: Option<&'a str>, expr: &'a str, source: &'a str) -> Site<'a> {
         Site {
             builtin,
-            def: None,
             expr,
             source,
+            ..Site::default()
         }
     }
 

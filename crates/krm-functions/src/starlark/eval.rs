@@ -17,6 +17,9 @@ use super::config::Program;
 use super::errors::{Source, go_error};
 use super::merge::sort_keys;
 use super::modules::Loader;
+use super::parse_errors::line_col;
+use super::scope::{Scopes, used_before_bound};
+use std::collections::HashSet;
 
 /// How long a script may run: a native function runs inside the server, so
 /// a runaway loop must not hang it (kpt gives exec functions 5 minutes).
@@ -46,18 +49,39 @@ pub(crate) fn execute_with_limit(
         ..Dialect::Extended
     };
     let source = super::dialect::rewrite(&program.source);
-    let src = Source {
+    let parse_src = Source {
         name: &program.name,
         text: &source,
+        scopes: None,
     };
-    let render_error = |e: &::starlark::Error| go_error(e, &src);
-    let ast =
-        AstModule::parse(&program.name, source.clone(), &dialect).map_err(|e| render_error(&e))?;
+    let ast = AstModule::parse(&program.name, source.clone(), &dialect)
+        .map_err(|e| go_error(&e, &parse_src))?;
     // go.starlark.net's `print` (to the function's stderr, as the Go function's default
     // thread does), `fail`, `str`, `repr` and `type` replace the crate's.
     let globals = GlobalsBuilder::extended_by(&[LibraryExtension::SetType])
         .with(super::gofmt::go_builtins)
         .build();
+    let scopes = Scopes::of(&ast);
+    let src = Source {
+        scopes: Some(&scopes),
+        ..parse_src
+    };
+    let render_error = |e: &::starlark::Error| go_error(e, &src);
+    // go.starlark.net refuses a top-level use of a name before its first binding
+    // before anything runs.
+    let mut known: HashSet<String> = globals.names().map(|n| n.as_str().to_string()).collect();
+    known.insert("ctx".into());
+    if let Some((name, at)) = used_before_bound(&ast, &known) {
+        let (line, col) = line_col(&source, at);
+        let hint = scopes
+            .suggestion(&name, at)
+            .map(|n| format!(" (did you mean {n}?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{}:{line}:{col}: undefined: {name}{hint}",
+            program.name
+        ));
+    }
     let loader = Loader;
     Module::with_temp_heap(|module| {
         let heap = module.heap();

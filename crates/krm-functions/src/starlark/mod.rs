@@ -9,7 +9,8 @@
 //! translates the Rust crate's messages). `print` (with
 //! `sep`), `fail`, `str`, `repr` and `type` are go.starlark.net's, so values
 //! print as there ([`gofmt`]); type annotations, which go.starlark.net lacks,
-//! are a syntax error.
+//! are a syntax error; a top-level use of a name before its first binding is
+//! refused before the script runs, with Go's `did you mean` hint ([`scope`]).
 //!
 //! Unlike the Go function, items the script did not change keep their
 //! original nodes and changed ones are patched into them ([`merge`]), which
@@ -27,6 +28,7 @@ mod gofmt;
 mod merge;
 mod modules;
 mod parse_errors;
+mod scope;
 mod starlib;
 
 use kpt::resource_list::ResourceList;

@@ -228,7 +228,7 @@ fn expr_kind(expr: &str) -> &'static str {
 }
 
 /// The 1-based line and column (in characters) of byte offset `pos`.
-fn line_col(text: &str, pos: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let start = before.rfind('\n').map_or(0, |i| i + 1);
