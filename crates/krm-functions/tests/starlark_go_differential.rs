@@ -460,6 +460,9 @@ print(s, len(s), 1 in s, 5 in s, s.union([4]), sorted(s), [x for x in s], set("a
         "def f():\n    print(y)\n    y = 1\nf()\n",
     ),
     ("global-used-before-set", "print(z)\nz = 1\n"),
+    ("undefined-after-while", "i = 0\nwhile i < 3:\n    i += 1\nprint(i, after)\n"),
+    ("undefined-in-while-condition", "i = 0\nwhile i < limit:\n    i += 1\n"),
+    ("one-line-while", "i = 0\nwhile i < 3: i += 1\nprint(i)\n"),
     // Nothing runs before go.starlark.net refuses the script.
     (
         "global-used-before-set-after-print",

@@ -11,6 +11,7 @@
 
 use ::starlark::ErrorKind;
 
+use super::dialect::Lines;
 use super::parse_errors::go_syntax_error;
 use super::scope::Scopes;
 
@@ -22,6 +23,8 @@ pub(crate) struct Source<'a> {
     pub text: &'a str,
     /// Its names, once it parsed.
     pub scopes: Option<&'a Scopes>,
+    /// Where its lines came from (a `while` loop's rewriting adds lines).
+    pub lines: &'a Lines,
 }
 
 /// go.starlark.net's text for `e`.
@@ -48,7 +51,7 @@ pub(crate) fn go_error(e: &::starlark::Error, src: &Source) -> String {
         ErrorKind::Parser(_) => {
             let msg = go_parse_message(&text);
             match e.span() {
-                Some(span) => with_position(span, &msg),
+                Some(span) => with_position(span, &msg, src.lines),
                 None => msg,
             }
         }
@@ -63,7 +66,7 @@ pub(crate) fn go_error(e: &::starlark::Error, src: &Source) -> String {
                         .and_then(|s| s.suggestion(name, at))
                         .map(|n| format!(" (did you mean {n}?)"))
                         .unwrap_or_default();
-                    with_position(span, &format!("{msg}{hint}"))
+                    with_position(span, &format!("{msg}{hint}"), src.lines)
                 }
                 _ => msg,
             }
@@ -74,14 +77,10 @@ pub(crate) fn go_error(e: &::starlark::Error, src: &Source) -> String {
 }
 
 /// `name:line:col: msg` at the start of `span`.
-fn with_position(span: &::starlark::codemap::FileSpan, msg: &str) -> String {
+fn with_position(span: &::starlark::codemap::FileSpan, msg: &str, lines: &Lines) -> String {
     let pos = span.resolve_span().begin;
-    format!(
-        "{}:{}:{}: {msg}",
-        span.file.filename(),
-        pos.line + 1,
-        pos.column + 1
-    )
+    let (line, col) = lines.original(pos.line + 1, pos.column + 1);
+    format!("{}:{line}:{col}: {msg}", span.file.filename())
 }
 
 /// `text` without a leading `name:line:col: `.

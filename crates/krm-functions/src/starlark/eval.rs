@@ -48,11 +48,12 @@ pub(crate) fn execute_with_limit(
         enable_types: DialectTypes::Disable,
         ..Dialect::Extended
     };
-    let source = super::dialect::rewrite(&program.source);
+    let (source, lines) = super::dialect::rewrite(&program.source);
     let parse_src = Source {
         name: &program.name,
         text: &source,
         scopes: None,
+        lines: &lines,
     };
     let ast = AstModule::parse(&program.name, source.clone(), &dialect)
         .map_err(|e| go_error(&e, &parse_src))?;
@@ -73,6 +74,7 @@ pub(crate) fn execute_with_limit(
     known.insert("ctx".into());
     if let Some((name, at)) = used_before_bound(&ast, &known) {
         let (line, col) = line_col(&source, at);
+        let (line, col) = lines.original(line, col);
         let hint = scopes
             .suggestion(&name, at)
             .map(|n| format!(" (did you mean {n}?)"))

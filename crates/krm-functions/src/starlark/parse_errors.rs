@@ -16,6 +16,7 @@ pub(crate) fn go_syntax_error(msg: &str, span: &FileSpan, src: &Source) -> Optio
     let end = (span.span.end().get() as usize).clamp(begin, text.len());
     let (pos, message) = translate(msg, text, begin, end)?;
     let (line, col) = line_col(text, pos);
+    let (line, col) = src.lines.original(line, col);
     Some(format!("{}:{line}:{col}: {message}", src.name))
 }
 
