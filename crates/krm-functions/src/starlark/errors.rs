@@ -10,6 +10,8 @@
 //! assignment`), its own wording stays.
 
 use ::starlark::ErrorKind;
+use ::starlark::syntax::Dialect;
+use ::starlark::syntax::ast::StmtP;
 
 use super::dialect::Lines;
 use super::parse_errors::go_syntax_error;
@@ -81,6 +83,117 @@ fn with_position(span: &::starlark::codemap::FileSpan, msg: &str, lines: &Lines)
     let pos = span.resolve_span().begin;
     let (line, col) = lines.original(pos.line + 1, pos.column + 1);
     format!("{}:{line}:{col}: {msg}", span.file.filename())
+}
+
+/// What evaluating an expression of the script (again) gave.
+pub(crate) struct Probed {
+    /// Its type.
+    pub ty: String,
+    /// Its length, if it has one.
+    pub len: Option<usize>,
+    /// Its value, if it is an int.
+    pub int: Option<i64>,
+}
+
+/// go.starlark.net's `list index 3 out of range [-3:2]` (or `index 0 out of
+/// range: empty list`) for an index error in top-level code, whose sequence
+/// and index `probe` evaluates again. Only expressions without calls (names,
+/// literals, attributes, subscripts) of top-level names are evaluated, so
+/// nothing runs twice; others keep the crate's wording.
+pub(crate) fn go_index_error(
+    e: &::starlark::Error,
+    src: &Source,
+    probe: &mut dyn FnMut(&str) -> Option<Probed>,
+) -> Option<String> {
+    if !matches!(
+        e.kind(),
+        ErrorKind::Value(_) | ErrorKind::Native(_) | ErrorKind::Other(_)
+    ) {
+        return None;
+    }
+    let text = e.kind().to_string();
+    if !(text.starts_with("Index `") && text.ends_with("` is out of bound")) {
+        return None;
+    }
+    let scopes = src.scopes?;
+    let span = e.span()?;
+    let at = span.span.begin().get() as usize;
+    if !scopes.at_top_level(at) {
+        return None;
+    }
+    let expr = span.source_span().trim();
+    let frames = &e.call_stack().frames;
+    let (seq, index, prefix) = match frames.last().map(|f| f.name.as_str()) {
+        None => {
+            let (seq, index) = subscript(expr)?;
+            (seq, index, "")
+        }
+        Some("pop") if frames.len() == 1 => {
+            let (seq, args) = expr.rsplit_once(".pop(")?;
+            let args = args.strip_suffix(')')?.trim();
+            (seq, if args.is_empty() { "-1" } else { args }, "pop: ")
+        }
+        Some(_) => return None,
+    };
+    let pure = |x: &str| {
+        ::starlark::syntax::AstModule::parse("probe", x.to_string(), &Dialect::Standard)
+            .ok()
+            .is_some_and(|ast| match &ast.statement().node {
+                StmtP::Expression(x) => side_effect_free(x, scopes),
+                _ => false,
+            })
+    };
+    if seq.trim().is_empty() || !pure(seq) || !pure(index) {
+        return None;
+    }
+    let n = probe(seq)?;
+    let len = n.len?;
+    let i = match index.trim().parse::<i64>() {
+        Ok(i) => i,
+        Err(_) => probe(index)?.int?,
+    };
+    Some(if len == 0 {
+        format!("{prefix}index {i} out of range: empty {}", n.ty)
+    } else {
+        format!(
+            "{prefix}{} index {i} out of range [-{len}:{}]",
+            n.ty,
+            len - 1
+        )
+    })
+}
+
+/// Whether evaluating `e` again runs nothing: names of top-level values,
+/// literals, attributes and subscripts only.
+fn side_effect_free(e: &::starlark::syntax::ast::AstExpr, scopes: &Scopes) -> bool {
+    use ::starlark::syntax::ast::ExprP;
+    match &e.node {
+        ExprP::Identifier(id) => id.node.ident == "ctx" || scopes.is_global(&id.node.ident),
+        ExprP::Literal(_) => true,
+        ExprP::Minus(x) | ExprP::Dot(x, _) => side_effect_free(x, scopes),
+        ExprP::Index(ab) => side_effect_free(&ab.0, scopes) && side_effect_free(&ab.1, scopes),
+        ExprP::Tuple(xs) | ExprP::List(xs) => xs.iter().all(|x| side_effect_free(x, scopes)),
+        _ => false,
+    }
+}
+
+/// The sequence and index texts of a subscript expression `seq[index]`.
+fn subscript(expr: &str) -> Option<(&str, &str)> {
+    let body = expr.strip_suffix(']')?;
+    let mut depth = 0i32;
+    for (i, c) in body.char_indices().rev() {
+        match c {
+            ']' | ')' | '}' => depth += 1,
+            '(' | '{' => depth -= 1,
+            '[' if depth == 0 => {
+                let index = &body[i + 1..];
+                return (split_top_level(index, ':').len() == 1).then_some((&body[..i], index));
+            }
+            '[' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `text` without a leading `name:line:col: `.

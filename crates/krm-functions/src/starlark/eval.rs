@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 use super::config::Program;
-use super::errors::{Source, go_error};
+use super::errors::{Probed, Source, go_error, go_index_error};
 use super::merge::sort_keys;
 use super::modules::Loader;
 use super::parse_errors::line_col;
@@ -133,7 +133,18 @@ pub(crate) fn execute_with_limit(
                 {
                     format!("starlark program exceeded the limit of {steps} steps")
                 } else {
-                    render_error(&e)
+                    // Go names an index error's sequence type and length.
+                    let mut probe = |text: &str| {
+                        let ast =
+                            AstModule::parse("probe", text.to_string(), &Dialect::Standard).ok()?;
+                        let v = Evaluator::new(&module).eval_module(ast, &globals).ok()?;
+                        Some(Probed {
+                            ty: v.get_type().to_string(),
+                            len: v.length().ok().and_then(|n| usize::try_from(n).ok()),
+                            int: v.unpack_i32().map(i64::from),
+                        })
+                    };
+                    go_index_error(&e, &src, &mut probe).unwrap_or_else(|| render_error(&e))
                 });
             }
         }

@@ -23,6 +23,8 @@ pub(crate) struct Scopes {
     globals: Vec<(String, usize)>,
     /// Each `def` (and `lambda`): its span and the names it binds.
     functions: Vec<(usize, usize, Vec<String>)>,
+    /// Each comprehension's span.
+    comprehensions: Vec<(usize, usize)>,
 }
 
 fn span(s: Span) -> (usize, usize) {
@@ -74,12 +76,18 @@ impl Scopes {
     }
 
     fn lambdas(&mut self, e: &AstExpr) {
-        if let ExprP::Lambda(l) = &e.node {
-            let mut locals = Vec::new();
-            params(&l.params, &mut locals);
-            let (b, end) = span(l.body.span);
-            self.functions
-                .push((b, end, locals.into_iter().map(|(n, _)| n).collect()));
+        match &e.node {
+            ExprP::Lambda(l) => {
+                let mut locals = Vec::new();
+                params(&l.params, &mut locals);
+                let (b, end) = span(l.body.span);
+                self.functions
+                    .push((b, end, locals.into_iter().map(|(n, _)| n).collect()));
+            }
+            ExprP::ListComprehension(..) | ExprP::DictComprehension(..) => {
+                self.comprehensions.push(span(e.span));
+            }
+            _ => {}
         }
         e.node.visit_expr(|x| self.lambdas(x));
     }
@@ -93,6 +101,15 @@ impl Scopes {
             .collect();
         found.sort_by_key(|(b, e, _)| (*b, std::cmp::Reverse(*e)));
         found.into_iter().map(|(_, _, names)| names)
+    }
+
+    /// Whether `pos` is in top-level code: in no function or comprehension.
+    pub(crate) fn at_top_level(&self, pos: usize) -> bool {
+        self.enclosing(pos).next().is_none()
+            && !self
+                .comprehensions
+                .iter()
+                .any(|(b, e)| *b <= pos && pos < *e)
     }
 
     /// Whether `name` is a top-level name (bound anywhere at the top level).

@@ -138,6 +138,34 @@ fn values_print_as_go_starlark_writes_them() {
 }
 
 #[test]
+fn index_errors_name_the_sequence_as_go_does() {
+    let (_, _, err) = star(
+        DEPLOY,
+        "items = ctx.resource_list[\"items\"]\nx = items[5]\n",
+    );
+    assert_eq!(err.as_deref(), Some("list index 5 out of range [-2:1]"));
+    let (_, _, err) = star(
+        DEPLOY,
+        "for r in ctx.resource_list[\"items\"]:\n  x = r[\"kind\"][-11]\n",
+    );
+    assert_eq!(
+        err.as_deref(),
+        Some("string index -11 out of range [-10:9]")
+    );
+    let (_, _, err) = star(DEPLOY, "x = []\nx.pop()\n");
+    assert_eq!(
+        err.as_deref(),
+        Some("pop: index -1 out of range: empty list")
+    );
+    // An expression with a call is not evaluated again: the crate's wording stays.
+    crate::stderr::take();
+    let src = "def f():\n  print(\"called\")\n  return [1]\nx = f()[3]\n";
+    let (_, _, err) = star(DEPLOY, src);
+    assert_eq!(err.as_deref(), Some("Index `3` is out of bound"));
+    assert_eq!(crate::stderr::take(), "called\n");
+}
+
+#[test]
 fn errors_use_the_go_wording() {
     let (_, _, err) = star(DEPLOY, "fail(\"intentional failure for testing\")\n");
     assert_eq!(
