@@ -525,10 +525,6 @@ const KNOWN: &[(&str, &str)] = &[
          `<built-in function upper>`, not `<built-in method upper of string value>`",
     ),
     (
-        "string-invalid-escape",
-        "the crate's lexer keeps an unknown escape such as `\\q` as written; Go's rejects it",
-    ),
-    (
         "splitlines-crlf",
         "the crate's `splitlines` also splits at `\\r`; Go's only at `\\n`",
     ),

@@ -17,7 +17,7 @@ use super::config::Program;
 use super::errors::{Probed, Source, go_error, go_index_error};
 use super::merge::sort_keys;
 use super::modules::Loader;
-use super::parse_errors::line_col;
+use super::parse_errors::{invalid_escape, line_col};
 use super::scope::{Scopes, used_before_bound};
 use std::collections::HashSet;
 
@@ -57,6 +57,9 @@ pub(crate) fn execute_with_limit(
     };
     let ast = AstModule::parse(&program.name, source.clone(), &dialect)
         .map_err(|e| go_error(&e, &parse_src))?;
+    if let Some(e) = invalid_escape(&parse_src) {
+        return Err(e);
+    }
     // go.starlark.net's `print` (to the function's stderr, as the Go function's default
     // thread does), `fail`, `str`, `repr` and `type` replace the crate's.
     let globals = GlobalsBuilder::extended_by(&[LibraryExtension::SetType])

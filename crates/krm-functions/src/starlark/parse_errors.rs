@@ -20,6 +20,70 @@ pub(crate) fn go_syntax_error(msg: &str, span: &FileSpan, src: &Source) -> Optio
     Some(format!("{}:{line}:{col}: {message}", src.name))
 }
 
+/// go.starlark.net's scanner error for a string literal with an escape it
+/// does not know (`"\q"`), which the crate keeps as written: `\u` and `\U`
+/// aside, which newer go.starlark.net versions accept.
+pub(crate) fn invalid_escape(src: &Source) -> Option<String> {
+    let bytes = src.text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                let raw = i > 0
+                    && matches!(bytes[i - 1], b'r' | b'R')
+                    && (i < 2 || !(bytes[i - 2].is_ascii_alphanumeric() || bytes[i - 2] == b'_'));
+                let start = if raw { i - 1 } else { i };
+                let triple = bytes[i..].starts_with(&[q, q, q]);
+                let close: &[u8] = if triple { &[q, q, q] } else { &[q] };
+                i += close.len();
+                while i < bytes.len() && !bytes[i..].starts_with(close) {
+                    if bytes[i] == b'\\' && i + 1 < bytes.len() {
+                        let c = bytes[i + 1];
+                        let known = matches!(
+                            c,
+                            b'\n'
+                                | b'a'
+                                | b'b'
+                                | b'f'
+                                | b'n'
+                                | b'r'
+                                | b't'
+                                | b'v'
+                                | b'\\'
+                                | b'\''
+                                | b'"'
+                                | b'0'..=b'7' | b'x' | b'u' | b'U'
+                        );
+                        if !raw && !known {
+                            let c = src.text[i + 1..].chars().next().unwrap_or('?');
+                            let (line, col) = line_col(src.text, start);
+                            let (line, col) = src.lines.original(line, col);
+                            return Some(format!(
+                                "{}:{line}:{col}: invalid escape sequence \\{c}",
+                                src.name
+                            ));
+                        }
+                        i += 1;
+                    } else if bytes[i] == b'\n' && !triple {
+                        break;
+                    }
+                    i += 1;
+                }
+                i += close.len();
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Go's message for `msg` and the byte offset it reports it at.
 fn translate(msg: &str, text: &str, begin: usize, end: usize) -> Option<(usize, String)> {
     if let Some(rest) = msg.strip_prefix("unexpected ") {
@@ -435,6 +499,27 @@ mod tests {
             )
             .as_deref(),
             Some("1:6: not an identifier")
+        );
+    }
+
+    #[test]
+    fn unknown_escapes_are_refused() {
+        let lines = crate::starlark::dialect::Lines::default();
+        let check = |text: &str| {
+            invalid_escape(&Source {
+                name: "t",
+                text,
+                scopes: None,
+                lines: &lines,
+            })
+        };
+        assert_eq!(
+            check("x = 1\nprint(\"a\\qb\")\n").as_deref(),
+            Some("t:2:7: invalid escape sequence \\q")
+        );
+        assert_eq!(
+            check("x = r\"a\\qb\" # \"\\q\"\ny = '\\n\\x41\\u00e9'\n"),
+            None
         );
     }
 
