@@ -401,6 +401,7 @@ for i in itmes:
     return g()
 print("ran")"#,
     ),
+    ("print-sep-not-a-string", r#"print(1, sep=None)"#),
     ("fail-message", r#"fail("something went wrong")"#),
     ("fail-several-args", r#"fail("a", 1, [2, "b"], None)"#),
     (

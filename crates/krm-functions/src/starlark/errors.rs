@@ -518,6 +518,9 @@ fn translate(msg: &str, site: &Site) -> Option<String> {
         let actual = msg.split("actual `").nth(1)?.split([' ', '`']).next()?;
         return match site.builtin {
             Some("join") => Some(format!("join: in list, want string, got {actual}")),
+            Some(b @ ("print" | "fail")) if msg.starts_with("Type of parameter `sep`") => Some(
+                format!("{b}: for parameter \"sep\": got {actual}, want string"),
+            ),
             Some("int") => Some(format!("int: cannot convert {actual} to int")),
             _ => None,
         };
