@@ -353,10 +353,7 @@ fn is_call(text: &str, at: usize) -> bool {
     if !(last.is_alphanumeric() || last == '_') {
         return false;
     }
-    let word_start = before
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
-    let word = &before[word_start..];
+    let (_, word) = last_word(before);
     let keyword = matches!(
         word,
         "if" | "elif" | "in" | "not" | "and" | "or" | "return" | "for" | "else" | "lambda"
@@ -366,54 +363,53 @@ fn is_call(text: &str, at: usize) -> bool {
 
 /// Whether the `(` at `at` opens a `def`'s parameters.
 fn is_def(text: &str, at: usize) -> bool {
-    let before = text[..at].trim_end();
-    let word_start = before
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
-    before[..word_start].trim_end().ends_with("def")
+    let (rest, _) = last_word(text[..at].trim_end());
+    rest.trim_end().ends_with("def")
 }
 
 /// The comparison operator before offset `pos` in the same expression (for
 /// `a < b < c`, the first `<`).
 fn previous_comparison(text: &str, pos: usize) -> Option<&'static str> {
     let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    let line = &text[line_start..pos];
+    let bytes = &text.as_bytes()[line_start..pos];
     let depth = open_brackets(text, pos).len();
     let mut found = None;
-    let bytes = line.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let here = open_brackets(text, line_start + i).len();
-        let two = &line[i..(i + 2).min(line.len())];
-        let op = match two {
-            "==" | "!=" | "<=" | ">=" => Some(two),
-            "<<" | ">>" => {
-                i += 2;
+        let op: Option<&'static str> = match (bytes[i], bytes.get(i + 1).copied()) {
+            (b'<', Some(b'<')) | (b'>', Some(b'>')) => {
+                i += 2; // a shift
                 continue;
             }
-            _ => match bytes[i] {
-                b'<' => Some("<"),
-                b'>' => Some(">"),
-                _ => None,
-            },
+            (b'=', Some(b'=')) => Some("=="),
+            (b'!', Some(b'=')) => Some("!="),
+            (b'<', Some(b'=')) => Some("<="),
+            (b'>', Some(b'=')) => Some(">="),
+            (b'<', _) => Some("<"),
+            (b'>', _) => Some(">"),
+            _ => None,
         };
-        if let Some(op) = op {
-            if here == depth {
-                found = Some(match op {
-                    "==" => "==",
-                    "!=" => "!=",
-                    "<=" => "<=",
-                    ">=" => ">=",
-                    "<" => "<",
-                    _ => ">",
-                });
+        match op {
+            Some(op) => {
+                if open_brackets(text, line_start + i).len() == depth {
+                    found = Some(op);
+                }
+                i += op.len();
             }
-            i += op.len();
-            continue;
+            None => i += 1,
         }
-        i += 1;
     }
     found
+}
+
+/// The identifier ending `before` and the text before it.
+fn last_word(before: &str) -> (&str, &str) {
+    let start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    (&before[..start], &before[start..])
 }
 
 #[cfg(test)]
@@ -465,6 +461,24 @@ mod tests {
         assert_eq!(
             go("unexpected symbol '!=', expected end of expression (comparisons are not associative in Starlark)", t, 11, 13).as_deref(),
             Some("1:14: == does not associate with != (use parens)")
+        );
+        let t = "x = 'é→' < 'ü' <= 3\n";
+        let at = t.find("<=").expect("op");
+        assert_eq!(
+            go("unexpected symbol '<=', expected end of expression (comparisons are not associative in Starlark)", t, at, at + 2).as_deref(),
+            Some("1:18: < does not associate with <= (use parens)")
+        );
+        let t = "→f(1 2)\n";
+        let at = t.find('2').expect("arg");
+        assert_eq!(
+            go(
+                "unexpected integer literal '2', expected symbol ')'",
+                t,
+                at,
+                at + 1
+            )
+            .as_deref(),
+            Some("1:7: got int literal, want ','")
         );
         assert_eq!(
             go("unexpected symbol ')', expected new line", "x = 1)\n", 5, 6).as_deref(),
