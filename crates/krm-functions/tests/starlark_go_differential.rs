@@ -92,7 +92,8 @@ const CASES: &[(&str, &str)] = &[
         r#"print({"a": 1, "b": [1, "x", None, True, False], "c": {"d": {"e": []}}}, (1,), (), (1, "a"))
 print(None, True, [None], {}, [], "s", 1, -5)
 print(str("q"), repr("q"), str(["q"]), repr(["q"]))
-print(repr("a\"b'c\n\t\\"), repr('single'), repr("é"), repr("\x01\x7f"))"#,
+print(repr("a\"b'c\n\t\\"), repr('single'), repr("é"), repr("\x01\x7f"))
+print(["a b", "ö ü"], {"key with space": "value with space"}, repr(" "))"#,
     ),
     (
         "print-floats",
@@ -263,6 +264,7 @@ print(d, {1: "int", "1": "str", (1,): "tuple", None: 0})"#,
         r#"d = {"a": 1}
 print(d["b"])"#,
     ),
+    ("dict-unicode-key-not-found", r#"print({"ü": 1}["ö"])"#),
     ("dict-int-key-not-found", r#"print({1: 2}[3])"#),
     ("dict-pop-missing", r#"{}.pop("x")"#),
     ("dict-popitem-empty", r#"{}.popitem()"#),

@@ -14,6 +14,7 @@ use ::starlark::syntax::Dialect;
 use ::starlark::syntax::ast::StmtP;
 
 use super::dialect::Lines;
+use super::gofmt::requote;
 use super::parse_errors::go_syntax_error;
 use super::scope::Scopes;
 
@@ -344,7 +345,7 @@ fn translate(msg: &str, site: &Site) -> Option<String> {
         return Some(if site.is(&["format"]) {
             format!("format: keyword {key} not found")
         } else {
-            format!("key {key} not in dict")
+            format!("key {} not in dict", requote(key))
         });
     }
     if msg.starts_with("Index `") && msg.ends_with("` is out of bound") {
@@ -363,7 +364,7 @@ fn translate(msg: &str, site: &Site) -> Option<String> {
     }
     if msg.starts_with("Dictionary key repeated for `") {
         let [key] = q[..] else { return None };
-        return Some(format!("duplicate key: {key}"));
+        return Some(format!("duplicate key: {}", requote(key)));
     }
     if let Some(rest) = msg.strip_prefix("Unpacked ") {
         let (got, want) = rest.split_once(" values but expected ")?;

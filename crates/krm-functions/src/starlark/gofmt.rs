@@ -71,7 +71,7 @@ pub(crate) fn quote(s: &str, out: &mut String) {
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32));
             }
-            c if !printable(c) => {
+            c if !c.is_ascii() && !printable(c) => {
                 if (c as u32) <= 0xffff {
                     out.push_str(&format!("\\u{:04x}", c as u32));
                 } else {
@@ -82,6 +82,57 @@ pub(crate) fn quote(s: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+/// A value's text as the crate writes it (in its error messages) rewritten as
+/// go.starlark.net writes it: a string literal's escapes of non-ASCII
+/// characters (`"\xf6"`) undone and quoted as Go does (`"ö"`); other values
+/// as they are.
+pub(crate) fn requote(crate_repr: &str) -> String {
+    let Some(body) = crate_repr
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+    else {
+        return crate_repr.to_string();
+    };
+    let mut text = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        let digits = match chars.next() {
+            Some('n') => {
+                text.push('\n');
+                continue;
+            }
+            Some('r') => {
+                text.push('\r');
+                continue;
+            }
+            Some('t') => {
+                text.push('\t');
+                continue;
+            }
+            Some(c @ ('\\' | '"')) => {
+                text.push(c);
+                continue;
+            }
+            Some('x') => 2,
+            Some('u') => 4,
+            Some('U') => 8,
+            _ => return crate_repr.to_string(),
+        };
+        let hex: String = chars.by_ref().take(digits).collect();
+        match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+            Some(c) => text.push(c),
+            None => return crate_repr.to_string(),
+        }
+    }
+    let mut out = String::new();
+    quote(&text, &mut out);
+    out
 }
 
 /// Go's `unicode.IsPrint` for non-ASCII characters, approximately: controls,
@@ -306,9 +357,19 @@ mod tests {
     }
 
     #[test]
+    fn crate_string_reprs_are_requoted() {
+        assert_eq!(
+            requote(r#""\xf6\u2192 \"a\"\n\x01""#),
+            r#""ö→ \"a\"\n\x01""#
+        );
+        assert_eq!(requote("3"), "3");
+        assert_eq!(requote(r#""bad \q""#), r#""bad \q""#);
+    }
+
+    #[test]
     fn strings_quote_as_go() {
         let mut out = String::new();
-        quote("a\"b'c\n\t\\é\u{1}\u{7f}\u{200b}\u{a0}x", &mut out);
-        assert_eq!(out, r#""a\"b'c\n\t\\é\x01\x7f\u200b\u00a0x""#);
+        quote("a \"b'c\n\t\\é\u{1}\u{7f}\u{200b}\u{a0}x", &mut out);
+        assert_eq!(out, r#""a \"b'c\n\t\\é\x01\x7f\u200b\u00a0x""#);
     }
 }
