@@ -28,6 +28,7 @@ mod gofmt;
 mod merge;
 mod modules;
 mod parse_errors;
+mod runtime_errors;
 mod scope;
 mod starlib;
 
