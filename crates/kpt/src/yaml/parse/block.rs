@@ -2,8 +2,9 @@
 //! same or following lines, and head/line/foot comment attribution.
 
 use super::super::node::{Node, NodeKind, Style};
-use super::comments::{Foot, attach_foot, join, split_gap, split_gap_before};
+use super::comments::{Next, join, key_takes_foot};
 use super::cursor::{Cursor, PResult};
+use super::gap::{self, Prior};
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard_at};
 
 /// Mappings with at least this many keys check duplicates through an index.
@@ -14,7 +15,8 @@ const INDEX_KEYS_FROM: usize = 32;
 /// so that each level adds its own in O(1).
 pub struct Parsed {
     pub node: Node,
-    pub chain: Vec<usize>,
+    /// `(indentation, is a mapping)` of each collection, innermost first.
+    pub chain: Vec<(usize, bool)>,
 }
 
 impl Parsed {
@@ -27,90 +29,11 @@ impl Parsed {
 }
 
 impl Cursor {
-    /// Takes the pending gap: feet go to the closed entries of `prev`
-    /// (with `chain`), the rest is returned as the next token's head.
-    pub fn take_gap(&mut self, prev: Option<(&mut Node, &[usize])>) -> String {
-        if self.pending.is_empty() {
-            return String::new();
-        }
-        let gap = std::mem::take(&mut self.pending);
-        let (indent, foot_allowed) = match &prev {
-            Some((_, chain)) => (chain.first().copied().unwrap_or(0), true),
-            None => (0, false),
-        };
-        let (feet, head) = split_gap_before(&gap, foot_allowed, indent, Some(self.col));
-        if let Some((node, chain)) = prev {
-            for f in &feet {
-                attach_foot(node, chain, f);
-            }
-        }
-        head
-    }
-
-    /// Remaining gap of a document closed by a `...` line: yaml.v3 scans the marker
-    /// as a token at column 0, so the gap splits as before any dedent to column 0
-    /// (feet for the closed entries), and the comment block that would have been the
-    /// next token's head becomes the document end's comment, returned.
-    pub fn take_trailing_before_end(&mut self, root: &mut Parsed) -> String {
-        let gap = std::mem::take(&mut self.pending);
-        let indent = root.chain.first().copied().unwrap_or(0);
-        let (feet, head) = split_gap_before(&gap, true, indent, Some(0));
-        for f in &feet {
-            if root.chain.is_empty() {
-                join(&mut root.node.foot_comment, &f.text);
-            } else {
-                attach_foot(&mut root.node, &root.chain, f);
-            }
-        }
-        head
-    }
-
-    /// Remaining gap at the end of a document: everything is a foot. Comments after a
-    /// blank line that none of the content's feet took are the document's own foot
-    /// (yaml.v3's document end comment), returned for the caller to keep apart.
-    pub fn take_trailing(&mut self, root: &mut Parsed) -> String {
-        let gap = std::mem::take(&mut self.pending);
-        let indent = root.chain.first().copied().unwrap_or(0);
-        let (mut feet, head) = split_gap(&gap, true, indent);
-        // Is the remainder's first comment line preceded by a blank line?
-        let is_comment =
-            |l: &super::cursor::GapLine| matches!(l, super::cursor::GapLine::Comment { .. });
-        let in_head = head.split('\n').filter(|l| !l.is_empty()).count();
-        let consumed = gap
-            .iter()
-            .filter(|l| is_comment(l))
-            .count()
-            .saturating_sub(in_head);
-        let after_blank = gap
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| is_comment(l))
-            .nth(consumed)
-            .is_some_and(|(i, _)| i > 0 && !is_comment(&gap[i - 1]));
-        let mut document_foot = String::new();
-        if !head.is_empty() && after_blank {
-            document_foot = head;
-        } else if !head.is_empty() {
-            // The block goes where its first line's column says (yaml.v3 compares a
-            // comment's start with each closing block).
-            let col = gap
-                .iter()
-                .filter_map(|l| match l {
-                    super::cursor::GapLine::Comment { col, .. } => Some(*col),
-                    _ => None,
-                })
-                .nth(consumed)
-                .unwrap_or(0);
-            feet.push(Foot { col, text: head });
-        }
-        for f in &feet {
-            if root.chain.is_empty() {
-                join(&mut root.node.foot_comment, &f.text);
-            } else {
-                attach_foot(&mut root.node, &root.chain, f);
-            }
-        }
-        document_foot
+    /// The gap at the end of a document (before a `...` marker when `marker`): the
+    /// closing blocks take their feet; returns the head and the feet left for go-yaml's
+    /// DOCUMENT-END event.
+    pub fn take_trailing(&mut self, root: &mut Parsed, marker: bool) -> (String, String) {
+        self.take_gap(&mut root.node, &root.chain, Next::End { marker })
     }
 
     /// A node whose content starts at the current position, in block
@@ -160,6 +83,8 @@ impl Cursor {
                 let mut p = if !self.eof() && ((self.col as i64) > indent || compact) {
                     self.block_node(indent, false, depth + 1)?
                 } else {
+                    // go-yaml's event for bare properties takes no comments.
+                    self.set_prior(Prior::Entry);
                     Parsed::leaf(Node::plain(""))
                 };
                 join(&mut p.node.line_comment, &lc);
@@ -190,20 +115,28 @@ impl Cursor {
                     Style::Folded
                 };
                 let (v, lc) = self.block_scalar(indent)?;
+                if self.pos == self.line_start && self.blank_line_before() {
+                    // The scalar took the blank lines after it, which go-yaml still
+                    // counts before the next comment (they keep it from being a foot).
+                    self.pending.push(super::cursor::GapLine::Blank);
+                }
                 let mut n = Node::string(v);
                 n.style = style;
                 n.line_comment = lc;
-                Parsed::leaf(n)
+                self.content(n)
             }
             Some('[' | '{') => {
+                // go-yaml's flow start takes the waiting feet, and its end's comments
+                // then replace them.
+                self.pending_foot.clear();
                 let mut n = self.flow_collection(1)?;
                 n.line_comment = self.line_comment()?;
-                Parsed::leaf(n)
+                self.content(n)
             }
             Some('*') => {
                 let mut n = Node::alias(self.anchor_name()?);
                 n.line_comment = self.line_comment()?;
-                Parsed::leaf(n)
+                self.content(n)
             }
             Some('"' | '\'') => {
                 let style = if self.peek() == Some('"') {
@@ -214,7 +147,7 @@ impl Cursor {
                 let mut n = Node::string(self.quoted()?);
                 n.style = style;
                 n.line_comment = self.line_comment()?;
-                Parsed::leaf(n)
+                self.content(n)
             }
             Some('%' | '@' | '`') => {
                 return self.err("found character that cannot start any token");
@@ -225,10 +158,32 @@ impl Cursor {
                     return self.err("mapping values are not allowed in this context");
                 }
                 n.line_comment = self.line_comment()?;
-                Parsed::leaf(n)
+                self.content(n)
             }
         };
         Ok(with_props(p, anchor, tag))
+    }
+
+    /// The line before the current one is blank (only whitespace).
+    fn blank_line_before(&self) -> bool {
+        let before = self.s[..self.line_start].strip_suffix('\n').unwrap_or("");
+        let line = before.rsplit('\n').next().unwrap_or("");
+        self.line_start > 0 && line.bytes().all(|c| matches!(c, b' ' | b'\t' | b'\r'))
+    }
+
+    /// The prior token is an indicator or properties, which end on their line.
+    fn set_prior(&mut self, prior: Prior) {
+        self.prior = prior;
+        self.prior_past_line = false;
+    }
+
+    /// A scalar, alias or flow collection: go-yaml's event for it takes the feet that
+    /// wait for one, and the comments kept with it after.
+    fn content(&mut self, mut n: Node) -> Parsed {
+        join(&mut n.foot_comment, &std::mem::take(&mut self.pending_foot));
+        self.prior = Prior::Content;
+        self.prior_past_line = n.style == Style::Plain && n.line_comment.is_empty();
+        Parsed::leaf(n)
     }
 
     /// True when the text before `pos` on this line is only spaces and
@@ -340,22 +295,25 @@ impl Cursor {
         let mut entries: Vec<(Node, Node)> = Vec::new();
         let mut key_lines: Vec<usize> = Vec::new();
         let mut index: std::collections::HashMap<String, usize> = Default::default();
-        let mut last_chain: Vec<usize> = Vec::new();
+        let mut last_chain: Vec<(usize, bool)> = Vec::new();
         let mut first = true;
         loop {
             let head = if first {
                 self.first_head_slot()
-            } else if self.pending.is_empty() {
+            } else if self.pending.is_empty() && self.pending_foot.is_empty() {
                 String::new()
             } else {
                 let mut m = Node::mapping();
                 m.kind = NodeKind::Mapping(std::mem::take(&mut entries));
-                last_chain.push(indent);
-                let h = self.take_gap(Some((&mut m, &last_chain)));
+                last_chain.push((indent, true));
+                let (h, foot) = self.take_gap(&mut m, &last_chain, Next::Token(self.col));
                 last_chain.pop();
                 if let NodeKind::Mapping(e) = &mut m.kind {
                     entries = std::mem::take(e);
                 }
+                // This key's event takes the feet left; go-yaml then moves them to
+                // the previous key.
+                key_takes_foot(&mut entries, foot);
                 h
             };
             let (kl, kc) = (self.line, self.col);
@@ -396,14 +354,19 @@ impl Cursor {
                 index.insert(k.to_string(), entries.len());
             }
             key.head_comment = head;
+            if first {
+                // The first key's event takes waiting feet, and keeps them.
+                key.foot_comment = std::mem::take(&mut self.pending_foot);
+            }
             first = false;
             self.skip_spaces();
             let value = if matches!(self.peek(), None | Some('\n' | '#')) {
                 key.line_comment = self.line_comment()?;
                 self.skip_to_content()?;
                 let compact = self.col == indent && self.peek() == Some('-') && self.blankz_at(1);
+                self.set_prior(Prior::Value);
                 if !self.eof() && (self.col > indent || compact) {
-                    let h = self.take_gap(None);
+                    let h = self.take_opening_gap(indent, None);
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
                     // A scalar value on its own line (`key:\n  value`) leaves the
@@ -434,7 +397,7 @@ impl Cursor {
         let mut n = Node::mapping();
         n.kind = NodeKind::Mapping(entries);
         let mut chain = last_chain;
-        chain.push(indent);
+        chain.push((indent, true));
         Ok(Parsed { node: n, chain })
     }
 
@@ -446,36 +409,40 @@ impl Cursor {
         let indentless = indent as i64 == parent;
         let start_line = self.line;
         let mut items: Vec<Node> = Vec::new();
-        let mut last_chain: Vec<usize> = Vec::new();
+        let mut last_chain: Vec<(usize, bool)> = Vec::new();
         let mut first = true;
         loop {
             let head = if first {
                 self.first_head_slot()
-            } else if self.pending.is_empty() {
+            } else if self.pending.is_empty() && self.pending_foot.is_empty() {
                 String::new()
             } else {
                 let mut s = Node::sequence();
                 s.kind = NodeKind::Sequence(std::mem::take(&mut items));
-                last_chain.push(indent);
-                let h = self.take_gap(Some((&mut s, &last_chain)));
+                last_chain.push((indent, false));
+                let (h, foot) = self.take_gap(&mut s, &last_chain, Next::Token(self.col));
                 last_chain.pop();
                 if let NodeKind::Sequence(i) = &mut s.kind {
                     items = std::mem::take(i);
                 }
+                // A BLOCK-ENTRY has no event: the feet wait for the item's first one.
+                self.pending_foot = foot;
                 h
             };
             first = false;
             self.bump(); // '-'
             self.skip_spaces();
             let mut item = if matches!(self.peek(), None | Some('\n' | '#')) {
+                let lc_col = self.col;
                 let lc = self.line_comment()?;
                 self.skip_to_content()?;
+                self.set_prior(Prior::Entry);
                 if !self.eof() && self.col > indent {
                     // `- # comment` with the item on the next lines: yaml.v3 makes the
                     // comment part of the item's head (what kpt emits for documents
                     // with a header comment inside a ResourceList).
-                    let mut h = lc;
-                    join(&mut h, &self.take_gap(None));
+                    let dash_comment = (!lc.is_empty()).then_some((lc_col, lc));
+                    let h = self.take_opening_gap(indent, dash_comment);
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
                     self.skip_to_content()?;
@@ -512,7 +479,7 @@ impl Cursor {
         let mut n = Node::sequence();
         n.kind = NodeKind::Sequence(items);
         let mut chain = last_chain;
-        chain.push(indent);
+        chain.push((indent, false));
         Ok(Parsed { node: n, chain })
     }
 
@@ -520,7 +487,7 @@ impl Cursor {
     /// pending gap (no foot split at a collection's start).
     fn first_head_slot(&mut self) -> String {
         let gap = std::mem::take(&mut self.pending);
-        split_gap(&gap, false, 0).1
+        gap::head_only(&gap)
     }
 }
 

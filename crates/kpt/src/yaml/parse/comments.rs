@@ -1,94 +1,147 @@
-//! Attributing full-line comments to nodes the way yaml.v3's scanner does
-//! (`yaml_parser_scan_comments`): a comment block right after content and
-//! followed by a blank line, or dedented below the current block, is a foot
-//! of the prior content; what remains before the next token is its head.
+//! Attributing full-line comments to nodes. The gap before each token goes through
+//! go-yaml's scanner and parser rules ([`super::gap`]); the feet it yields are put on
+//! the nodes whose events take them (the prior token's node, a closing mapping, the
+//! next key's predecessor), and [`normalize_feet`] then moves feet as go-yaml's
+//! `parser.mapping()` does.
 
-use super::super::node::{Node, NodeKind};
-use super::cursor::GapLine;
+use super::super::node::{Node, NodeKind, Style};
+use super::cursor::{Cursor, GapLine};
+use super::gap::{self, BEFORE, Pos, Prior};
 use crate::yaml::limits::guard;
 
-/// A foot comment with the column of its first line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Foot {
-    pub col: usize,
-    pub text: String,
+/// The collections on a node's chain of last entries (its last entry, the last entry
+/// inside that, ...), innermost first: `(indentation, is a mapping)`.
+pub type Chain = [(usize, bool)];
+
+/// What follows a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// A token at this column.
+    Token(usize),
+    /// The end of the document: the stream's end, or a `...` marker (a token at
+    /// column 0 before go-yaml's final unroll).
+    End { marker: bool },
 }
 
-/// Splits a gap into foot comments of the prior content and the head
-/// comment of the next token. `foot_allowed` is false right after a `key:`
-/// whose value follows (yaml.v3's VALUE token case) or at a collection's
-/// start; `indent` is the innermost open block indentation.
-pub fn split_gap(gap: &[GapLine], foot_allowed: bool, indent: usize) -> (Vec<Foot>, String) {
-    split_gap_before(gap, foot_allowed, indent, None)
-}
-
-/// [`split_gap`] knowing the column of the token that follows the gap: yaml.v3 also
-/// ends a comment block as a foot when that token is dedented below the innermost
-/// block and not at the block's own column (a comment closing a sequence item's
-/// mapping stays with that item, not with the next `- `).
-pub fn split_gap_before(
-    gap: &[GapLine],
-    foot_allowed: bool,
-    indent: usize,
-    next_col: Option<usize>,
-) -> (Vec<Foot>, String) {
-    let mut feet = Vec::new();
-    let mut text = String::new();
-    let mut start_col = 0;
-    let mut first_empty = true;
-    let mut recent_empty = false;
-    for (i, l) in gap.iter().enumerate() {
-        match l {
-            GapLine::Blank => {
-                if !recent_empty {
-                    let starts_right_after = matches!(gap.first(), Some(GapLine::Comment { .. }));
-                    if first_empty
-                        && !text.is_empty()
-                        && ((starts_right_after && foot_allowed) || start_col < indent)
-                    {
-                        feet.push(Foot {
-                            col: start_col,
-                            text: std::mem::take(&mut text),
-                        });
-                    } else if !text.is_empty() {
-                        text.push('\n');
-                    }
-                }
-                first_empty = false;
-                recent_empty = true;
-            }
-            GapLine::Comment { col, text: t } => {
-                if !text.is_empty() && *col < indent && *col != start_col && foot_allowed {
-                    feet.push(Foot {
-                        col: start_col,
-                        text: std::mem::take(&mut text),
-                    });
-                }
-                if text.is_empty() {
-                    start_col = *col;
-                } else {
-                    text.push('\n');
-                }
-                text.push_str(t);
-                recent_empty = false;
-                let _ = i;
-            }
+impl Cursor {
+    /// Takes the gap before the first token of a collection that opens after a `key:`
+    /// or `-` line (`open` is the indentation of the block holding that key or entry;
+    /// `dash_comment` the column and text of a comment after a lone `-`, which go-yaml
+    /// scans as the gap's first line): returns the token's head; feet wait for the
+    /// next event that takes comments.
+    pub fn take_opening_gap(
+        &mut self,
+        open: usize,
+        dash_comment: Option<(usize, String)>,
+    ) -> String {
+        if self.pending.is_empty() && dash_comment.is_none() {
+            return String::new();
         }
+        let mut gap = std::mem::take(&mut self.pending);
+        let mut foot_line = self.foot_line(&gap);
+        if let Some((col, text)) = dash_comment {
+            // The comment is on the `-` line, so go-yaml's foot line is two lines on.
+            foot_line = foot_line.map(|_| 2);
+            gap.insert(0, GapLine::Comment { col, text });
+        }
+        let comments = gap::scan(&gap, self.prior, open, Some(self.col), foot_line);
+        let placed = gap::place(comments, false, &[], std::mem::take(&mut self.pending_foot));
+        self.pending_foot = placed.pending;
+        placed.head
     }
-    if let Some(col) = next_col
-        && !text.is_empty()
-        && foot_allowed
-        && col < indent
-        && col != start_col
-    {
-        // yaml.v3 leaves this foot with the prior token: the innermost node, whatever
-        // the comment's column.
-        feet.push(Foot {
-            col: usize::MAX,
-            text: std::mem::take(&mut text),
-        });
+
+    /// go-yaml's foot line for `gap` (see [`gap::scan`]): none when its scan started on
+    /// the stream's first line, as it does after any token there but a plain scalar
+    /// (whose scan runs on past the line's end) without a line comment.
+    fn foot_line(&self, gap: &[GapLine]) -> Option<usize> {
+        // The gap's lines end at the current one, or just before it.
+        let next = self.line + usize::from(self.eof() && self.col != 0);
+        (self.prior_past_line || next > gap.len() + 1).then_some(0)
     }
-    (feet, text)
+
+    /// Takes the gap after the entries of `coll` (whose chain is `chain`, `coll` last):
+    /// the prior token's node and the closing block mappings get their feet, and the
+    /// head of the next token is returned with the feet still waiting for an event.
+    pub fn take_gap(&mut self, coll: &mut Node, chain: &Chain, next: Next) -> (String, String) {
+        let gap = std::mem::take(&mut self.pending);
+        let comments = gap.iter().any(|l| matches!(l, GapLine::Comment { .. }));
+        if !comments && self.pending_foot.is_empty() {
+            // Blank lines only: nothing to place (most gaps).
+            return (String::new(), String::new());
+        }
+        let open = chain.first().map_or(0, |l| l.0);
+        let (col, scan_next) = match next {
+            Next::Token(c) => (c, Some(c)),
+            Next::End { marker } => (0, marker.then_some(0)),
+        };
+        let comments = gap::scan(&gap, self.prior, open, scan_next, self.foot_line(&gap));
+        // go-yaml's levels: an indentless sequence (at its mapping's column) opens none.
+        // Those deeper than the next token close, innermost first, each BLOCK-END at or
+        // after the previous one; at the end, the level at column 0 closes last with its
+        // own search from the end.
+        let mut closing: Vec<(Pos, bool)> = Vec::new();
+        let mut depths: Vec<usize> = Vec::new();
+        let mut mark = BEFORE;
+        for (j, &(ind, mapping)) in chain.iter().enumerate() {
+            if chain.get(j + 1).is_some_and(|o| o.0 == ind) {
+                continue;
+            }
+            let at = if ind > col {
+                mark = gap::block_end(&comments, ind, mark);
+                mark
+            } else if ind == 0 && matches!(next, Next::End { .. }) {
+                gap::block_end(&comments, 0, gap::end_of(gap.len()))
+            } else {
+                continue;
+            };
+            closing.push((at, mapping));
+            depths.push(chain.len() - 1 - j);
+        }
+        let takes = self.prior == Prior::Content;
+        let pending = std::mem::take(&mut self.pending_foot);
+        let placed = gap::place(comments, takes, &closing, pending);
+        let ends = placed.ends.into_iter().map(|(i, t)| (depths[i], t));
+        apply(coll, chain.len(), ends.collect(), placed.prior);
+        (placed.head, placed.pending)
+    }
+}
+
+/// Puts feet on `coll`'s chain: `ends` (by depth, deepest first) on the closing
+/// mappings themselves (their foot goes to their last key later, as go-yaml moves a
+/// mapping's), `prior` on the node at depth `chain_len` (the last token's).
+fn apply(coll: &mut Node, chain_len: usize, mut ends: Vec<(usize, String)>, prior: String) {
+    let mut n = coll;
+    // A loop, not recursion: the chain is as long as the document is deep.
+    for d in 0..=chain_len {
+        if ends.last().is_some_and(|e| e.0 == d)
+            && let Some((_, t)) = ends.pop()
+        {
+            join(&mut n.foot_comment, &t);
+        }
+        if d == chain_len {
+            join(&mut n.foot_comment, &prior);
+        }
+        if (ends.is_empty() && prior.is_empty()) || last_child(n).is_none() {
+            break;
+        }
+        n = last_child(n).expect("checked above");
+    }
+}
+
+/// go-yaml `parser.mapping()` when a later key's event took feet: they become the
+/// previous key's foot, replacing what it had (after its value's foot moved to it).
+pub fn key_takes_foot(entries: &mut [(Node, Node)], foot: String) {
+    if foot.is_empty() {
+        return;
+    }
+    if let Some((k, v)) = entries.last_mut() {
+        let block = matches!(v.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_))
+            && v.style != Style::Flow;
+        if k.foot_comment.is_empty() && !block {
+            k.foot_comment = std::mem::take(&mut v.foot_comment);
+        }
+        k.foot_comment = foot;
+    }
 }
 
 /// Joins comment texts with a line break (a text ending in a line break
@@ -114,30 +167,6 @@ fn trim_comments(n: &mut Node) {
     }
 }
 
-/// Attaches a foot comment to the closed entry chain of `coll` (the last
-/// entry of `coll`, the last entry inside that, ...): the deepest entry whose
-/// indentation is at most the comment's column, else the outermost one.
-/// `chain` holds the indentations of the collections on the chain, innermost
-/// first (the last one is `coll`'s, at depth 0).
-pub fn attach_foot(coll: &mut Node, chain: &[usize], foot: &Foot) {
-    let depth = chain
-        .iter()
-        .position(|&ind| ind <= foot.col)
-        .map(|mut j| {
-            // An indentless sequence (`- ` at its key's column) opens no indentation
-            // level in yaml.v3: a comment at that column belongs to the outer mapping.
-            // A foot kept with the prior token (no column) stays innermost.
-            if foot.col == chain[j] && j > 0 {
-                while j + 1 < chain.len() && chain[j + 1] == chain[j] {
-                    j += 1;
-                }
-            }
-            j
-        })
-        .map_or(0, |j| chain.len() - 1 - j);
-    attach_at(coll, depth, &foot.text);
-}
-
 fn last_child(n: &mut Node) -> Option<&mut Node> {
     match &mut n.kind {
         NodeKind::Mapping(e) => e.last_mut().map(|(_, v)| v),
@@ -146,31 +175,8 @@ fn last_child(n: &mut Node) -> Option<&mut Node> {
     }
 }
 
-fn attach_at(mut n: &mut Node, depth: usize, text: &str) {
-    // A loop, not recursion: the chain is as long as the document is deep.
-    for _ in 0..depth {
-        if last_child(n).is_none() {
-            break;
-        }
-        n = last_child(n).expect("checked above");
-    }
-    match &mut n.kind {
-        NodeKind::Mapping(e) if !e.is_empty() => {
-            if let Some((k, _)) = e.last_mut() {
-                join(&mut k.foot_comment, text);
-            }
-        }
-        NodeKind::Sequence(items) if !items.is_empty() => {
-            if let Some(i) = items.last_mut() {
-                join(&mut i.foot_comment, text);
-            }
-        }
-        _ => join(&mut n.foot_comment, text),
-    }
-}
-
 /// yaml.v3 `parser.mapping()`: in block mappings, a value's foot comment
-/// moves to its key, and the mapping's own foot to its last key.
+/// moves to its key when the key has none, and the mapping's own foot to its last key.
 pub fn normalize_feet(n: &mut Node) {
     normalize_inner(n);
     trim_all(n);
@@ -195,7 +201,7 @@ fn normalize_inner(n: &mut Node) {
 }
 
 fn normalize_at(n: &mut Node) {
-    let flow = n.style == super::super::node::Style::Flow;
+    let flow = n.style == Style::Flow;
     match &mut n.kind {
         NodeKind::Mapping(entries) => {
             for (k, v) in entries.iter_mut() {
@@ -209,8 +215,8 @@ fn normalize_at(n: &mut Node) {
                 && !n.foot_comment.is_empty()
                 && let Some((k, _)) = entries.last_mut()
             {
-                let f = std::mem::take(&mut n.foot_comment);
-                join(&mut k.foot_comment, &f);
+                // Replacing what the key had, as go-yaml does.
+                k.foot_comment = std::mem::take(&mut n.foot_comment);
             }
         }
         NodeKind::Sequence(items) => items.iter_mut().for_each(normalize_inner),
@@ -222,68 +228,45 @@ fn normalize_at(n: &mut Node) {
 mod tests {
     use super::*;
 
-    fn c(col: usize, t: &str) -> GapLine {
-        GapLine::Comment {
-            col,
-            text: t.into(),
+    fn foot<'a>(doc: &'a Node, path: &[&str]) -> &'a str {
+        let mut n = doc;
+        let mut key = None;
+        for p in path {
+            if let NodeKind::Mapping(e) = &n.kind
+                && let Some((k, v)) = e.iter().find(|(k, _)| k.as_str() == Some(p))
+            {
+                key = Some(k);
+                n = v;
+            }
         }
+        key.map_or("", |k| k.foot_comment.as_str())
     }
 
+    /// A closing block's end moves before the first comment at its indentation, and
+    /// its mapping's end takes what comes before as its last key's foot.
     #[test]
-    fn foot_then_head() {
-        let gap = [c(0, "# f"), GapLine::Blank, c(0, "# h")];
-        let (feet, head) = split_gap(&gap, true, 0);
-        assert_eq!(
-            feet,
-            vec![Foot {
-                col: 0,
-                text: "# f".into()
-            }]
-        );
-        assert_eq!(head, "# h");
+    fn closing_blocks_take_the_feet_before_their_end() {
+        let text = "a: 1\nb:\n  c:\n    d: 1\n    # deep\n  # mid\ne: 1\n";
+        let doc = crate::yaml::parse_one(text).expect("parses");
+        assert_eq!(foot(&doc, &["b", "c", "d"]), "# deep");
+        assert_eq!(foot(&doc, &["b", "c"]), "# mid");
+        assert_eq!(foot(&doc, &["b"]), "");
     }
 
+    /// Feet a later key's event takes replace the previous key's, whose value's foot
+    /// moved to it first: go-yaml drops that one.
     #[test]
-    fn no_foot_after_blank_or_value() {
-        let gap = [GapLine::Blank, c(0, "# a"), GapLine::Blank, c(0, "# b")];
-        assert_eq!(split_gap(&gap, true, 0), (vec![], "# a\n\n# b".to_string()));
-        let gap = [c(0, "# a"), GapLine::Blank, c(0, "# b")];
-        assert_eq!(
-            split_gap(&gap, false, 0),
-            (vec![], "# a\n\n# b".to_string())
-        );
+    fn a_later_key_replaces_the_previous_keys_foot() {
+        let mut entries = vec![(Node::plain("a"), Node::plain("1"))];
+        entries[0].1.foot_comment = "# of 1".into();
+        key_takes_foot(&mut entries, "# next".into());
+        assert_eq!(entries[0].0.foot_comment, "# next");
+        assert_eq!(entries[0].1.foot_comment, "");
     }
 
-    /// yaml.v3 looks at the token after the gap too: dedented below the innermost
-    /// block and not at the comment's own column, the comment block is a foot of the
-    /// prior token.
-    #[test]
-    fn a_dedented_next_token_makes_the_block_a_foot() {
-        let gap = [c(2, "# closes the item")];
-        let (feet, head) = split_gap_before(&gap, true, 4, Some(0));
-        // Kept with the prior token: no column, so it attaches to the innermost node.
-        assert_eq!(
-            feet,
-            vec![Foot {
-                col: usize::MAX,
-                text: "# closes the item".into()
-            }]
-        );
-        assert_eq!(head, "");
-        // At the comment's own column, or not dedented, it heads the next token.
-        for next in [2, 4] {
-            let (feet, head) = split_gap_before(&gap, true, 4, Some(next));
-            assert!(feet.is_empty(), "next at {next}");
-            assert_eq!(head, "# closes the item");
-        }
-        // Where no foot may be taken (a collection's start), it stays a head.
-        let (feet, _) = split_gap_before(&gap, false, 4, Some(0));
-        assert!(feet.is_empty());
-    }
-
-    /// Parsed whole: a comment closing a sequence item's mapping stays with that item
-    /// (what kept one file's trailing comment from moving into the next file's resource
-    /// when a ResourceList came back from a function).
+    /// A comment closing a sequence item's mapping stays with that item (what kept one
+    /// file's trailing comment from moving into the next file's resource when a
+    /// ResourceList came back from a function).
     #[test]
     fn a_comment_closing_an_item_stays_with_it() {
         let text = "items:\n- a: 1\n  b:\n    c: 2\n  # closes a\n- d: 3\n";
@@ -295,37 +278,5 @@ mod tests {
             shown.find("# closes a").expect("kept") < shown.find("d: 3").expect("d"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn dedent_splits_feet() {
-        let gap = [
-            c(4, "# x"),
-            GapLine::Blank,
-            c(2, "# two"),
-            GapLine::Blank,
-            c(0, "# zero"),
-            GapLine::Blank,
-            c(2, "# head"),
-        ];
-        let (feet, head) = split_gap(&gap, true, 4);
-        assert_eq!(
-            feet,
-            vec![
-                Foot {
-                    col: 4,
-                    text: "# x".into()
-                },
-                Foot {
-                    col: 2,
-                    text: "# two\n".into()
-                },
-                Foot {
-                    col: 0,
-                    text: "# zero\n".into()
-                },
-            ]
-        );
-        assert_eq!(head, "# head");
     }
 }

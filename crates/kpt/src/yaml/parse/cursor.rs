@@ -41,6 +41,14 @@ pub struct Cursor {
     /// Set by a block mapping just before parsing a value that starts on the
     /// key's line; the next `block_node` takes (and clears) it.
     pub map_value: bool,
+    /// The last token before `pending`, for placing its comments.
+    pub prior: super::gap::Prior,
+    /// The prior token is a plain scalar without a line comment: go-yaml's scanner
+    /// went on past its line's end.
+    pub prior_past_line: bool,
+    /// Foot comments go-yaml's parser has unfolded but no event took yet: the next
+    /// scalar, key or mapping end takes them.
+    pub pending_foot: String,
 }
 
 pub type PResult<T> = Result<T, YamlError>;
@@ -57,6 +65,9 @@ impl Cursor {
             pending: Vec::new(),
             dash_memo: std::cell::Cell::new((usize::MAX, 0)),
             map_value: false,
+            prior: super::gap::Prior::Value,
+            prior_past_line: false,
+            pending_foot: String::new(),
         }
     }
 

@@ -6,11 +6,12 @@ mod block;
 mod comments;
 mod cursor;
 mod flow;
+mod gap;
 mod scalar;
 
 use super::document::{SeqIndent, YamlError};
 use super::node::Node;
-use comments::{join, normalize_feet, split_gap};
+use comments::{join, normalize_feet};
 use cursor::Cursor;
 
 /// One document's slice of the stream.
@@ -173,7 +174,7 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     let mut c = Cursor::new(text, first_line);
     c.skip_to_content()?;
     let gap = std::mem::take(&mut c.pending);
-    let all = split_gap(&gap, false, 0).1;
+    let all = gap::head_only(&gap);
     if c.eof() {
         let mut n = Node::plain("");
         n.head_comment = all.trim_end_matches('\n').to_string();
@@ -191,14 +192,13 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     if !c.eof() {
         return c.parser_err("did not find expected <document start>", c.line);
     }
-    let document_foot = match ended {
-        // The comment after `...` wins; the block before it is then lost.
-        Some(after) => {
-            let before = c.take_trailing_before_end(&mut p);
-            if after.is_empty() { before } else { after }
-        }
-        None => c.take_trailing(&mut p),
-    };
+    // go-yaml's DOCUMENT-END event takes the feet left (with those right after a
+    // `...`), else the head left; a head next to feet is lost.
+    let (head, mut document_foot) = c.take_trailing(&mut p, ended.is_some());
+    join(&mut document_foot, ended.as_deref().unwrap_or(""));
+    if document_foot.is_empty() {
+        document_foot = head;
+    }
     block::set_first_head(&mut p.node, first_head);
     // go-yaml keeps the document's head comment apart from the root's and writes a
     // blank line after it: kept here as the root's head comment ending in a blank line
