@@ -265,6 +265,12 @@ const CURATED: &[&str] = &[
     // A comment after a lone `-` is the first line of the gap that follows.
     "- # l1\n      # h1\n\n     # h2\n  k3: 1\n",
     "k0:\n  k10:\n  - # l11\n  # h11\n # h12\n    k13: \"d\"\n      # f14\n   # f15\n    k16: v\n",
+    // After an explicit `---` (a stream's first line) the leading comments are all the
+    // first key's head: no document head, no blank line kept after them.
+    "---\n# d0\n\nk1: q\n",
+    "---\n# d0\n\n# d1\nk1: q\n",
+    "--- # c\n# d0\n\nk1: q\n",
+    "---\n\n# d0\n\nk1: q\n",
     // kpt's recorded normalisation fixture (yaml_roundtrip.rs).
     "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  labels:\n    x: y\n    # foot of x at 4\n\n  # foot at 2\n\n# foot at 0\n\n  # head of annotations?\n  annotations:\n    p: q\n\nspec:\n# col0 before nested\n  replicas: 1\n  list:\n  # c1\n  - a\n  # c2\n\n  # c3\n  - b\n  # tail of list\n  other: 1\n# final foot\n",
 ];

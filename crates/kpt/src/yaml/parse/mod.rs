@@ -181,8 +181,18 @@ pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
         return Ok(n);
     }
     // yaml.v3: the part of the leading comments before the last blank line
-    // is the document's head comment; kyaml keeps it on the root node.
+    // is the document's head comment; kyaml keeps it on the root node. Only for an
+    // implicit document: after an explicit `---` every leading comment is the first
+    // node's head. kyaml cuts a stream at each later `---` and hands go-yaml the
+    // text after it, so only a stream's first line can start an explicit document.
+    let explicit = first_line == 0
+        && raw
+            .trim_start_matches('\u{feff}')
+            .split('\n')
+            .next()
+            .is_some_and(|l| is_marker(l.trim_end_matches('\r'), "---"));
     let (doc_head, first_head) = match all.rfind("\n\n") {
+        _ if explicit => (String::new(), all.trim_end_matches('\n').to_string()),
         _ if all.ends_with('\n') => (all.trim_end_matches('\n').to_string(), String::new()),
         Some(i) => (all[..i].to_string(), all[i + 2..].to_string()),
         None => (String::new(), all),
