@@ -17,13 +17,10 @@
 //! golang-gopkg-yaml.v3-dev`, which `.ci/setup.sh` does) the test says so and passes
 //! as skipped.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
 use kpt::yaml::{SeqIndent, emit_node, parse_stream};
 
-const GOPATH: &str = "/usr/share/gocode";
+#[path = "support/go_oracle.rs"]
+mod go_oracle;
 
 const PROGRAM: &str = r#"package main
 
@@ -61,68 +58,6 @@ func main() {
 	}
 }
 "#;
-
-/// Builds the Go program; `None` (with the reason printed) when Go or yaml.v3 is absent.
-fn go_yaml(dir: &Path) -> Option<PathBuf> {
-    let go = ["/usr/bin/go", "/usr/lib/go/bin/go"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file());
-    let source = Path::new(GOPATH).join("src/gopkg.in/yaml.v3");
-    let (Some(go), true) = (go, source.is_dir()) else {
-        eprintln!(
-            "skipped: needs go and the yaml.v3 sources (apt-get install golang-go \
-             golang-gopkg-yaml.v3-dev; .ci/setup.sh installs them)"
-        );
-        return None;
-    };
-    let main = dir.join("main.go");
-    std::fs::write(&main, PROGRAM).expect("write main.go");
-    let bin = dir.join("goyaml");
-    let out = Command::new(go)
-        .arg("build")
-        .arg("-o")
-        .arg(&bin)
-        .arg(&main)
-        .env("GOPATH", GOPATH)
-        .env("GO111MODULE", "off")
-        .env("GOCACHE", dir.join("cache"))
-        .env("GOFLAGS", "")
-        .output()
-        .expect("go build runs");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(bin)
-}
-
-/// go-yaml's round trip of each document, in one process.
-fn through_go(bin: &Path, docs: &[String]) -> Vec<String> {
-    let mut child = Command::new(bin)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("goyaml starts");
-    let mut input = String::new();
-    for d in docs {
-        input.push_str(d);
-        input.push_str("\x00\n");
-    }
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("goyaml output");
-    writer.join().expect("writer").expect("write stdin");
-    let text = String::from_utf8(out.stdout).expect("utf8");
-    let answers: Vec<String> = text
-        .split("\x00\n")
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    assert_eq!(answers.len(), docs.len(), "one answer per document");
-    answers
-}
 
 fn ours(doc: &str) -> String {
     match parse_stream(doc) {
@@ -282,11 +217,17 @@ const CEILING_PERCENT: usize = 0;
 #[test]
 fn comments_land_where_go_yaml_puts_them() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_yaml(tmp.path()) else {
+    let Some(bin) = go_oracle::build(
+        tmp.path(),
+        PROGRAM,
+        "goyaml",
+        "gopkg.in/yaml.v3",
+        "golang-go golang-gopkg-yaml.v3-dev",
+    ) else {
         return;
     };
     let curated: Vec<String> = CURATED.iter().map(|s| s.to_string()).collect();
-    for (doc, go) in curated.iter().zip(through_go(&bin, &curated)) {
+    for (doc, go) in curated.iter().zip(go_oracle::answers(&bin, &curated)) {
         assert_eq!(ours(doc), go, "input:\n{doc}");
     }
 
@@ -299,7 +240,7 @@ fn comments_land_where_go_yaml_puts_them() {
             lines.join("\n") + "\n"
         })
         .collect();
-    let answers = through_go(&bin, &docs);
+    let answers = go_oracle::answers(&bin, &docs);
     let mut compared = 0;
     let mut differing = Vec::new();
     for (doc, go) in docs.iter().zip(&answers) {

@@ -19,16 +19,13 @@
 //! golang-starlark-dev`, which `.ci/setup.sh` does) the test says so and passes as
 //! skipped.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
 use kpt::resource_list::ResourceList;
 use kpt::runtime::{FunctionRef, FunctionRuntime, RunOptions};
 use kpt::yaml;
 use krm_functions::Builtins;
 
-const GOPATH: &str = "/usr/share/gocode";
+#[path = "../../kpt/tests/support/go_oracle.rs"]
+mod go_oracle;
 
 /// The program name: it prefixes syntax and resolve errors.
 const NAME: &str = "diff";
@@ -567,69 +564,6 @@ const KNOWN: &[(&str, &str)] = &[
     ),
 ];
 
-/// Builds the Go program; `None` (with the reason printed) when Go or go.starlark.net is
-/// absent.
-fn go_starlark(dir: &Path) -> Option<PathBuf> {
-    let go = ["/usr/bin/go", "/usr/lib/go/bin/go"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file());
-    let source = Path::new(GOPATH).join("src/go.starlark.net/starlark");
-    let (Some(go), true) = (go, source.is_dir()) else {
-        eprintln!(
-            "skipped: needs go and the go.starlark.net sources (apt-get install golang-go \
-             golang-starlark-dev; .ci/setup.sh installs them)"
-        );
-        return None;
-    };
-    let main = dir.join("main.go");
-    std::fs::write(&main, PROGRAM).expect("write main.go");
-    let bin = dir.join("gostarlark");
-    let out = Command::new(go)
-        .arg("build")
-        .arg("-o")
-        .arg(&bin)
-        .arg(&main)
-        .env("GOPATH", GOPATH)
-        .env("GO111MODULE", "off")
-        .env("GOCACHE", dir.join("cache"))
-        .env("GOFLAGS", "")
-        .output()
-        .expect("go build runs");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(bin)
-}
-
-/// go.starlark.net's answer for each script, in one process.
-fn through_go(bin: &Path, scripts: &[String]) -> Vec<String> {
-    let mut child = Command::new(bin)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("gostarlark starts");
-    let mut input = String::new();
-    for s in scripts {
-        input.push_str(s);
-        input.push_str("\x00\n");
-    }
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("gostarlark output");
-    writer.join().expect("writer").expect("write stdin");
-    let text = String::from_utf8(out.stdout).expect("utf8");
-    let answers: Vec<String> = text
-        .split("\x00\n")
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    assert_eq!(answers.len(), scripts.len(), "one answer per script");
-    answers
-}
-
 /// Our answer, in the same form: the script runs as the built-in `starlark` function
 /// over an empty list; its stderr holds what `print` wrote (and, on failure, the SDK's
 /// line after it), its error result the error.
@@ -680,7 +614,13 @@ fn probe_scripts_from_a_file() {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_starlark(dir.path()) else {
+    let Some(bin) = go_oracle::build(
+        dir.path(),
+        PROGRAM,
+        "gostarlark",
+        "go.starlark.net/starlark",
+        "golang-go golang-starlark-dev",
+    ) else {
         return;
     };
     let text = std::fs::read_to_string(path).expect("read the scripts");
@@ -689,7 +629,7 @@ fn probe_scripts_from_a_file() {
         .filter(|s| !s.trim().is_empty())
         .map(|s| format!("{}\n", s.trim_end_matches('\n')))
         .collect();
-    let go = through_go(&bin, &scripts);
+    let go = go_oracle::answers(&bin, &scripts);
     for (script, want) in scripts.iter().zip(&go) {
         let got = ours(script);
         let mark = if got == *want { "same" } else { "DIFF" };
@@ -700,7 +640,13 @@ fn probe_scripts_from_a_file() {
 #[test]
 fn scripts_agree_with_go_starlark() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_starlark(dir.path()) else {
+    let Some(bin) = go_oracle::build(
+        dir.path(),
+        PROGRAM,
+        "gostarlark",
+        "go.starlark.net/starlark",
+        "golang-go golang-starlark-dev",
+    ) else {
         return;
     };
     // The function's config holds the script as a YAML block scalar, which ends it
@@ -709,7 +655,7 @@ fn scripts_agree_with_go_starlark() {
         .iter()
         .map(|(_, s)| format!("{}\n", s.trim_end_matches('\n')))
         .collect();
-    let go = through_go(&bin, &scripts);
+    let go = go_oracle::answers(&bin, &scripts);
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();
     for ((name, script), want) in CASES.iter().zip(&go) {

@@ -1,0 +1,81 @@
+//! A Go program built at test time against a Debian-packaged Go library (go-yaml v3,
+//! go.starlark.net), used as the oracle of a differential test, and a batch run of it:
+//! each input followed by `\0\n` on stdin, each answer likewise on stdout. Shared by
+//! `kpt`'s and `krm-functions`' differential tests (`#[path]`-included).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Where Debian installs Go library sources.
+pub const GOPATH: &str = "/usr/share/gocode";
+
+/// Builds `program` (a `main` package) in `dir` as `name`; `None`, with the reason
+/// printed, when Go or the library under `GOPATH/src/<library>` is absent (`packages`
+/// names the Debian packages that provide them).
+pub fn build(
+    dir: &Path,
+    program: &str,
+    name: &str,
+    library: &str,
+    packages: &str,
+) -> Option<PathBuf> {
+    let go = ["/usr/bin/go", "/usr/lib/go/bin/go"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file());
+    let source = Path::new(GOPATH).join("src").join(library);
+    let (Some(go), true) = (go, source.is_dir()) else {
+        eprintln!(
+            "skipped: needs go and the {library} sources (apt-get install {packages}; \
+             .ci/setup.sh installs them)"
+        );
+        return None;
+    };
+    let main = dir.join("main.go");
+    std::fs::write(&main, program).expect("write main.go");
+    let bin = dir.join(name);
+    let out = Command::new(go)
+        .arg("build")
+        .arg("-o")
+        .arg(&bin)
+        .arg(&main)
+        .env("GOPATH", GOPATH)
+        .env("GO111MODULE", "off")
+        .env("GOCACHE", dir.join("cache"))
+        .env("GOFLAGS", "")
+        .output()
+        .expect("go build runs");
+    assert!(
+        out.status.success(),
+        "go build failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(bin)
+}
+
+/// The program's answer for each input, in one process.
+pub fn answers(bin: &Path, inputs: &[String]) -> Vec<String> {
+    let mut child = Command::new(bin)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the Go oracle starts");
+    let mut input = String::new();
+    for d in inputs {
+        input.push_str(d);
+        input.push_str("\x00\n");
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("the Go oracle's output");
+    writer.join().expect("writer").expect("write stdin");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let answers: Vec<String> = text
+        .split("\x00\n")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    assert_eq!(answers.len(), inputs.len(), "one answer per input");
+    answers
+}
