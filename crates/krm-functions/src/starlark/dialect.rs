@@ -8,6 +8,8 @@
 //! lines than the original; [`Lines`] maps positions back for the error
 //! messages that name them.
 
+use super::scan::outside_strings;
+
 /// Iterations a rewritten `while` may make; larger than any loop finishes
 /// within the time limit.
 const FOREVER: &str = "2147483647";
@@ -108,24 +110,8 @@ fn while_header(line: &str) -> Option<(&str, &str, usize, Option<&str>)> {
 /// The offset of the `:` ending a `while` header in `rest`: the first outside
 /// brackets and string literals.
 fn header_colon(rest: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in rest.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
+    for (i, c, depth) in outside_strings(rest) {
         match c {
-            '"' | '\'' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
             '#' => return None,
             ':' if depth == 0 => return Some(i),
             _ => {}

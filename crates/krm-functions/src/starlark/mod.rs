@@ -29,6 +29,7 @@ mod merge;
 mod modules;
 mod parse_errors;
 mod runtime_errors;
+mod scan;
 mod scope;
 mod starlib;
 

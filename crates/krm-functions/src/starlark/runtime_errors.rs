@@ -5,6 +5,7 @@
 
 use super::errors::Source;
 use super::gofmt::requote;
+use super::scan::outside_strings;
 use super::scope::Scopes;
 
 /// Where a runtime error happened.
@@ -445,30 +446,11 @@ fn mutation_during_iteration(site: &Site) -> Option<String> {
 /// Splits `s` at `sep` outside brackets and string literals.
 pub(super) fn split_top_level(s: &str, sep: char) -> Vec<&str> {
     let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            c if c == sep && depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
+    for (i, c, depth) in outside_strings(s) {
+        if c == sep && depth == 0 {
+            parts.push(&s[start..i]);
+            start = i + c.len_utf8();
         }
     }
     parts.push(&s[start..]);
@@ -555,29 +537,9 @@ fn def_params<'s>(source: &'s str, name: &str) -> Option<Vec<&'s str>> {
 /// The text inside the parentheses that `s` starts with.
 fn enclosed(s: &str) -> Option<&str> {
     let body = s.strip_prefix('(')?;
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in body.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
-            ')' if depth == 0 => return Some(&body[..i]),
-            ')' | ']' | '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
+    outside_strings(body)
+        .find(|&(_, c, depth)| c == ')' && depth == 0)
+        .map(|(i, _, _)| &body[..i])
 }
 
 /// The arguments of the call expression `expr` (`f(1, b=2)`): positional
