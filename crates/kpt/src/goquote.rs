@@ -21,7 +21,7 @@ pub fn go_quote(s: &str) -> String {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 out.push_str(&format!("\\x{:02x}", c as u32));
             }
-            c if c.is_control() || c == '\u{feff}' || c == '\u{ad}' => {
+            c if !c.is_ascii() && !printable(c) => {
                 if (c as u32) < 0x10000 {
                     out.push_str(&format!("\\u{:04x}", c as u32));
                 } else {
@@ -35,6 +35,19 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
+/// Go's `strconv.IsPrint` for non-ASCII characters, approximately: controls,
+/// spaces other than U+0020, format characters and private-use code points
+/// are not printable.
+fn printable(c: char) -> bool {
+    let u = c as u32;
+    !(c.is_control()
+        || c.is_whitespace()
+        || matches!(u, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e)
+        || matches!(u, 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x206f)
+        || matches!(u, 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff)
+        || matches!(u, 0xf0000..=0x10ffff))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +58,7 @@ mod tests {
         assert_eq!(go_quote("\t\u{7}\u{1b}\u{7f}"), "\"\\t\\a\\x1b\\x7f\"");
         assert_eq!(go_quote("héllo ✓"), "\"héllo ✓\"");
         assert_eq!(go_quote("\u{85}"), "\"\\u0085\"");
+        // Spaces beyond ASCII and format characters are not printable either.
+        assert_eq!(go_quote("\u{a0}\u{200b}"), "\"\\u00a0\\u200b\"");
     }
 }

@@ -52,36 +52,9 @@ pub(crate) fn float(f: f64) -> String {
     }
 }
 
-/// Go's `%q` of a string, as go.starlark.net writes string values: printable
-/// characters as they are, the C escapes, other control characters as `\xNN`
-/// and other non-printable ones as `\uNNNN`.
+/// Go's `%q` of a string, as go.starlark.net writes string values.
 pub(crate) fn quote(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if !c.is_ascii() && !printable(c) => {
-                if (c as u32) <= 0xffff {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push_str(&kpt::goquote::go_quote(s));
 }
 
 /// A value's text as the crate writes it (in its error messages) rewritten as
@@ -133,19 +106,6 @@ pub(crate) fn requote(crate_repr: &str) -> String {
     let mut out = String::new();
     quote(&text, &mut out);
     out
-}
-
-/// Go's `unicode.IsPrint` for non-ASCII characters, approximately: controls,
-/// spaces other than U+0020, format characters and private-use code points
-/// are not printable.
-fn printable(c: char) -> bool {
-    let u = c as u32;
-    !(c.is_control()
-        || c.is_whitespace()
-        || matches!(u, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e)
-        || matches!(u, 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x206f)
-        || matches!(u, 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff)
-        || matches!(u, 0xf0000..=0x10ffff))
 }
 
 /// go.starlark.net's `String()` of a value (its `repr`).
