@@ -605,6 +605,17 @@ fn ours(script: &str) -> String {
     answer
 }
 
+/// The Go program, built against Debian's go.starlark.net (`None` when absent).
+fn go_starlark(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    go_oracle::build(
+        dir,
+        PROGRAM,
+        "gostarlark",
+        "go.starlark.net/starlark",
+        "golang-go golang-starlark-dev",
+    )
+}
+
 /// With `STARLARK_DIFF_SCRIPTS=<file>` (scripts separated by lines holding only `----`),
 /// prints both answers for each script instead of checking the curated cases: a probe
 /// for finding new differences.
@@ -614,13 +625,7 @@ fn probe_scripts_from_a_file() {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(
-        dir.path(),
-        PROGRAM,
-        "gostarlark",
-        "go.starlark.net/starlark",
-        "golang-go golang-starlark-dev",
-    ) else {
+    let Some(bin) = go_starlark(dir.path()) else {
         return;
     };
     let text = std::fs::read_to_string(path).expect("read the scripts");
@@ -640,13 +645,7 @@ fn probe_scripts_from_a_file() {
 #[test]
 fn scripts_agree_with_go_starlark() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(
-        dir.path(),
-        PROGRAM,
-        "gostarlark",
-        "go.starlark.net/starlark",
-        "golang-go golang-starlark-dev",
-    ) else {
+    let Some(bin) = go_starlark(dir.path()) else {
         return;
     };
     // The function's config holds the script as a YAML block scalar, which ends it

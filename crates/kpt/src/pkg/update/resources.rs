@@ -138,32 +138,19 @@ fn merge_one(
     if !opts.merge.ignore_crd_schemas {
         schemas.add_crds_from(u_items.iter().chain(l_items.iter()));
     }
-    let merged =
+    let shown = if dir.is_empty() { "." } else { dir };
+    let mut merged =
         merge_resources(o_items, u_items, l_items, &schemas, &opts.merge).map_err(|e| {
             UpdateError::Merge {
-                path: if dir.is_empty() {
-                    ".".into()
-                } else {
-                    dir.to_string()
-                },
+                path: shown.to_string(),
                 source: e,
             }
         })?;
     let before = l_sub.clone();
     // The merge's own bookkeeping (ids, merge sources) goes with the reader's.
-    let merged: Vec<_> = merged
-        .into_iter()
-        .map(|mut n| {
-            strip_bookkeeping(&mut n);
-            n
-        })
-        .collect();
+    merged.iter_mut().for_each(strip_bookkeeping);
     let written = write_items(&mut l_sub, merged).map_err(|e| UpdateError::Resources {
-        path: if dir.is_empty() {
-            ".".into()
-        } else {
-            dir.to_string()
-        },
+        path: shown.to_string(),
         source: e,
     })?;
     prune(&mut l_sub, &l_sources, &written);
