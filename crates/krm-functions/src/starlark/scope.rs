@@ -163,6 +163,24 @@ fn bind_target(t: &AstAssignTarget, names: &mut Vec<(String, usize)>) {
     }
 }
 
+/// An assignment's first unbound use (its right side, then uses inside its
+/// targets, such as an index); then its names are bound.
+fn assignment(
+    lhs: &AstAssignTarget,
+    rhs: &AstExpr,
+    known: &HashSet<String>,
+    bound: &mut HashSet<String>,
+) -> Option<(String, usize)> {
+    unbound_use(rhs, known, bound).or_else(|| {
+        let mut uses = None;
+        lhs.visit_expr(|x| uses = uses.take().or_else(|| unbound_use(x, known, bound)));
+        let mut names = Vec::new();
+        bind_target(lhs, &mut names);
+        bound.extend(names.into_iter().map(|(n, _)| n));
+        uses
+    })
+}
+
 /// The first top-level use of a name before anything binds it at the top
 /// level (go.starlark.net's compile-time `undefined`): the name and its
 /// offset. Names in `known` (the builtins and `ctx`) count as bound; uses in
@@ -193,22 +211,8 @@ fn first_unbound(
         }
         StmtP::Expression(e) => check(e, bound),
         StmtP::Return(e) => e.as_ref().and_then(|e| check(e, bound)),
-        StmtP::Assign(AssignP { lhs, rhs, .. }) => check(rhs, bound).or_else(|| {
-            let mut uses = None;
-            lhs.visit_expr(|x| uses = uses.take().or_else(|| check(x, bound)));
-            let mut names = Vec::new();
-            bind_target(lhs, &mut names);
-            bound.extend(names.into_iter().map(|(n, _)| n));
-            uses
-        }),
-        StmtP::AssignModify(lhs, _, rhs) => check(rhs, bound).or_else(|| {
-            let mut uses = None;
-            lhs.visit_expr(|x| uses = uses.take().or_else(|| check(x, bound)));
-            let mut names = Vec::new();
-            bind_target(lhs, &mut names);
-            bound.extend(names.into_iter().map(|(n, _)| n));
-            uses
-        }),
+        StmtP::Assign(AssignP { lhs, rhs, .. }) => assignment(lhs, rhs, known, bound),
+        StmtP::AssignModify(lhs, _, rhs) => assignment(lhs, rhs, known, bound),
         StmtP::If(cond, body) => check(cond, bound).or_else(|| first_unbound(body, known, bound)),
         StmtP::IfElse(cond, bodies) => check(cond, bound)
             .or_else(|| first_unbound(&bodies.0, known, bound))
