@@ -14,12 +14,24 @@ use super::run::check_krm;
 use crate::package::resources::{self as res, annotation, set_annotation};
 use crate::yaml::Node;
 
-/// Before a call: give every item its call id (`1`, `2`, ... in both id annotations),
-/// take the snapshot healing needs into `originals` (emptied first), and check it is
-/// KRM. The error is kpt's message for the first item that is not.
-pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(), String> {
+/// Why the items cannot be handed to a function.
+pub(super) enum Unfit {
+    /// kyaml refuses them before the function starts: two call id annotations
+    /// carried over from a source file disagree.
+    Ids(&'static str),
+    /// An item is not KRM (kpt's message); the step fails.
+    NotKrm(String),
+}
+
+/// Before a call: check kyaml's id invariant, give every item its call id (`1`, `2`,
+/// ... in both id annotations), take the snapshot healing needs into `originals`
+/// (emptied first), and check it is KRM.
+pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(), Unfit> {
     originals.clear();
     for (i, item) in items.iter_mut().enumerate() {
+        if let Some(message) = res::mismatched_ids(item) {
+            return Err(Unfit::Ids(message));
+        }
         let id = (i + 1).to_string();
         // kyaml hands a function the root node, not the document around it.
         let head = crate::yaml::collapse_document_head(&item.head_comment);
@@ -28,7 +40,7 @@ pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(
         }
         res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
         originals.push(item);
-        check_krm(item)?;
+        check_krm(item).map_err(Unfit::NotKrm)?;
     }
     Ok(())
 }

@@ -457,9 +457,12 @@ impl Ctx<'_> {
                 }
             }
         }
-        // kyaml refuses, before the function starts, an input whose two call id
-        // annotations (carried over from a source file) disagree.
-        if let Some(message) = selected.iter().find_map(res::mismatched_ids) {
+        // What healing needs of each input, by call id (`i + 1`); the buffers are the
+        // last call's.
+        let mut originals = std::mem::take(&mut self.snapshots);
+        let prepared = call::prepare(&mut selected, &mut originals);
+        // kyaml refuses ids that disagree before the function starts (no `[RUNNING]`).
+        if let Err(call::Unfit::Ids(message)) = prepared {
             return Err(RenderError::Input(message.to_string()));
         }
         // kpt names the resource count only for a function with selectors or exclusions
@@ -476,10 +479,7 @@ impl Ctx<'_> {
                 "[RUNNING] {shown:?}{count} on package {pkg_name:?}"
             ));
         }
-        // What healing needs of each input, by call id (`i + 1`); the buffers are the
-        // last call's.
-        let mut originals = std::mem::take(&mut self.snapshots);
-        if let Err(message) = call::prepare(&mut selected, &mut originals) {
+        if let Err(call::Unfit::NotKrm(message)) = prepared {
             step.execution_error = message.clone();
             step.exit_code = 1;
             self.log.push(format!(
