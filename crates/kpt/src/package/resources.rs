@@ -209,10 +209,34 @@ fn is_empty_doc(root: &Node) -> bool {
     root.is_scalar() && root.as_str().is_some_and(str::is_empty) && root.tag.is_none()
 }
 
-/// A single-quoted string node, as kyaml writes annotation values.
-fn quoted(s: &str) -> Node {
+/// Sets `key` of the annotations mapping `ann` as kyaml's `AnnotationSetter` does,
+/// through its `FieldSetter`: the old value node is replaced whole (its comments go
+/// with it).
+fn set_like_kyaml(ann: &mut Node, key: &str, value: &str) {
+    let existing = ann
+        .entries_mut()
+        .and_then(|e| e.iter_mut().find(|(k, _)| k.as_str() == Some(key)));
+    match existing {
+        Some((_, old)) => *old = annotation_value(Some(old), value),
+        None => {
+            ann.set(key, annotation_value(None, value));
+        }
+    }
+}
+
+/// The string node kyaml's `AnnotationSetter` puts at an annotation: single-quoted
+/// when the annotation is new; an existing one keeps its value's style (`FieldSetter`
+/// copies the old node's style onto the new one), so a plain value stays plain where
+/// it can.
+fn annotation_value(existing: Option<&Node>, s: &str) -> Node {
     let mut n = Node::string(s);
-    n.style = Style::SingleQuoted;
+    n.style = match existing.map(|e| e.style) {
+        None => Style::SingleQuoted,
+        Some(st @ (Style::SingleQuoted | Style::DoubleQuoted | Style::Literal | Style::Folded)) => {
+            st
+        }
+        Some(_) => Style::Any,
+    };
     n
 }
 
@@ -236,7 +260,7 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
         (SEQ_INDENT, seq),
         (PACKAGE_PATH, pkg),
     ] {
-        ann.set(k, quoted(v));
+        set_like_kyaml(ann, k, v);
     }
     copy_id_twin(node);
 }
@@ -274,12 +298,9 @@ pub fn annotation<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
         .and_then(Node::as_str)
 }
 
-/// Set an annotation (single-quoted, like kyaml).
+/// Set an annotation as kyaml's `SetAnnotation` does (see [`annotation_value`]).
 pub fn set_annotation(node: &mut Node, key: &str, value: &str) {
-    if node.is_mapping() {
-        node.ensure_mapping(&["metadata", "annotations"])
-            .set(key, quoted(value));
-    }
+    set_annotations(node, &[(key, value)]);
 }
 
 /// Set several annotations, as [`set_annotation`] one after the other would.
@@ -287,7 +308,7 @@ pub fn set_annotations(node: &mut Node, pairs: &[(&str, &str)]) {
     if node.is_mapping() {
         let ann = node.ensure_mapping(&["metadata", "annotations"]);
         for (k, v) in pairs {
-            ann.set(k, quoted(v));
+            set_like_kyaml(ann, k, v);
         }
     }
 }

@@ -104,4 +104,41 @@ mod tests {
             assert_eq!(annotation(&n, CNRM_BLUEPRINT), None, "{text}");
         }
     }
+
+    /// kyaml's `SetAnnotation`: a new annotation is single-quoted; an existing one keeps
+    /// its value's style (and loses the old value's comment), as kpt 1.0.0-beta.56 writes
+    /// the Config Connector blueprints it attributes.
+    #[test]
+    fn the_annotation_keeps_an_existing_values_style() {
+        let head = "apiVersion: storage.cnrm.cloud.google.com/v1beta1\nkind: StorageBucket\nmetadata:\n  name: b\n";
+        for (ann, want) in [
+            ("", "    cnrm.cloud.google.com/blueprint: 'krm-fn'\n"),
+            (
+                "cnrm/x/v1",
+                "    cnrm.cloud.google.com/blueprint: cnrm/x/v1,krm-fn\n",
+            ),
+            (
+                "cnrm/x/v1 # why",
+                "    cnrm.cloud.google.com/blueprint: cnrm/x/v1,krm-fn\n",
+            ),
+            (
+                "\"cnrm/x/v1\"",
+                "    cnrm.cloud.google.com/blueprint: \"cnrm/x/v1,krm-fn\"\n",
+            ),
+            (
+                "'cnrm/x/v1'",
+                "    cnrm.cloud.google.com/blueprint: 'cnrm/x/v1,krm-fn'\n",
+            ),
+        ] {
+            let text = if ann.is_empty() {
+                head.to_string()
+            } else {
+                format!("{head}  annotations:\n    cnrm.cloud.google.com/blueprint: {ann}\n")
+            };
+            let mut n = parse_one(&text).expect("yaml");
+            attribute(&mut n, "fn");
+            let out = crate::yaml::emit_node(&n, crate::yaml::SeqIndent::Wide);
+            assert!(out.ends_with(want), "{ann}: {out}");
+        }
+    }
 }
