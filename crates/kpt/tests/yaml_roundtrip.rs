@@ -216,6 +216,16 @@ fn fixture_kpt_normalizations() {
 }
 
 #[test]
+fn fixture_comments_keep_trailing_blanks() {
+    // kpt 1.0.0-beta.56 writes comments with their trailing blanks (go-yaml reads a
+    // comment up to the line break); a CRLF file's comments lose only the CR.
+    let input = "# head  \na: 1 # line \t\n# foot   \nb:\n  - x # item  \n";
+    assert_eq!(canon(input), input);
+    let crlf = "k: v\r\na: 1 # line  \r\n# foot \r\nb: 2\r\n";
+    assert_eq!(canon(crlf), "k: v\na: 1 # line  \n# foot \nb: 2\n");
+}
+
+#[test]
 fn fixture_wide_sequences_and_crlf() {
     let wide = "spec:\n  containers:\n    # comment 7\n    - name: nginx\n      ports:\n        - containerPort: 80 # c\n";
     let docs = parse_stream(wide).expect("parses");

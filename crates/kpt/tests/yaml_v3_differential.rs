@@ -206,6 +206,8 @@ const CURATED: &[&str] = &[
     "---\n# d0\n\n# d1\nk1: q\n",
     "--- # c\n# d0\n\nk1: q\n",
     "---\n\n# d0\n\nk1: q\n",
+    // Comments keep their trailing blanks (go-yaml reads a comment to the line break).
+    "# doc  \n\na: 1 # line   \n# foot \t\n\n# head \nb: # lc \n  - x # item  \n  # tail \n",
     // kpt's recorded normalisation fixture (yaml_roundtrip.rs).
     "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  labels:\n    x: y\n    # foot of x at 4\n\n  # foot at 2\n\n# foot at 0\n\n  # head of annotations?\n  annotations:\n    p: q\n\nspec:\n# col0 before nested\n  replicas: 1\n  list:\n  # c1\n  - a\n  # c2\n\n  # c3\n  - b\n  # tail of list\n  other: 1\n# final foot\n",
 ];

@@ -197,12 +197,7 @@ fn check_aliases(root: &Node) -> Result<(), YamlError> {
         }
         match &n.kind {
             NodeKind::Alias(name) if !seen.contains(name.as_str()) => {
-                return Err(YamlError {
-                    message: format!("unknown anchor '{name}' referenced"),
-                    line: 1,
-                    column: 1,
-                    go_line: None,
-                });
+                return Err(unknown_anchor(name));
             }
             NodeKind::Mapping(entries) => {
                 for (k, v) in entries.iter().rev() {
@@ -215,6 +210,16 @@ fn check_aliases(root: &Node) -> Result<(), YamlError> {
         }
     }
     Ok(())
+}
+
+/// go-yaml's `unknown anchor 'x' referenced`, which names no line.
+pub(crate) fn unknown_anchor(name: &str) -> YamlError {
+    YamlError {
+        message: format!("unknown anchor '{name}' referenced"),
+        line: 1,
+        column: 1,
+        go_line: None,
+    }
 }
 
 impl Document {

@@ -129,8 +129,9 @@ impl Cursor {
                 // go-yaml's flow start takes the waiting feet, and its end's comments
                 // then replace them.
                 self.pending_foot.clear();
-                let mut n = self.flow_collection(1)?;
-                n.line_comment = self.line_comment()?;
+                let mut n = self.flow_collection(indent)?;
+                let lc = self.line_comment()?;
+                super::comments::join(&mut n.line_comment, &lc);
                 self.content(n)
             }
             Some('*') => {

@@ -175,8 +175,8 @@ fn last_child(n: &mut Node) -> Option<&mut Node> {
     }
 }
 
-/// yaml.v3 `parser.mapping()`: in block mappings, a value's foot comment
-/// moves to its key when the key has none, and the mapping's own foot to its last key.
+/// yaml.v3 `parser.mapping()`: a value's foot comment moves to its key when the key
+/// has none, and a block mapping's own foot to its last key.
 pub fn normalize_feet(n: &mut Node) {
     normalize_inner(n);
     trim_all(n);
@@ -207,7 +207,7 @@ fn normalize_at(n: &mut Node) {
             for (k, v) in entries.iter_mut() {
                 normalize_inner(k);
                 normalize_inner(v);
-                if !flow && k.foot_comment.is_empty() && !v.foot_comment.is_empty() {
+                if k.foot_comment.is_empty() && !v.foot_comment.is_empty() {
                     k.foot_comment = std::mem::take(&mut v.foot_comment);
                 }
             }

@@ -49,6 +49,9 @@ pub struct Cursor {
     /// Foot comments go-yaml's parser has unfolded but no event took yet: the next
     /// scalar, key or mapping end takes them.
     pub pending_foot: String,
+    /// Anchors scanned so far, and the first alias scanned before its anchor.
+    pub anchors: std::collections::HashSet<String>,
+    pub unknown_alias: Option<String>,
 }
 
 pub type PResult<T> = Result<T, YamlError>;
@@ -68,6 +71,8 @@ impl Cursor {
             prior: super::gap::Prior::Value,
             prior_past_line: false,
             pending_foot: String::new(),
+            anchors: std::collections::HashSet::new(),
+            unknown_alias: None,
         }
     }
 
@@ -204,7 +209,7 @@ impl Cursor {
             Some('#')
                 if had_space || self.s.as_bytes().get(self.pos.wrapping_sub(1)) == Some(&b' ') =>
             {
-                Ok(self.take_line_rest().trim_end().to_string())
+                Ok(self.take_line_rest().to_string())
             }
             Some(_) => self.err("did not find expected <document start> or end of line"),
         }
@@ -301,7 +306,7 @@ impl Cursor {
 
     fn take_comment_line(&mut self) {
         let col = self.col;
-        let text = self.take_line_rest().trim_end().to_string();
+        let text = self.take_line_rest().to_string();
         self.pending.push(GapLine::Comment { col, text });
     }
 

@@ -6,6 +6,7 @@ mod block;
 mod comments;
 mod cursor;
 mod flow;
+mod flow_comments;
 mod gap;
 mod scalar;
 
@@ -172,6 +173,20 @@ fn join_line(block: &mut String, line: &str) {
 pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     let (text, ended) = parse_text(raw);
     let mut c = Cursor::new(text, first_line);
+    // go-yaml's composer resolves each alias as its event arrives: an unknown one
+    // before the point where the text stops parsing is the error it reports.
+    document_in(&mut c, raw, first_line, ended).map_err(|e| match c.unknown_alias.take() {
+        Some(name) => super::document::unknown_anchor(&name),
+        None => e,
+    })
+}
+
+fn document_in(
+    c: &mut Cursor,
+    raw: &str,
+    first_line: usize,
+    ended: Option<String>,
+) -> Result<Node, YamlError> {
     c.skip_to_content()?;
     let gap = std::mem::take(&mut c.pending);
     let all = gap::head_only(&gap);

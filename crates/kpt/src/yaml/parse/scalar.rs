@@ -8,6 +8,12 @@ fn is_flow_ind(c: char) -> bool {
     matches!(c, ',' | '[' | ']' | '{' | '}')
 }
 
+/// The characters that end a plain scalar inside a flow collection (go-yaml's
+/// `yaml_parser_scan_plain_scalar`): the flow indicators and `?`.
+fn ends_flow_plain(c: char) -> bool {
+    is_flow_ind(c) || c == '?'
+}
+
 impl Cursor {
     /// Plain scalar. `indent` is the enclosing block indentation (-1 at top
     /// level): continuation lines must be indented more. In flow context
@@ -33,7 +39,7 @@ impl Cursor {
                             }
                             // Spaces before a flow indicator (`[ a ]`) or a `: ` are not
                             // part of the scalar.
-                            Some(c) if flow && is_flow_ind(c) => {
+                            Some(c) if flow && ends_flow_plain(c) => {
                                 self.restore(save);
                                 break;
                             }
@@ -45,8 +51,9 @@ impl Cursor {
                         }
                     }
                     Some(':') if self.blankz_at(1) => break,
-                    Some(':') if flow && self.peek_at(1).is_some_and(is_flow_ind) => break,
-                    Some(c) if flow && is_flow_ind(c) => break,
+                    // go-yaml ends a plain scalar in flow context at these, and at a `:`
+                    // only before a blank (`{a:1}` is the key "a:1").
+                    Some(c) if flow && ends_flow_plain(c) => break,
                     Some(_) => {
                         self.bump();
                     }
@@ -80,7 +87,11 @@ impl Cursor {
                         if doc_marker || (!flow && (self.col as i64) <= indent) {
                             break false;
                         }
-                        if flow && matches!(self.peek(), Some(c) if is_flow_ind(c)) {
+                        if flow && matches!(self.peek(), Some(c) if ends_flow_plain(c)) {
+                            break false;
+                        }
+                        // Nor does a `: ` (the breaks before it are not the scalar's).
+                        if self.peek() == Some(':') && self.blankz_at(1) {
                             break false;
                         }
                         break true;
@@ -387,19 +398,35 @@ impl Cursor {
         Ok(breaks)
     }
 
-    /// Anchor name after `&` or `*`.
+    /// Anchor name after `&` or `*`: go-yaml v3's `yaml_parser_scan_anchor` takes
+    /// ASCII letters, digits, `_` and `-`, and wants a blank or one of
+    /// `?:,]}%@`` ` `` after them.
     pub fn anchor_name(&mut self) -> PResult<String> {
-        self.bump();
+        let start_line = self.line;
+        let alias = self.bump() == Some('*');
         let mut n = String::new();
         while let Some(c) = self.peek() {
-            if matches!(c, ' ' | '\t' | '\n') || is_flow_ind(c) {
+            if !(c.is_ascii_alphanumeric() || c == '_' || c == '-') {
                 break;
             }
             n.push(c);
             self.bump();
         }
-        if n.is_empty() {
-            return self.err("did not find expected alphabetic or numeric character");
+        let ends = self.blankz_at(0)
+            || matches!(
+                self.peek(),
+                Some('?' | ':' | ',' | ']' | '}' | '%' | '@' | '`')
+            );
+        if n.is_empty() || !ends {
+            return self.scanner_err_from(
+                "did not find expected alphabetic or numeric character",
+                start_line,
+            );
+        }
+        if !alias {
+            self.anchors.insert(n.clone());
+        } else if self.unknown_alias.is_none() && !self.anchors.contains(&n) {
+            self.unknown_alias = Some(n.clone());
         }
         Ok(n)
     }
