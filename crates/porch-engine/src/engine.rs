@@ -375,11 +375,15 @@ impl Engine {
     ) -> Result<(PackageRevision, PackageFiles)> {
         let pr = self.get(namespace, name)?;
         match self.files_of(&pr).await {
-            // On a replica the index can still hold a draft another replica has just
-            // published (its record is gone from the shared store, the tag not yet fetched
-            // here): catch up with the cluster and read what the name is now.
-            Err(EngineError::NotFound(_)) if pr.origin == Origin::Store && self.is_clustered() => {
-                self.caught_up().await;
+            // The draft was published between reading the index and reading its record
+            // (the publish puts the published revision in the index, then removes the
+            // record): read what the name is now. On a replica the index can also still
+            // hold a draft another replica has just published (its record is gone from the
+            // shared store, the tag not yet fetched here): catch up with the cluster first.
+            Err(EngineError::NotFound(_)) if pr.origin == Origin::Store => {
+                if self.is_clustered() {
+                    self.caught_up().await;
+                }
                 let pr = self.get(namespace, name)?;
                 let files = self.files_of(&pr).await?;
                 Ok((pr, files))
