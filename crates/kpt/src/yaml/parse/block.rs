@@ -71,23 +71,30 @@ impl Cursor {
             }
             self.skip_spaces();
             if matches!(self.peek(), None | Some('\n' | '#')) {
-                // Properties alone on the line: the content follows.
+                // Properties alone on the line: the content follows. They are tokens
+                // without an event of their own, so their line comment waits for the
+                // next event that takes comments, and the gap after them is cut as
+                // after a lone `-` (feet wait too, the head is the content's).
                 let lc = self.line_comment()?;
                 self.skip_to_content()?;
+                self.set_prior(Prior::Entry);
+                join(&mut self.pending_line, &lc);
                 // `key: &a` then `- item` at the key's column: the sequence is
                 // the value (yaml.v3 writes anchored sequences this way).
                 let compact = map_value
                     && self.col as i64 == indent
                     && self.peek() == Some('-')
                     && self.blankz_at(1);
-                let mut p = if !self.eof() && ((self.col as i64) > indent || compact) {
-                    self.block_node(indent, false, depth + 1)?
+                let p = if !self.eof() && ((self.col as i64) > indent || compact) {
+                    let open = usize::try_from(indent).unwrap_or(0);
+                    let h = self.take_opening_gap(open, None);
+                    let mut p = self.block_node(indent, false, depth + 1)?;
+                    set_first_head(&mut p.node, h);
+                    p
                 } else {
                     // go-yaml's event for bare properties takes no comments.
-                    self.set_prior(Prior::Entry);
                     Parsed::leaf(Node::plain(""))
                 };
-                join(&mut p.node.line_comment, &lc);
                 return Ok(with_props(p, anchor, tag));
             }
         }
@@ -129,6 +136,7 @@ impl Cursor {
                 // go-yaml's flow start takes the waiting feet, and its end's comments
                 // then replace them.
                 self.pending_foot.clear();
+                self.pending_line.clear();
                 let mut n = self.flow_collection(indent)?;
                 let lc = self.line_comment()?;
                 super::comments::join(&mut n.line_comment, &lc);
@@ -182,6 +190,8 @@ impl Cursor {
     /// wait for one, and the comments kept with it after.
     fn content(&mut self, mut n: Node) -> Parsed {
         join(&mut n.foot_comment, &std::mem::take(&mut self.pending_foot));
+        let own = std::mem::replace(&mut n.line_comment, std::mem::take(&mut self.pending_line));
+        join(&mut n.line_comment, &own);
         self.prior = Prior::Content;
         self.prior_past_line = n.style == Style::Plain && n.line_comment.is_empty();
         Parsed::leaf(n)
@@ -359,10 +369,14 @@ impl Cursor {
                 // The first key's event takes waiting feet, and keeps them.
                 key.foot_comment = std::mem::take(&mut self.pending_foot);
             }
+            // Each key's event takes a waiting line comment (of properties alone on
+            // an earlier line).
+            key.line_comment = std::mem::take(&mut self.pending_line);
             first = false;
             self.skip_spaces();
             let value = if matches!(self.peek(), None | Some('\n' | '#')) {
-                key.line_comment = self.line_comment()?;
+                let lc = self.line_comment()?;
+                join(&mut key.line_comment, &lc);
                 self.skip_to_content()?;
                 let compact = self.col == indent && self.peek() == Some('-') && self.blankz_at(1);
                 self.set_prior(Prior::Value);
@@ -433,6 +447,10 @@ impl Cursor {
             first = false;
             self.bump(); // '-'
             self.skip_spaces();
+            // go-yaml splits the head before a `-` off as the item's own ("stem") only
+            // when a block collection starts right after it; after properties the head
+            // waits for the item's first event instead.
+            let mut props_first = false;
             let mut item = if matches!(self.peek(), None | Some('\n' | '#')) {
                 let lc_col = self.col;
                 let lc = self.line_comment()?;
@@ -444,6 +462,7 @@ impl Cursor {
                     // with a header comment inside a ResourceList).
                     let dash_comment = (!lc.is_empty()).then_some((lc_col, lc));
                     let h = self.take_opening_gap(indent, dash_comment);
+                    props_first = matches!(self.peek(), Some('&' | '!'));
                     let mut p = self.block_node(indent as i64, false, depth + 1)?;
                     set_first_head(&mut p.node, h);
                     self.skip_to_content()?;
@@ -454,11 +473,14 @@ impl Cursor {
                     p
                 }
             } else {
+                props_first = matches!(self.peek(), Some('&' | '!'));
                 let p = self.block_node(indent as i64, true, depth + 1)?;
                 self.skip_to_content()?;
                 p
             };
-            if !head.is_empty() {
+            if props_first {
+                set_first_head(&mut item.node, head);
+            } else if !head.is_empty() {
                 let mut h = head;
                 join(&mut h, &item.node.head_comment);
                 item.node.head_comment = h;
@@ -510,6 +532,15 @@ pub fn set_first_head(n: &mut Node, head: String) {
         // with that item, e.g. a document header inside a ResourceList).
         NodeKind::Sequence(items) if style != Style::Flow && !items.is_empty() => {
             let first = &mut items[0];
+            let props = first.anchor.is_some() || first.tag.is_some();
+            let block = matches!(first.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_))
+                && first.style != Style::Flow;
+            if props && block {
+                // Properties after the `-` keep go-yaml from splitting the head off
+                // as the item's own: it goes on to the item's first event.
+                set_first_head(first, head);
+                return;
+            }
             let mut h = head;
             join(&mut h, &first.head_comment);
             first.head_comment = h;

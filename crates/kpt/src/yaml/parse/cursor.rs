@@ -49,6 +49,8 @@ pub struct Cursor {
     /// Foot comments go-yaml's parser has unfolded but no event took yet: the next
     /// scalar, key or mapping end takes them.
     pub pending_foot: String,
+    /// Line comments waiting the same way (after properties alone on their line).
+    pub pending_line: String,
     /// Anchors scanned so far, and the first alias scanned before its anchor.
     pub anchors: std::collections::HashSet<String>,
     pub unknown_alias: Option<String>,
@@ -71,6 +73,7 @@ impl Cursor {
             prior: super::gap::Prior::Value,
             prior_past_line: false,
             pending_foot: String::new(),
+            pending_line: String::new(),
             anchors: std::collections::HashSet::new(),
             unknown_alias: None,
         }
