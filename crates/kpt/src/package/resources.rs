@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::krmignore::KrmIgnore;
 use super::{PackageFiles, join};
 use crate::kptfile::KPTFILE;
-use crate::yaml::{self, Node, SeqIndent, Style};
+use crate::yaml::{self, Node, NodeKind, SeqIndent, Style};
 
 /// Annotation: file path (legacy twin).
 pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
@@ -189,8 +189,20 @@ pub(crate) fn document_error(text: &str, whole: &yaml::YamlError) -> yaml::YamlE
 }
 
 /// kyaml sets the reader annotations on each document: on a scalar document that
-/// fails as `ErrorIfInvalid` words it (the empty field path at the document's root).
+/// fails as `ErrorIfInvalid` words it (the empty field path at the document's root),
+/// and so it does on a `metadata` that is neither a mapping nor null, or an
+/// `annotations` holding a list (an empty one, or a scalar, its `ClearEmptyAnnotations`
+/// removes first).
 pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
+    if root.is_mapping() {
+        let meta = root.get("metadata")?;
+        if !meta.is_mapping() {
+            return (!meta.is_null()).then(|| wrong_kind("metadata", meta));
+        }
+        let ann = meta.get("annotations")?;
+        let listed = matches!(&ann.kind, NodeKind::Sequence(items) if !items.is_empty());
+        return listed.then(|| wrong_kind("metadata.annotations", ann));
+    }
     if !root.is_scalar() || root.tag.as_deref() == Some("!!null") {
         return None;
     }
@@ -203,6 +215,20 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
         "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{{}}}",
         shown.trim()
     ))
+}
+
+/// kyaml's `ErrorIfInvalid` text for a node at `path` that should be a mapping.
+fn wrong_kind(path: &str, n: &Node) -> String {
+    let kind = match &n.kind {
+        NodeKind::Sequence(_) => "SequenceNode",
+        NodeKind::Alias(_) => "AliasNode",
+        _ => "ScalarNode",
+    };
+    let shown = yaml::emit_node(n, SeqIndent::default());
+    format!(
+        "wrong Node Kind for {path} expected: MappingNode was {kind}: value: {{{}}}",
+        shown.trim()
+    )
 }
 
 fn is_empty_doc(root: &Node) -> bool {
@@ -251,6 +277,7 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
     };
     let idx = index.to_string();
     let pkg = if pkg.is_empty() { "." } else { pkg };
+    clear_empty_metadata(node);
     let ann = node.ensure_mapping(&["metadata", "annotations"]);
     for (k, v) in [
         (LEGACY_INDEX, idx.as_str()),
@@ -306,6 +333,9 @@ pub fn set_annotation(node: &mut Node, key: &str, value: &str) {
 /// Set several annotations, as [`set_annotation`] one after the other would.
 pub fn set_annotations(node: &mut Node, pairs: &[(&str, &str)]) {
     if node.is_mapping() {
+        // kyaml's `AnnotationSetter` first clears an empty `annotations` (and then an
+        // empty `metadata`), so they are made anew at the end of their mapping.
+        clear_empty_metadata(node);
         let ann = node.ensure_mapping(&["metadata", "annotations"]);
         for (k, v) in pairs {
             set_like_kyaml(ann, k, v);
@@ -375,9 +405,40 @@ pub fn strip_bookkeeping(node: &mut Node) {
 }
 
 /// Remove what kpt's package writer removes (the reader's annotations and the
-/// package path), keeping annotations a source file may carry itself.
+/// package path), keeping annotations a source file may carry itself; then, as kyaml's
+/// writer does (`ClearEmptyAnnotations`), an `annotations` field with nothing in it and
+/// a `metadata` field left with nothing in it (a kustomization without metadata stays
+/// without).
 pub fn strip_reader(node: &mut Node) {
     remove_annotations(node, READER);
+    clear_empty_metadata(node);
+}
+
+/// kyaml's `FieldClearer{IfEmpty}` removes a field whose value has no children: an
+/// empty mapping or sequence, or any scalar (null included).
+fn childless(n: &Node) -> bool {
+    match &n.kind {
+        NodeKind::Mapping(e) => e.is_empty(),
+        NodeKind::Sequence(i) => i.is_empty(),
+        _ => true,
+    }
+}
+
+fn clear_empty_metadata(node: &mut Node) {
+    let Some(meta) = node.get_mut("metadata") else {
+        return;
+    };
+    if meta.is_mapping() {
+        if meta.get("annotations").is_some_and(childless) {
+            meta.remove("annotations");
+        }
+    } else if !meta.is_null() {
+        // kyaml refuses to look into a metadata that is no mapping; left as it is.
+        return;
+    }
+    if childless(meta) {
+        node.remove("metadata");
+    }
 }
 
 /// Path of an item (internal twin wins, legacy accepted).
@@ -528,16 +589,13 @@ fn file_text(path: &str, docs: &[(Node, SeqIndent)]) -> String {
     {
         return crate::yaml::go_json::encode_indented(&value);
     }
-    let mut out = String::new();
-    for (i, (node, seq)) in docs.iter().enumerate() {
-        if i > 0 {
-            out.push_str("---\n");
-        }
-        // A wrapped bare list is written as the list it was.
-        let node = node.get(BARE_SEQ_KEY).unwrap_or(node);
-        out.push_str(&yaml::emit_node(node, *seq));
-    }
-    out
+    // One encoder for the whole file, as kyaml's: a comment it leaves pending at the end
+    // of one document is written at the start of the next. A wrapped bare list is
+    // written as the list it was.
+    yaml::emit_documents(
+        docs.iter()
+            .map(|(node, seq)| (node.get(BARE_SEQ_KEY).unwrap_or(node), *seq)),
+    )
 }
 
 /// Delete the resource files read into `sources` that no output item lives in.

@@ -33,13 +33,19 @@ pub(super) fn prepare(items: &mut [Node], originals: &mut Snapshots) -> Result<(
             return Err(Unfit::Ids(message));
         }
         let id = (i + 1).to_string();
-        // kyaml hands a function the root node, not the document around it.
+        // kyaml hands a function the root node, not the document around it, and gives
+        // the document's head back without the blank line after it.
         let head = crate::yaml::collapse_document_head(&item.head_comment);
         if head.len() != item.head_comment.len() {
             item.head_comment = head.into_owned();
         }
         res::set_annotations(item, &[(res::ID, &id), (res::LEGACY_ID, &id)]);
         originals.push(item);
+        // The document's head and foot comments (kept here as the root's own; the
+        // first key holds the root's head) stay out of the call: healing puts them back
+        // from the snapshot, as kyaml's copier restores the document's.
+        item.head_comment.clear();
+        item.foot_comment.clear();
         check_krm(item).map_err(Unfit::NotKrm)?;
     }
     Ok(())

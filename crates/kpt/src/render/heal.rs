@@ -93,35 +93,6 @@ struct SNode {
 /// A quick hash of a key (eight bytes at a time), so that looking a key up among its
 /// siblings rarely compares text (many keys share long prefixes such as annotation
 /// names).
-/// kyaml's comment copier turns every folded scalar it visits in a function's output
-/// into a double-quoted one (its workaround for kpt#766). Its walker visits every field
-/// of a mapping and the elements of associative lists (kyaml's `GetAssociativeKey`, as
-/// the merge walker infers list keys), not the elements of other lists.
-fn unfold_visited(n: &mut Node, depth: usize) {
-    guard_at(depth, || match &mut n.kind {
-        NodeKind::Scalar(_) => {
-            if n.style == Style::Folded {
-                n.style = Style::DoubleQuoted;
-            }
-        }
-        NodeKind::Mapping(entries) => {
-            for (_, v) in entries.iter_mut() {
-                unfold_visited(v, depth + 1);
-            }
-        }
-        NodeKind::Sequence(_) => {
-            if associative_key(n).is_some()
-                && let NodeKind::Sequence(items) = &mut n.kind
-            {
-                for item in items.iter_mut() {
-                    unfold_visited(item, depth + 1);
-                }
-            }
-        }
-        NodeKind::Alias(_) => {}
-    })
-}
-
 fn key_hash(key: &str) -> u32 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let bytes = key.as_bytes();
@@ -345,7 +316,57 @@ impl<'a> Snapshot<'a> {
     pub fn heal(&self, dst: &mut Node) {
         self.copy_comments(self.root, dst);
         self.sync_order(self.root, dst, 0);
-        unfold_visited(dst, 0);
+        self.unfold_visited(Some(self.root), dst, 0);
+    }
+
+    /// kyaml's comment copier turns every folded scalar it visits in a function's output
+    /// into a double-quoted one (its workaround for kpt#766). Its walker visits every
+    /// field of a mapping and the elements of associative lists (kyaml's
+    /// `GetAssociativeKey`, as the merge walker infers list keys); in other lists its
+    /// `VisitList` copies comments (and so visits) element by element, by position,
+    /// where the input has an element there of the same value (any mapping or list, an
+    /// equal scalar). `at` is the input node at the same place, if any.
+    fn unfold_visited(&self, at: Option<usize>, n: &mut Node, depth: usize) {
+        let associative = associative_key(n).is_some();
+        guard_at(depth, || match &mut n.kind {
+            NodeKind::Scalar(_) => {
+                if n.style == Style::Folded {
+                    n.style = Style::DoubleQuoted;
+                }
+            }
+            NodeKind::Mapping(entries) => {
+                let src = at.filter(|&a| self.node(a).shape == Shape::Mapping);
+                for (i, (k, v)) in entries.iter_mut().enumerate() {
+                    let c = match (src, k.as_str()) {
+                        (Some(a), Some(key)) => self.child_hint(a, key, i),
+                        _ => None,
+                    };
+                    self.unfold_visited(c, v, depth + 1);
+                }
+            }
+            NodeKind::Sequence(items) if associative => {
+                for item in items.iter_mut() {
+                    self.unfold_visited(None, item, depth + 1);
+                }
+            }
+            NodeKind::Sequence(items) => {
+                let Some(a) = at.filter(|&a| self.node(a).shape == Shape::Sequence) else {
+                    return;
+                };
+                for (c, item) in self.node(a).children.range().zip(items.iter_mut()) {
+                    let src = self.node(c);
+                    let same = match (&item.kind, src.shape) {
+                        (NodeKind::Scalar(v), Shape::Scalar) => self.str(src.value) == v,
+                        (NodeKind::Scalar(_), _) | (_, Shape::Scalar) => false,
+                        _ => true,
+                    };
+                    if same {
+                        self.unfold_visited(Some(c), item, depth + 1);
+                    }
+                }
+            }
+            NodeKind::Alias(_) => {}
+        })
     }
 
     fn copy_own_comments(&self, comments: u32, dst: &mut Node) {
@@ -481,16 +502,22 @@ mod tests {
     /// values and associative list elements, not the items of other lists.
     #[test]
     fn folded_scalars_the_walker_visits_become_double_quoted() {
-        let text = "data:\n  f: >\n    x\n    y\nc:\n- name: a\n  v: >\n    p\nl:\n- >\n  q\n";
+        // As kpt 1.0.0-beta.56 writes it after `exec: cat`: a plain list's elements are
+        // visited where the input has an equal one at the same place.
+        let text = "data:\n  f: >\n    x\n    y\nc:\n- name: a\n  v: >\n    p\nl:\n- >\n  q\nm:\n- - >\n    r\n";
         let src = parse_one(text).expect("yaml");
         let mut dst = src.clone();
         heal(&src, &mut dst);
         let out = emit_node(&dst, SeqIndent::Compact);
         assert_eq!(
             out,
-            // (yaml.v3 ends a folded scalar's last line break with a blank line)
-            "data:\n  f: \"x y\\n\"\nc:\n- name: a\n  v: \"p\\n\"\nl:\n- >\n  q\n\n"
+            "data:\n  f: \"x y\\n\"\nc:\n- name: a\n  v: \"p\\n\"\nl:\n- \"q\\n\"\nm:\n- - \"r\\n\"\n"
         );
+        // An element the input does not have at that place is not visited.
+        let src = parse_one("l:\n- a\n").expect("yaml");
+        let mut dst = parse_one("l:\n- >\n  q\n").expect("yaml");
+        heal(&src, &mut dst);
+        assert_eq!(emit_node(&dst, SeqIndent::Compact), "l:\n- >\n  q\n\n");
     }
 
     #[test]

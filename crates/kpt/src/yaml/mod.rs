@@ -6,7 +6,7 @@
 //! original bytes; a changed one is written exactly as yaml.v3's encoder
 //! (configured like kyaml: indent 2, the document's sequence indent style,
 //! unlimited width) would write it, so output matches `kpt fn render`. Render and eval
-//! write whole files through [`emit_node`] (kpt rewrites every file it read), and
+//! write whole files through [`emit_documents`] (kpt rewrites every file it read), and
 //! [`go_json`] for a `.json` file's lone resource.
 //!
 //! It does not do schema-aware merging, comment healing or KRM semantics;
@@ -25,6 +25,7 @@ mod value;
 pub use document::{
     Document, SeqIndent, YamlError, emit_node, emit_stream, parse_one, parse_stream,
 };
+pub use emit::emit_documents;
 pub use limits::{EXCESSIVE_ALIASING, MAX_DEPTH, VALUE_MAX_DEPTH};
 pub use node::{Node, NodeKind, Style};
 pub use parse::collapse_document_head;

@@ -15,9 +15,14 @@ use super::node::Node;
 pub fn emit_documents<'a>(docs: impl IntoIterator<Item = (&'a Node, SeqIndent)>) -> String {
     let mut out = String::new();
     let mut first = true;
+    // A line comment no event wrote yet (a block sequence's: yaml.v3 leaves it pending)
+    // goes on with the encoder to the next document.
+    let mut pending: &str = "";
     for (node, seq) in docs {
         let mut em = machine::Emitter::new(seq == SeqIndent::Compact);
+        em.line = pending;
         em.emit_all(&events::document_events(node));
+        pending = em.line;
         if !first {
             out.push_str("---\n");
         }

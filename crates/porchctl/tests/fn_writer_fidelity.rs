@@ -1,0 +1,166 @@
+//! What `fn render` writes back into files it read, where real packages showed kpt
+//! and us apart (174 files of public kpt packages — Config Connector blueprints, Nephio
+//! catalogs, kpt's examples — rendered by kpt 1.0.0-beta.56 and by porchctl):
+//!
+//! - comments keep their trailing blanks;
+//! - comments inside flow collections come back where go-yaml puts them;
+//! - an annotation kpt sets keeps the style of the value it replaces (kyaml's
+//!   `AnnotationSetter`), and loses that value's comment;
+//! - kyaml's writer drops an `annotations` or `metadata` field left empty, so a
+//!   kustomization without metadata stays without;
+//! - a `metadata` that is no mapping is refused with kyaml's `ErrorIfInvalid` text and
+//!   the file is left alone;
+//! - around a function call (a further 250 files of Kubernetes manifests through
+//!   `exec:` functions): a document's head and foot comments are not handed to the
+//!   function and come back as they were; a folded scalar the comment copier visits in
+//!   a plain list's element comes back double-quoted; a line comment go-yaml's encoder
+//!   leaves pending at the end of a document (a block list's) opens the next one.
+//!
+//! Expected texts are what kpt 1.0.0-beta.56 writes for the same inputs (with kpt
+//! HEAD's `krm-fn` attribution and error wording where the two differ).
+
+mod pkgfix;
+use pkgfix::{package, read, render};
+
+const NO_PIPELINE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n";
+
+/// Renders a package of `Kptfile` and `r.yaml` holding `text`.
+fn render_file(text: &str) -> (i32, String, String) {
+    let (_tmp, dir) = package(&[("Kptfile", NO_PIPELINE), ("r.yaml", text)]);
+    let (code, stderr) = render(&dir, &[]);
+    (code, stderr, read(&dir, "r.yaml"))
+}
+
+#[test]
+fn comments_keep_their_blanks_and_flow_comments_their_place() {
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c   \n  annotations:\n    a: plain # trailing   \ndata:\n  list: [\n    \"a\", # first  \n    # head of b\n    \"b\"\n  ]\n  map: {k: v, # after k\n    j: w}\n";
+    let kpt = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    a: plain # trailing   \ndata:\n  list: [\"a\", # first  \n    # head of b\n    \"b\"]\n  map: {k: v, # after k\n    j: w}\n";
+    let (code, stderr, out) = render_file(input);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}
+
+#[test]
+fn attribution_keeps_the_style_of_the_value_it_replaces() {
+    let bucket = |ann: &str| {
+        format!(
+            "apiVersion: storage.cnrm.cloud.google.com/v1beta1\nkind: StorageBucket\nmetadata:\n  name: b\n{ann}spec:\n  location: EU\n"
+        )
+    };
+    for (given, written) in [
+        (
+            "",
+            "  annotations:\n    cnrm.cloud.google.com/blueprint: 'krm-fn'\n",
+        ),
+        (
+            "  annotations:\n    cnrm.cloud.google.com/blueprint: cnrm/x/v0.4.0\n",
+            "  annotations:\n    cnrm.cloud.google.com/blueprint: cnrm/x/v0.4.0,krm-fn\n",
+        ),
+        (
+            "  annotations:\n    cnrm.cloud.google.com/blueprint: \"cnrm/x/v0.4.0\" # why\n",
+            "  annotations:\n    cnrm.cloud.google.com/blueprint: \"cnrm/x/v0.4.0,krm-fn\"\n",
+        ),
+    ] {
+        let (code, stderr, out) = render_file(&bucket(given));
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(out, bucket(written), "{given}");
+    }
+}
+
+#[test]
+fn empty_metadata_is_not_written() {
+    let kustomization = |meta: &str| {
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n{meta}resources:\n- deployment.yaml\n"
+        )
+    };
+    for meta in [
+        "",
+        "metadata: {}\n",
+        "metadata:\n",
+        "metadata:\n  annotations: {}\n",
+    ] {
+        let (code, stderr, out) = render_file(&kustomization(meta));
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(out, kustomization(""), "{meta}");
+    }
+    // Other fields keep the metadata; an annotations field with nothing in it goes.
+    let (code, stderr, out) = render_file(&kustomization(
+        "metadata:\n  labels: {a: b}\n  annotations: []\n",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kustomization("metadata:\n  labels: {a: b}\n"));
+}
+
+#[test]
+fn metadata_that_is_no_mapping_is_refused_and_left_alone() {
+    for (meta, error) in [
+        (
+            "metadata: [a]\n",
+            "wrong Node Kind for metadata expected: MappingNode was SequenceNode: value: {[a]}",
+        ),
+        (
+            "metadata: x\n",
+            "wrong Node Kind for metadata expected: MappingNode was ScalarNode: value: {x}",
+        ),
+        (
+            "metadata:\n  name: a\n  annotations: [x]\n",
+            "wrong Node Kind for metadata.annotations expected: MappingNode was SequenceNode: value: {[x]}",
+        ),
+    ] {
+        let text = format!("apiVersion: v1\nkind: A\n{meta}");
+        let (code, stderr, out) = render_file(&text);
+        assert_eq!(code, 1, "{meta}");
+        assert!(
+            stderr.contains(&format!("r.yaml: {error}")),
+            "{meta}: {stderr}"
+        );
+        assert_eq!(out, text);
+    }
+}
+
+/// A package whose pipeline runs `fn.sh` (a shell script, by absolute path) on `r.yaml`.
+fn render_with_function(script: &str, text: &str) -> (i32, String, String) {
+    let (_tmp, dir) = package(&[("fn.sh", script), ("r.yaml", text)]);
+    let kptfile = format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - exec: {}\n",
+        dir.join("fn.sh").display()
+    );
+    std::fs::write(dir.join("Kptfile"), kptfile).expect("write Kptfile");
+    let (code, stderr) = render(&dir, &["--allow-exec"]);
+    (code, stderr, read(&dir, "r.yaml"))
+}
+
+const CAT: &str = "#!/bin/sh\ncat\n";
+
+#[test]
+fn document_comments_stay_out_of_the_call_and_come_back() {
+    // The foot after a blank line was written into the ResourceList and came back as
+    // the next resource's head as well.
+    let text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  x: 1\n\n\n# trailing comment\n---\n# C1\n# C2\n\n# EX\n\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n";
+    let kpt = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  x: 1\n\n# trailing comment\n---\n# C1\n# C2\n\n# EX\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n";
+    let (code, stderr, out) = render_with_function(CAT, text);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}
+
+#[test]
+fn a_folded_scalar_in_a_plain_lists_element_comes_back_double_quoted() {
+    let text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  validations:\n  - expression: >-\n      a long\n      text\n  - expression: plain\n";
+    let kpt = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  validations:\n  - expression: \"a long text\"\n  - expression: plain\n";
+    let (code, stderr, out) = render_with_function(CAT, text);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}
+
+#[test]
+fn a_pending_line_comment_opens_the_next_document() {
+    // The function writes the flow list as a block list without its comment; the comment
+    // copied back onto the block list is one go-yaml's encoder only writes later.
+    let script = "#!/bin/sh\nsed 's/verbs: \\[get\\] # D/verbs:\\n      - get/'\n";
+    let text = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs: [get] # D\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
+    let kpt = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs:\n  - get\n---\n# D\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
+    let (code, stderr, out) = render_with_function(script, text);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}
