@@ -93,6 +93,16 @@ struct SNode {
 /// A quick hash of a key (eight bytes at a time), so that looking a key up among its
 /// siblings rarely compares text (many keys share long prefixes such as annotation
 /// names).
+/// Whether a folded scalar is anywhere in `n`.
+fn has_folded(n: &Node, depth: usize) -> bool {
+    guard_at(depth, || match &n.kind {
+        NodeKind::Scalar(_) => n.style == Style::Folded,
+        NodeKind::Mapping(entries) => entries.iter().any(|(_, v)| has_folded(v, depth + 1)),
+        NodeKind::Sequence(items) => items.iter().any(|i| has_folded(i, depth + 1)),
+        NodeKind::Alias(_) => false,
+    })
+}
+
 fn key_hash(key: &str) -> u32 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let bytes = key.as_bytes();
@@ -316,7 +326,10 @@ impl<'a> Snapshot<'a> {
     pub fn heal(&self, dst: &mut Node) {
         self.copy_comments(self.root, dst);
         self.sync_order(self.root, dst, 0);
-        self.unfold_visited(Some(self.root), dst, 0);
+        // Most resources hold no folded scalar: one plain walk tells, with no lookups.
+        if has_folded(dst, 0) {
+            self.unfold_visited(Some(self.root), dst, 0);
+        }
     }
 
     /// kyaml's comment copier turns every folded scalar it visits in a function's output
@@ -337,8 +350,10 @@ impl<'a> Snapshot<'a> {
             NodeKind::Mapping(entries) => {
                 let src = at.filter(|&a| self.node(a).shape == Shape::Mapping);
                 for (i, (k, v)) in entries.iter_mut().enumerate() {
-                    let c = match (src, k.as_str()) {
-                        (Some(a), Some(key)) => self.child_hint(a, key, i),
+                    // A scalar needs no input to compare with.
+                    let c = match (src, k.as_str(), &v.kind) {
+                        (_, _, NodeKind::Scalar(_)) => None,
+                        (Some(a), Some(key), _) => self.child_hint(a, key, i),
                         _ => None,
                     };
                     self.unfold_visited(c, v, depth + 1);
