@@ -83,7 +83,12 @@ struct Queued {
 
 /// Tokens and comments of one outermost flow collection, in scan order.
 pub struct FlowLog {
+    /// Tokens from shortly before the first queued comment on (until there is one only
+    /// the last few are kept: events before it take nothing, and a large JSON file is
+    /// one flow collection).
     toks: Vec<Tok>,
+    /// How many tokens were recorded and dropped before `toks`.
+    dropped: usize,
     queue: Vec<Queued>,
     /// The enclosing block's indentation (go-yaml's `parser.indent`, at least 0).
     indent: usize,
@@ -95,6 +100,7 @@ impl FlowLog {
     pub fn new(indent: i64) -> FlowLog {
         FlowLog {
             toks: Vec::new(),
+            dropped: 0,
             queue: Vec::new(),
             indent: usize::try_from(indent).unwrap_or(0),
             path: Vec::new(),
@@ -103,7 +109,7 @@ impl FlowLog {
 
     /// Records a token starting at byte `start`.
     pub fn token(&mut self, start: usize, kind: Kind) {
-        self.toks.push(Tok {
+        self.push_tok(Tok {
             start,
             kind,
             event: None,
@@ -112,22 +118,33 @@ impl FlowLog {
 
     /// Records a token whose event takes comments for the node at the current path.
     pub fn event_token(&mut self, start: usize, kind: Kind, event: Event) {
-        self.toks.push(Tok {
+        self.push_tok(Tok {
             start,
             kind,
             event: Some((self.path.clone(), event)),
         });
     }
 
-    /// How many tokens are recorded (for [`Self::repath`]).
-    pub fn mark(&self) -> usize {
-        self.toks.len()
+    fn push_tok(&mut self, tok: Tok) {
+        if self.queue.is_empty() && self.toks.len() >= 64 {
+            // No comment yet: only the last two tokens can still be tied to one.
+            let cut = self.toks.len() - 2;
+            self.toks.drain(..cut);
+            self.dropped += cut;
+        }
+        self.toks.push(tok);
     }
 
-    /// Moves the events recorded since token `from` for nodes under `old` (relative to
-    /// the current path) under `new`.
+    /// How many tokens were recorded so far (for [`Self::repath`]).
+    pub fn mark(&self) -> usize {
+        self.dropped + self.toks.len()
+    }
+
+    /// Moves the events recorded since token `from` (a [`Self::mark`]) for nodes under
+    /// `old` (relative to the current path) under `new`.
     pub fn repath(&mut self, from: usize, old: &[u32], new: &[u32]) {
         let base = self.path.len();
+        let from = from.saturating_sub(self.dropped);
         for t in &mut self.toks[from..] {
             if let Some((p, _)) = &mut t.event
                 && p.len() >= base + old.len()
