@@ -383,3 +383,64 @@ impl Cursor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::yaml::{Node, parse_one};
+
+    fn items(doc: &Node) -> Vec<(String, String, String)> {
+        doc.get("k")
+            .expect("k")
+            .items()
+            .iter()
+            .map(|n| {
+                (
+                    n.head_comment.clone(),
+                    n.line_comment.clone(),
+                    n.foot_comment.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn c(h: &str, l: &str, f: &str) -> (String, String, String) {
+        (h.into(), l.into(), f.into())
+    }
+
+    /// After a `,` a comment is the line comment of the item before it; lines before an
+    /// item are its head; the last ones before the closing bracket the last item's foot;
+    /// the line comment after `[` is the collection start's, which go-yaml drops.
+    #[test]
+    fn comments_go_to_the_events_go_yaml_gives_them() {
+        let doc = parse_one("k: [ # gone\n  a, # la\n  # hb\n  b\n  # fb\n]\n").expect("yaml");
+        assert_eq!(items(&doc), [c("", "# la", ""), c("# hb", "", "# fb")]);
+        let k = doc.get("k").expect("k");
+        assert!(k.line_comment.is_empty() && k.foot_comment.is_empty());
+    }
+
+    /// A plain scalar's scan runs past its line's end, so a comment on the next line is
+    /// no line comment of it: with content right below, it is the next event's head (as
+    /// go-yaml has it); before a blank line, a foot.
+    #[test]
+    fn a_plain_scalar_ending_its_line_has_no_line_comment() {
+        let doc = parse_one("k: [a\n  # h\n  , b # lb\n  ]\n").expect("yaml");
+        assert_eq!(items(&doc), [c("", "", ""), c("# h", "# lb", "")]);
+        let doc = parse_one("k: [a\n  # f\n\n  , b]\n").expect("yaml");
+        assert_eq!(items(&doc), [c("", "", "# f"), c("", "", "")]);
+    }
+
+    /// Tokens before the first comment are not all kept; placement after the cut, and a
+    /// pair found after it, are unchanged.
+    #[test]
+    fn long_collections_place_comments_after_the_cut() {
+        let text = format!("k: [{}x: y, # after the pair\n  z]\n", "a, ".repeat(200));
+        let doc = parse_one(&text).expect("yaml");
+        let got = items(&doc);
+        assert_eq!(got.len(), 202);
+        assert_eq!(got[200], c("", "", ""));
+        let pair = &doc.get("k").expect("k").items()[200];
+        let (key, value) = &pair.entries()[0];
+        assert_eq!(key.as_str(), Some("x"));
+        assert_eq!(value.line_comment, "# after the pair");
+    }
+}
