@@ -17,58 +17,11 @@
 //! golang-gopkg-yaml.v3-dev`, which `.ci/setup.sh` does) the test says so and passes
 //! as skipped.
 
-use kpt::yaml::{SeqIndent, emit_node, parse_stream};
-
 #[path = "support/go_oracle.rs"]
 mod go_oracle;
-
-const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-	"strings"
-
-	"gopkg.in/yaml.v3"
-)
-
-// Documents arrive separated by a line holding only "\x00"; each answer ends with one.
-func main() {
-	in, _ := io.ReadAll(bufio.NewReader(os.Stdin))
-	for _, doc := range strings.Split(string(in), "\x00\n") {
-		if doc == "" {
-			continue
-		}
-		var n yaml.Node
-		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
-			fmt.Print("ERR\n\x00\n")
-			continue
-		}
-		var b bytes.Buffer
-		e := yaml.NewEncoder(&b)
-		e.SetIndent(2)
-		if err := e.Encode(&n); err != nil {
-			fmt.Print("ERR\n\x00\n")
-			continue
-		}
-		fmt.Print(b.String() + "\x00\n")
-	}
-}
-"#;
-
-fn ours(doc: &str) -> String {
-    match parse_stream(doc) {
-        Ok(docs) => docs
-            .iter()
-            .map(|d| emit_node(&d.root, SeqIndent::Wide))
-            .collect::<Vec<_>>()
-            .join("---\n"),
-        Err(_) => "ERR\n".to_string(),
-    }
-}
+#[path = "support/go_yaml.rs"]
+mod go_yaml;
+use go_yaml::{PROGRAM, ours};
 
 #[path = "support/rng.rs"]
 mod rng;
