@@ -633,75 +633,85 @@ mod tests {
 
     #[test]
     fn operators_read_as_go() {
-        let top = |expr| site(None, expr, "");
-        let t = |msg: &str, s: &Site| runtime(msg, s);
-        assert_eq!(
-            t(
+        // (the crate's message, the builtin called if any, the failing expression, Go's)
+        let cases = [
+            (
                 "Operation `compare` not supported for types `int` and `string`",
-                &top("1 >= \"<\"")
+                None,
+                "1 >= \"<\"",
+                "int >= string not implemented",
             ),
-            "int >= string not implemented"
-        );
-        assert_eq!(
-            t(
+            (
                 "Operation `compare` not supported for types `int` and `string`",
-                &top("(1 << 2) > \"a\"")
+                None,
+                "(1 << 2) > \"a\"",
+                "int > string not implemented",
             ),
-            "int > string not implemented"
-        );
-        assert_eq!(
-            t(
+            (
                 "Operation `cmp()` not supported for types `string` and `int`",
-                &site(Some("sorted"), "sorted(x)", "")
+                Some("sorted"),
+                "sorted(x)",
+                "string < int not implemented",
             ),
-            "string < int not implemented"
-        );
-        assert_eq!(
-            t(
+            (
                 "Operation `[]` not supported for types `NoneType` and `string`",
-                &top("x[\"a\"]")
+                None,
+                "x[\"a\"]",
+                "unhandled index operation NoneType[string]",
             ),
-            "unhandled index operation NoneType[string]"
-        );
-        assert_eq!(
-            t("Operation `-` not supported on type `string`", &top("-x")),
-            "unknown unary op: - string"
-        );
-        assert_eq!(
-            t(
+            (
+                "Operation `-` not supported on type `string`",
+                None,
+                "-x",
+                "unknown unary op: - string",
+            ),
+            (
                 "Operation `(iter)` not supported on type `int`",
-                &top("for")
+                None,
+                "for",
+                "int value is not iterable",
             ),
-            "int value is not iterable"
-        );
-        assert_eq!(
-            t(
+            (
                 "Operation `(iter)` not supported on type `int`",
-                &site(Some("list"), "list(1)", "")
+                Some("list"),
+                "list(1)",
+                "list: for parameter 1: got int, want iterable",
             ),
-            "list: for parameter 1: got int, want iterable"
-        );
-        assert_eq!(
-            t("Cannot divide by zero", &top("1.0 // 0")),
-            "floored division by zero"
-        );
-        assert_eq!(
-            t("Cannot divide by zero", &top("x % 0.0")),
-            "floating-point modulo by zero"
-        );
-        assert_eq!(
-            t("Index `0` is out of bound", &top("x[1:2:0]")),
-            "zero is not a valid slice step"
-        );
-        // A plain index keeps the crate's text: Go's names the sequence's length.
-        assert_eq!(
-            t("Index `3` is out of bound", &top("x[3]")),
-            "Index `3` is out of bound"
-        );
-        assert_eq!(
-            t("Negative right shift", &top("1 >> -1")),
-            "negative shift count: -1"
-        );
+            (
+                "Cannot divide by zero",
+                None,
+                "1.0 // 0",
+                "floored division by zero",
+            ),
+            (
+                "Cannot divide by zero",
+                None,
+                "x % 0.0",
+                "floating-point modulo by zero",
+            ),
+            (
+                "Index `0` is out of bound",
+                None,
+                "x[1:2:0]",
+                "zero is not a valid slice step",
+            ),
+            // A plain index keeps the crate's text: Go's names the sequence's length.
+            (
+                "Index `3` is out of bound",
+                None,
+                "x[3]",
+                "Index `3` is out of bound",
+            ),
+            (
+                "Negative right shift",
+                None,
+                "1 >> -1",
+                "negative shift count: -1",
+            ),
+        ];
+        for (crate_msg, builtin, expr, go) in cases {
+            assert_eq!(runtime(crate_msg, &site(builtin, expr, "")), go, "{expr}");
+        }
     }
 
     #[test]
