@@ -222,3 +222,160 @@ fn comments_land_where_go_yaml_puts_them() {
         differing.len()
     );
 }
+
+/// Empty scalars (`-`, `key:`, properties with no content) and streams that end
+/// without a line break, each rule checked against go-yaml.
+const EMPTY_AND_ENDS: &[&str] = &[
+    // go-yaml's empty scalar takes no comments: the head before it waits for the next
+    // event (an item, a key, a nested collection's start)...
+    "- a\n# h\n- !!str\n- b\n",
+    "- a\n# h\n-\n- b\n",
+    "k:\n  # h\n  - &x\n  - b\n",
+    "- a\n# h\n- !!str\n# g\n- - b\n",
+    "# h\n- !!str\n- c: d\n",
+    "k:\n- a\n# h\n- !!str\nj: 1\n",
+    // ...is dropped by a block mapping's end...
+    "m:\n  x:\n    - a\n    # h\n    - !!str\nj: 1\n",
+    // ...and is the document's foot at its end, unless feet are there already.
+    "- a\n# h\n- !!str\n",
+    "- a\n# h\n- !!str\n\n# f\n",
+    "- a\n# h\n- !!str\n# f\n",
+    // The line comment of properties with no content goes to the next event that
+    // takes comments; a mapping's end takes it as the mapping's own.
+    "- a\n- !!str # l\n- b\n",
+    "k0:\n  k1:\n  - !!str # e\n  - !!str # e\nk2: v\n",
+    "k0:\n  k1:\n  - !!str # e\n  # f\nk2: v\n",
+    // The comment after an empty entry's `-` is the first line of the gap after it.
+    "- a\n- # d\n- b\n",
+    "- a\n- # d\n\n# c\n- b\n",
+    "- a\n- # d\n# c\n",
+    "k:\n- # d\n\n\n",
+    // Without a final line break, go-yaml's column stays on the last line: the
+    // blocks at or left of it close only at the stream's end, after the comments.
+    "a:\n  b: 1\n# c",
+    "a:\n  b:\n    c: 1\n  # d\n# e",
+    "a:\n  b:\n    c: 1\n  # d",
+    "a:\n- 1\n# d",
+    "a:\n  - x: 1\n    # d",
+];
+
+fn empty_map(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: &mut usize) {
+    for _ in 0..1 + rng.next() % 3 {
+        if rng.chance(25) {
+            comments_at(rng, ind, lines, n);
+        }
+        let key = format!("{}k{n}:", " ".repeat(ind));
+        *n += 1;
+        match rng.next() % 100 {
+            0..30 if depth < 3 => {
+                lines.push(key);
+                empty_map(rng, ind + 2, depth + 1, lines, n);
+            }
+            30..55 if depth < 3 => {
+                lines.push(key);
+                let at = if rng.chance(50) { ind } else { ind + 2 };
+                empty_seq(rng, at, depth + 1, lines, n);
+            }
+            55..65 => {
+                let rest = ["", " !!str", " &a", " !!null", " # l"][rng.pick(5)];
+                lines.push(format!("{key}{rest}"));
+            }
+            _ => lines.push(format!("{key} v")),
+        }
+    }
+}
+
+fn empty_seq(rng: &mut Rng, ind: usize, depth: usize, lines: &mut Vec<String>, n: &mut usize) {
+    for _ in 0..1 + rng.next() % 4 {
+        if rng.chance(30) {
+            comments_at(rng, ind, lines, n);
+        }
+        let dash = format!("{}-", " ".repeat(ind));
+        match rng.next() % 100 {
+            0..30 if depth < 3 => {
+                lines.push(format!("{dash} k{n}: v"));
+                *n += 1;
+                if rng.chance(50) {
+                    lines.push(format!("{}j{n}: w", " ".repeat(ind + 2)));
+                    *n += 1;
+                }
+            }
+            30..40 if depth < 3 => {
+                let rest = ["", " # d"][rng.pick(2)];
+                lines.push(format!("{dash}{rest}"));
+                empty_seq(rng, ind + 2, depth + 1, lines, n);
+            }
+            40..70 => {
+                let rest = ["", " !!str", " &x", " # d", " !!str # e"][rng.pick(5)];
+                lines.push(format!("{dash}{rest}"));
+            }
+            _ => {
+                lines.push(format!("{dash} s{n}"));
+                *n += 1;
+            }
+        }
+    }
+}
+
+fn comments_at(rng: &mut Rng, ind: usize, lines: &mut Vec<String>, n: &mut usize) {
+    for _ in 0..1 + rng.next() % 2 {
+        if rng.chance(20) {
+            lines.push(String::new());
+        } else {
+            let col = pick(rng, &[0, ind, ind, ind + 2]);
+            comment(lines, col, "c", n);
+        }
+    }
+}
+
+#[test]
+fn empty_scalars_and_unterminated_ends_as_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_oracle::build(
+        tmp.path(),
+        PROGRAM,
+        "goyaml",
+        "gopkg.in/yaml.v3",
+        "golang-go golang-gopkg-yaml.v3-dev",
+    ) else {
+        return;
+    };
+    let curated: Vec<String> = EMPTY_AND_ENDS.iter().map(|s| s.to_string()).collect();
+    for (doc, go) in curated.iter().zip(go_oracle::answers(&bin, &curated)) {
+        assert_eq!(ours(doc), go, "input:\n{doc}");
+    }
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let docs: Vec<String> = (0..1500)
+        .map(|_| {
+            let (mut lines, mut n) = (Vec::new(), 0);
+            if rng.chance(50) {
+                empty_map(&mut rng, 0, 0, &mut lines, &mut n);
+            } else {
+                empty_seq(&mut rng, 0, 0, &mut lines, &mut n);
+            }
+            if rng.chance(50) {
+                comments_at(&mut rng, 0, &mut lines, &mut n);
+            }
+            // A third of the streams end without a line break.
+            let end = if rng.chance(33) { "" } else { "\n" };
+            lines.join("\n") + end
+        })
+        .collect();
+    let answers = go_oracle::answers(&bin, &docs);
+    let mut differing = Vec::new();
+    for (doc, go) in docs.iter().zip(&answers) {
+        let mine = ours(doc);
+        if &mine != go {
+            differing.push((doc, go, mine));
+        }
+    }
+    for (doc, go, mine) in differing.iter().take(3) {
+        eprintln!("--- input\n{doc:?}\n--- go-yaml\n{go}--- ours\n{mine}");
+    }
+    assert!(
+        differing.is_empty(),
+        "{} of {} generated documents differ from go-yaml",
+        differing.len(),
+        docs.len()
+    );
+}

@@ -409,7 +409,11 @@ impl Cursor {
                 return self.parser_err("did not find expected key", start_line);
             }
         }
+        // The MAPPING-END event takes a line comment still waiting (of properties with
+        // no content at the mapping's end): the mapping's own, which go-yaml writes
+        // when the mapping ends.
         let mut n = Node::mapping();
+        n.line_comment = std::mem::take(&mut self.pending_line);
         n.kind = NodeKind::Mapping(entries);
         let mut chain = last_chain;
         chain.push((indent, true));
@@ -468,9 +472,17 @@ impl Cursor {
                     self.skip_to_content()?;
                     p
                 } else {
-                    let mut p = Parsed::leaf(Node::plain(""));
-                    join(&mut p.node.line_comment, &lc);
-                    p
+                    // An empty entry: go-yaml scans the comment after its `-` as the
+                    // first line of the gap that follows.
+                    if !lc.is_empty() {
+                        let comment = super::cursor::GapLine::Comment {
+                            col: lc_col,
+                            text: lc,
+                        };
+                        self.pending.insert(0, comment);
+                        self.dash_gap = true;
+                    }
+                    Parsed::leaf(Node::plain(""))
                 }
             } else {
                 props_first = matches!(self.peek(), Some('&' | '!'));
@@ -509,6 +521,7 @@ impl Cursor {
     /// The head comment reserved for the first entry of a collection: the
     /// pending gap (no foot split at a collection's start).
     fn first_head_slot(&mut self) -> String {
+        self.dash_gap = false;
         let gap = std::mem::take(&mut self.pending);
         gap::head_only(&gap)
     }

@@ -56,7 +56,8 @@ impl Cursor {
     fn foot_line(&self, gap: &[GapLine]) -> Option<usize> {
         // The gap's lines end at the current one, or just before it.
         let next = self.line + usize::from(self.eof() && self.col != 0);
-        (self.prior_past_line || next > gap.len() + 1).then_some(0)
+        let dash = usize::from(self.dash_gap);
+        (self.prior_past_line || next > gap.len() - dash + 1).then_some(2 * dash)
     }
 
     /// Takes the gap after the entries of `coll` (whose chain is `chain`, `coll` last):
@@ -64,6 +65,8 @@ impl Cursor {
     /// head of the next token is returned with the feet still waiting for an event.
     pub fn take_gap(&mut self, coll: &mut Node, chain: &Chain, next: Next) -> (String, String) {
         let gap = std::mem::take(&mut self.pending);
+        let foot_line = self.foot_line(&gap);
+        self.dash_gap = false;
         let comments = gap.iter().any(|l| matches!(l, GapLine::Comment { .. }));
         if !comments && self.pending_foot.is_empty() {
             // Blank lines only: nothing to place (most gaps).
@@ -74,23 +77,34 @@ impl Cursor {
             Next::Token(c) => (c, Some(c)),
             Next::End { marker } => (0, marker.then_some(0)),
         };
-        let comments = gap::scan(&gap, self.prior, open, scan_next, self.foot_line(&gap));
+        let comments = gap::scan(&gap, self.prior, open, scan_next, foot_line);
         // go-yaml's levels: an indentless sequence (at its mapping's column) opens none.
         // Those deeper than the next token close, innermost first, each BLOCK-END at or
         // after the previous one; at the end, the level at column 0 closes last with its
         // own search from the end.
+        //
+        // A stream that ends without a line break ends with go-yaml's column still on
+        // the last line: its first unroll stops at that column, and the levels at or
+        // below it close only at the stream's end, after the comments (which then go
+        // one level deeper than with a final line break).
+        let unroll_col = match next {
+            Next::End { marker: false } if self.eof() => self.col,
+            _ => col,
+        };
         let mut closing: Vec<(Pos, bool)> = Vec::new();
         let mut depths: Vec<usize> = Vec::new();
         let mut mark = BEFORE;
+        let mut end_mark = gap::end_of(gap.len());
         for (j, &(ind, mapping)) in chain.iter().enumerate() {
             if chain.get(j + 1).is_some_and(|o| o.0 == ind) {
                 continue;
             }
-            let at = if ind > col {
+            let at = if ind > unroll_col {
                 mark = gap::block_end(&comments, ind, mark);
                 mark
-            } else if ind == 0 && matches!(next, Next::End { .. }) {
-                gap::block_end(&comments, 0, gap::end_of(gap.len()))
+            } else if matches!(next, Next::End { .. }) && (ind == 0 || unroll_col > 0) {
+                end_mark = gap::block_end(&comments, ind, end_mark);
+                end_mark
             } else {
                 continue;
             };
@@ -278,5 +292,49 @@ mod tests {
             shown.find("# closes a").expect("kept") < shown.find("d: 3").expect("d"),
             "{shown}"
         );
+    }
+}
+
+/// go-yaml's empty scalars (`-` or `key:` with nothing, properties with no content)
+/// are events that take no comments: the head comment read before one waits in the
+/// parser for the next event that takes comments. That is the next node in document
+/// order; a block mapping's end takes it and drops it (`parser.mapping()` reads only
+/// that event's line and foot), a sequence's end passes it on. Returns the head still
+/// waiting at the document's end, which go-yaml's DOCUMENT-END event takes.
+pub fn pass_on_empty_heads(root: &mut Node) -> String {
+    let mut carry = String::new();
+    pass_on(root, &mut carry);
+    carry
+}
+
+fn is_empty_event(n: &Node) -> bool {
+    n.style == Style::Plain && n.as_str() == Some("")
+}
+
+fn pass_on(n: &mut Node, carry: &mut String) {
+    if is_empty_event(n) {
+        join(carry, &std::mem::take(&mut n.head_comment));
+        return;
+    }
+    if !carry.is_empty() {
+        let mut h = std::mem::take(carry);
+        join(&mut h, &n.head_comment);
+        n.head_comment = h;
+    }
+    let block = n.style != Style::Flow;
+    match &mut n.kind {
+        NodeKind::Mapping(entries) => {
+            guard(|| {
+                entries.iter_mut().for_each(|(k, v)| {
+                    pass_on(k, carry);
+                    pass_on(v, carry);
+                })
+            });
+            if block {
+                carry.clear();
+            }
+        }
+        NodeKind::Sequence(items) => guard(|| items.iter_mut().for_each(|i| pass_on(i, carry))),
+        _ => {}
     }
 }

@@ -51,6 +51,9 @@ pub struct Cursor {
     pub pending_foot: String,
     /// Line comments waiting the same way (after properties alone on their line).
     pub pending_line: String,
+    /// `pending` starts with the comment after an empty entry's `-` (go-yaml scans
+    /// it as the gap's first line, which moves its foot line).
+    pub dash_gap: bool,
     /// Anchors scanned so far, and the first alias scanned before its anchor.
     pub anchors: std::collections::HashSet<String>,
     pub unknown_alias: Option<String>,
@@ -74,6 +77,7 @@ impl Cursor {
             prior_past_line: false,
             pending_foot: String::new(),
             pending_line: String::new(),
+            dash_gap: false,
             anchors: std::collections::HashSet::new(),
             unknown_alias: None,
         }

@@ -219,12 +219,21 @@ fn document_in(
     }
     // go-yaml's DOCUMENT-END event takes the feet left (with those right after a
     // `...`), else the head left; a head next to feet is lost.
-    let (head, mut document_foot) = c.take_trailing(&mut p, ended.is_some());
+    let (mut head, mut document_foot) = c.take_trailing(&mut p, ended.is_some());
     join(&mut document_foot, ended.as_deref().unwrap_or(""));
+    block::set_first_head(&mut p.node, first_head);
+    // Heads read before empty scalars wait for the next event, the last for this one.
+    let waiting = comments::pass_on_empty_heads(&mut p.node);
+    if !waiting.is_empty() {
+        head = if head.is_empty() {
+            waiting
+        } else {
+            format!("{waiting}\n{head}")
+        };
+    }
     if document_foot.is_empty() {
         document_foot = head;
     }
-    block::set_first_head(&mut p.node, first_head);
     // go-yaml keeps the document's head comment apart from the root's and writes a
     // blank line after it: kept here as the root's head comment ending in a blank line
     // (`doc\n\n`, then the root's own head if any). A function call drops the blank
