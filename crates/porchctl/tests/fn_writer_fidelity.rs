@@ -14,13 +14,14 @@
 //!   `exec:` functions): a document's head and foot comments are not handed to the
 //!   function and come back as they were; a folded scalar the comment copier visits in
 //!   a plain list's element comes back double-quoted; a line comment go-yaml's encoder
-//!   leaves pending at the end of a document (a block list's) opens the next one.
+//!   leaves pending at the end of a document (a block list's) opens the next one, in
+//!   files and in `-o unwrap`'s stream alike.
 //!
 //! Expected texts are what kpt 1.0.0-beta.56 writes for the same inputs (with kpt
 //! HEAD's `krm-fn` attribution and error wording where the two differ).
 
 mod pkgfix;
-use pkgfix::{package, read, render};
+use pkgfix::{package, porchctl, read, render};
 
 const NO_PIPELINE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n";
 
@@ -163,4 +164,29 @@ fn a_pending_line_comment_opens_the_next_document() {
     let (code, stderr, out) = render_with_function(script, text);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(out, kpt);
+}
+
+#[test]
+fn unwrapped_output_is_one_stream_with_the_pending_comment() {
+    // `-o unwrap` writes through one encoder too (kyaml's ByteWriter), so the comment
+    // left pending by B's block list opens C there as well. kpt 1.0.0-beta.56 lists the
+    // Kptfile first; kpt HEAD's render lists a package's Kptfile last (COMPATIBILITY.md).
+    let script = "#!/bin/sh\nsed 's/verbs: \\[get\\] # D/verbs:\\n      - get/'\n";
+    let text = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs: [get] # D\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
+    let (_tmp, dir) = package(&[("fn.sh", script), ("r.yaml", text)]);
+    let kptfile = format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - exec: {}\n",
+        dir.join("fn.sh").display()
+    );
+    std::fs::write(dir.join("Kptfile"), &kptfile).expect("write Kptfile");
+    let path = dir.to_str().expect("utf8 path");
+    let (code, stdout, stderr) = porchctl(
+        &dir,
+        &["fn", "render", path, "--allow-exec", "-o", "unwrap"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let kpt = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs:\n  - get\n---\n# D\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n---\n";
+    assert_eq!(stdout, format!("{kpt}{kptfile}"));
+    // Out of place: the package itself is untouched.
+    assert_eq!(read(&dir, "r.yaml"), text);
 }

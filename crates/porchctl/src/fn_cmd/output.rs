@@ -8,7 +8,7 @@ use anyhow::Context;
 use kpt::package::resources::{self, PACKAGE_PATH};
 use kpt::package::{PackageFiles, fs};
 use kpt::resource_list::ResourceList;
-use kpt::yaml::{Document, Node, SeqIndent, emit_stream};
+use kpt::yaml::{Node, SeqIndent, emit_documents};
 
 /// Where results go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,19 +51,22 @@ pub fn write(out: &Output, items: Vec<Node>) -> anyhow::Result<()> {
             print(&ResourceList::new(items).to_yaml())
         }
         Output::Unwrap => {
-            let docs: Vec<Document> = items
+            let docs: Vec<(Node, SeqIndent)> = items
                 .into_iter()
                 .map(|mut n| {
                     let wide = resources::annotation(&n, resources::SEQ_INDENT) == Some("wide");
                     resources::strip_internal(&mut n);
-                    let mut d = Document::new(n);
-                    if wide {
-                        d.set_seq_indent(SeqIndent::Wide);
-                    }
-                    d
+                    let seq = if wide {
+                        SeqIndent::Wide
+                    } else {
+                        SeqIndent::Compact
+                    };
+                    (n, seq)
                 })
                 .collect();
-            print(&emit_stream(&docs))
+            // One encoder for the whole stream, as kyaml's ByteWriter: a line comment
+            // go-yaml leaves pending at a document's end opens the next one.
+            print(&emit_documents(docs.iter().map(|(n, s)| (n, *s))))
         }
         Output::Dir(dir) => {
             let mut files = PackageFiles::new();
