@@ -144,6 +144,7 @@ impl Cursor {
         let close = if seq { ']' } else { '}' };
         let mut items = Vec::new();
         let mut entries = Vec::new();
+        let mut keys: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut index: u32 = 0;
         loop {
             // The stream ending where libyaml's parser wants a node is "did not find
@@ -162,7 +163,7 @@ impl Cursor {
                 self.flow_ws_or(log, Want::Node, seq, start_line)?;
             }
             let first_tok = log.mark();
-            let (key_pos, key_line) = (self.pos, self.line);
+            let (key_pos, key_line, key_col) = (self.pos, self.line, self.col);
             let key = if explicit
                 && matches!(self.peek(), Some(c) if c == ':' || c == ',' || c == close)
             {
@@ -235,6 +236,15 @@ impl Cursor {
                     None => items.push(key),
                 }
             } else {
+                // Duplicate scalar keys are refused as in a block mapping (go-yaml's
+                // text when it decodes a mapping).
+                if let Some(k) = key.as_str() {
+                    let line = key_line + self.line_offset + 1;
+                    if let Some(first) = keys.insert(k.to_string(), line) {
+                        let msg = format!("mapping key \"{k}\" already defined at line {first}");
+                        return Err(self.error_at(msg, key_line, key_col));
+                    }
+                }
                 entries.push((key, value.unwrap_or_else(|| Node::plain(""))));
             }
             index += 1;
