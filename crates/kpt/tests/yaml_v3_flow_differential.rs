@@ -287,6 +287,12 @@ const PROPERTIES: &[&str] = &[
     "k0: &a2\n  # c776\n  - !!map\n# c777\n    k0: v\n",
     "a: !!str # l\n  # c\n  value\n",
     "a:\n  &x\n  # c\n  b: 1\n",
+    // A key's line comment before a flow collection on the next line is never written
+    // (go-yaml's emitter compares a flow mapping's style with the flow sequence style).
+    "k0: # c3\n  {x: 1}\n",
+    "k0: # c3\n  [x]\n",
+    "a: &b # c3\n  k0: {x: 1}\n",
+    "a: &b # c3\n  k0: !!seq\n    # c4\n    {x: 1}\n",
 ];
 
 fn props(rng: &mut Rng) -> &'static str {

@@ -399,7 +399,10 @@ impl<'a> Emitter<'a> {
                 Kind::Scalar { .. } if self.line.is_empty() => {
                     self.line = std::mem::take(&mut self.key_line);
                 }
-                Kind::MapStart { .. } | Kind::SeqStart { flow: false } => {
+                // go-yaml tests `event.sequence_style() != yaml_FLOW_SEQUENCE_STYLE`,
+                // which a flow mapping's style (the same number) fails too: the key's
+                // comment before any flow collection is never written.
+                Kind::MapStart { flow: false } | Kind::SeqStart { flow: false } => {
                     std::mem::swap(&mut self.line, &mut self.key_line);
                     self.process_line_comment(false);
                     std::mem::swap(&mut self.line, &mut self.key_line);

@@ -238,6 +238,50 @@ fn normalize_at(n: &mut Node) {
     }
 }
 
+/// go-yaml's empty scalars (`-` or `key:` with nothing, properties with no content)
+/// are events that take no comments: the head comment read before one waits in the
+/// parser for the next event that takes comments. That is the next node in document
+/// order; a block mapping's end takes it and drops it (`parser.mapping()` reads only
+/// that event's line and foot), a sequence's end passes it on. Returns the head still
+/// waiting at the document's end, which go-yaml's DOCUMENT-END event takes.
+pub fn pass_on_empty_heads(root: &mut Node) -> String {
+    let mut carry = String::new();
+    pass_on(root, &mut carry);
+    carry
+}
+
+fn is_empty_event(n: &Node) -> bool {
+    n.style == Style::Plain && n.as_str() == Some("")
+}
+
+fn pass_on(n: &mut Node, carry: &mut String) {
+    if is_empty_event(n) {
+        join(carry, &std::mem::take(&mut n.head_comment));
+        return;
+    }
+    if !carry.is_empty() {
+        let mut h = std::mem::take(carry);
+        join(&mut h, &n.head_comment);
+        n.head_comment = h;
+    }
+    let block = n.style != Style::Flow;
+    match &mut n.kind {
+        NodeKind::Mapping(entries) => {
+            guard(|| {
+                entries.iter_mut().for_each(|(k, v)| {
+                    pass_on(k, carry);
+                    pass_on(v, carry);
+                })
+            });
+            if block {
+                carry.clear();
+            }
+        }
+        NodeKind::Sequence(items) => guard(|| items.iter_mut().for_each(|i| pass_on(i, carry))),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,49 +336,5 @@ mod tests {
             shown.find("# closes a").expect("kept") < shown.find("d: 3").expect("d"),
             "{shown}"
         );
-    }
-}
-
-/// go-yaml's empty scalars (`-` or `key:` with nothing, properties with no content)
-/// are events that take no comments: the head comment read before one waits in the
-/// parser for the next event that takes comments. That is the next node in document
-/// order; a block mapping's end takes it and drops it (`parser.mapping()` reads only
-/// that event's line and foot), a sequence's end passes it on. Returns the head still
-/// waiting at the document's end, which go-yaml's DOCUMENT-END event takes.
-pub fn pass_on_empty_heads(root: &mut Node) -> String {
-    let mut carry = String::new();
-    pass_on(root, &mut carry);
-    carry
-}
-
-fn is_empty_event(n: &Node) -> bool {
-    n.style == Style::Plain && n.as_str() == Some("")
-}
-
-fn pass_on(n: &mut Node, carry: &mut String) {
-    if is_empty_event(n) {
-        join(carry, &std::mem::take(&mut n.head_comment));
-        return;
-    }
-    if !carry.is_empty() {
-        let mut h = std::mem::take(carry);
-        join(&mut h, &n.head_comment);
-        n.head_comment = h;
-    }
-    let block = n.style != Style::Flow;
-    match &mut n.kind {
-        NodeKind::Mapping(entries) => {
-            guard(|| {
-                entries.iter_mut().for_each(|(k, v)| {
-                    pass_on(k, carry);
-                    pass_on(v, carry);
-                })
-            });
-            if block {
-                carry.clear();
-            }
-        }
-        NodeKind::Sequence(items) => guard(|| items.iter_mut().for_each(|i| pass_on(i, carry))),
-        _ => {}
     }
 }
