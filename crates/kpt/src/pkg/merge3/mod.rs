@@ -7,8 +7,10 @@
 //! embeds ([`builtin`], generated into `k8s_schema`) and CRDs of the packages.
 
 mod builtin;
+mod compare;
 #[rustfmt::skip]
 mod k8s_schema;
+mod nulls;
 pub mod schema;
 mod walk;
 
@@ -76,6 +78,11 @@ pub struct MergeOptions {
     /// non-null value (`keep-tagged-null`). Default off: kpt 1.0.0-beta (kyaml) rule,
     /// where any `null` in local or updated clears the field.
     pub keep_tagged_null: bool,
+    /// kpt HEAD's `preserveExplicitNull` (its `NullPreservingVisitor`, for
+    /// packages that are themselves patches): a `null` that would clear a field
+    /// is written out instead, as it was spelled (`null`, `~` or empty).
+    /// Implies the `keep_tagged_null` rule for what counts as cleared.
+    pub preserve_explicit_null: bool,
     /// Infer list merge keys (`name`, `mountPath`, ...) where no schema says so.
     /// kpt only does this for the Kptfile.
     pub infer_lists: bool,
@@ -227,7 +234,10 @@ pub fn merge_resources(
                 }
             }
             (_, None, None) | (Some(_), Some(_), None) => {}
-            (o, Some(u), Some(d)) => {
+            (mut o, Some(mut u), Some(d)) => {
+                if opts.preserve_explicit_null {
+                    nulls::drop_at_dest_nulls(&d, o.as_mut(), Some(&mut u));
+                }
                 // Local is owned here: the walk edits it in place instead of a copy.
                 let merged =
                     merge_owned(Some(d), o.as_ref(), Some(&u), schemas, opts).map_err(|e| {
@@ -246,7 +256,9 @@ pub fn merge_resources(
     Ok(out)
 }
 
-/// Field-level 3-way merge of one resource (`dest` = local).
+/// Field-level 3-way merge of one resource (`dest` = local), as kpt merges a
+/// matched tuple (with `preserve_explicit_null`, after its pre-pass for local
+/// `null` lists).
 pub fn merge_resource(
     origin: Option<&Node>,
     updated: &Node,
@@ -254,10 +266,16 @@ pub fn merge_resource(
     schemas: &SchemaRegistry,
     opts: &MergeOptions,
 ) -> Result<Option<Node>, MergeError> {
-    merge_nodes(Some(dest), origin, Some(updated), schemas, opts)
+    if !opts.preserve_explicit_null {
+        return merge_nodes(Some(dest), origin, Some(updated), schemas, opts);
+    }
+    let (mut o, mut u) = (origin.cloned(), updated.clone());
+    nulls::drop_at_dest_nulls(dest, o.as_mut(), Some(&mut u));
+    merge_owned(Some(dest.clone()), o.as_ref(), Some(&u), schemas, opts)
 }
 
-/// Generic 3-way merge of three YAML trees (`None` = absent).
+/// Generic 3-way merge of three YAML trees (`None` = absent): the bare walk,
+/// without [`merge_resource`]'s pre-pass.
 pub fn merge_nodes(
     dest: Option<&Node>,
     origin: Option<&Node>,
@@ -280,6 +298,7 @@ fn merge_owned(
         schemas,
         infer: opts.infer_lists,
         null_needs_origin: opts.keep_tagged_null,
+        preserve_null: opts.preserve_explicit_null,
     };
     // No schema yet: the walker finds the resource's type in the sources.
     w.walk(dest, origin, updated, &schema::Schema::None)

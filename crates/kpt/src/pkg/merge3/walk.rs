@@ -7,8 +7,15 @@
 //! appended), lists merge by key only when the schema says so, otherwise a list changed
 //! upstream replaces the local one wholesale. A value taken from upstream keeps the
 //! local node's style.
+//!
+//! Three rule sets, as kpt has three visitors: kyaml's (kpt 1.0.0-beta), kpt HEAD's
+//! `Visitor` (`null_needs_origin`: a `null` only clears what origin had, values and
+//! lists compare by content alone) and its `NullPreservingVisitor` (`preserve_null`:
+//! what would be cleared by a `null` keeps that `null`, see [`super::nulls`]).
 
 use super::MergeError;
+use super::compare::{content_eq, same_tree, scalar_str_eq};
+use super::nulls::persisted;
 use super::schema::{Schema, SchemaRegistry};
 use crate::yaml::limits::guard;
 use crate::yaml::{Node, NodeKind, Style};
@@ -23,6 +30,31 @@ pub(crate) struct Walker<'s> {
     /// kpt HEAD's "keep tagged null" rule: a `null` only clears a field when origin
     /// had a non-null value there. Off = kyaml / kpt 1.0.0-beta behaviour.
     pub null_needs_origin: bool,
+    /// kpt HEAD's `NullPreservingVisitor` (implies `null_needs_origin`): a `null`
+    /// that clears, or that is kept from one side, stays in the output; the walk
+    /// returns it as `Some(null)`, which [`set_field`] then writes instead of
+    /// removing the field.
+    pub preserve_null: bool,
+}
+
+/// What the scalar rule picked.
+enum Pick<'n> {
+    /// Remove the field.
+    Clear,
+    /// The `null` of this source (or an empty one), kept (`preserve_null` only).
+    Null(Option<&'n Node>),
+    /// This source's node (`None`: missing).
+    Take(Option<&'n Node>),
+}
+
+impl<'n> Pick<'n> {
+    /// The node whose key comments a merged key gets.
+    fn node(&self) -> Option<&'n Node> {
+        match *self {
+            Pick::Clear => None,
+            Pick::Null(n) | Pick::Take(n) => n,
+        }
+    }
 }
 
 /// The sources of one walk step, `None` = field missing.
@@ -63,10 +95,34 @@ fn kind_of(n: &Node) -> Kind {
 
 impl<'s> Walker<'s> {
     fn cleared(&self, origin: Option<&Node>, x: Option<&Node>) -> bool {
-        if self.null_needs_origin {
+        if self.head_rules() {
             !tagged_null(origin) && tagged_null(x)
         } else {
             tagged_null(x)
+        }
+    }
+
+    /// kpt HEAD's rules (both of its visitors) rather than kyaml's.
+    fn head_rules(&self) -> bool {
+        self.null_needs_origin || self.preserve_null
+    }
+
+    /// The first of updated and local whose `null` clears the field: `Clear`, or
+    /// with `preserve_null` that `null` kept (kpt `PersistedNull`).
+    fn clearing(&self, src: Src<'_>) -> Option<Option<Node>> {
+        for x in [src.u, src.d] {
+            if self.cleared(src.o, x) {
+                return Some(self.preserve_null.then(|| persisted(x)));
+            }
+        }
+        None
+    }
+
+    /// kpt `KeepNull`: with `preserve_null` a `null` taken from a side stays.
+    fn keep_null(&self, n: Option<&Node>) -> Option<Node> {
+        match n {
+            Some(n) if self.preserve_null && n.is_null() => Some(persisted(Some(n))),
+            _ => n.cloned(),
         }
     }
 
@@ -142,14 +198,30 @@ impl<'s> Walker<'s> {
         schema: &Schema<'s>,
     ) -> Result<Option<Node>, MergeError> {
         // VisitMap
-        if self.cleared(o, u) || self.cleared(o, d.as_ref()) {
-            return Ok(None);
+        if let Some(kept) = self.clearing(Src {
+            d: d.as_ref(),
+            o,
+            u,
+        }) {
+            return Ok(kept);
         }
         if d.is_none() && u.is_none() {
             return Ok(None);
         }
         let mut dest = match d {
             Some(d) if d.is_mapping() => d,
+            // kpt HEAD keeps a local `null` origin also had as the map to merge
+            // into; kyaml's FieldSetter then drops it, whatever updated has. The
+            // null-preserving visitor keeps it unless updated has a value.
+            Some(d) if d.is_null() && self.head_rules() => {
+                if !self.preserve_null {
+                    return Ok(None);
+                }
+                if missing_or_null(u) {
+                    return Ok(Some(persisted(Some(&d))));
+                }
+                Node::mapping()
+            }
             _ => Node::mapping(),
         };
         let keys = field_names(&[Some(&dest), o, u]);
@@ -168,6 +240,7 @@ impl<'s> Walker<'s> {
                     o: ok,
                     u: uk,
                 })
+                .node()
                 .filter(|n| !n.is_null())
                 .map(KeyComments::of);
             let (child, old_style) = match (pos, dest.entries_mut()) {
@@ -181,57 +254,95 @@ impl<'s> Walker<'s> {
             let val = self
                 .walk(child, ov, uv, &schema.field(&key))
                 .map_err(|e| e.within(&key))?;
-            set_field(&mut dest, pos, &key, val, key_comments, old_style);
+            set_field(
+                &mut dest,
+                pos,
+                &key,
+                val,
+                key_comments,
+                old_style,
+                self.preserve_null,
+            );
         }
         Ok(Some(dest))
     }
 
     fn visit_scalar(&self, src: Src<'_>) -> Option<Node> {
-        self.pick_scalar(src).cloned()
+        match self.pick_scalar(src) {
+            Pick::Clear => None,
+            Pick::Null(n) => Some(persisted(n)),
+            Pick::Take(n) => self.keep_null(n),
+        }
     }
 
-    /// The scalar rule, as the source whose node wins (`None`: remove).
-    fn pick_scalar<'n>(&self, src: Src<'n>) -> Option<&'n Node> {
-        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
-            return None;
+    /// The scalar rule: which source's node wins.
+    fn pick_scalar<'n>(&self, src: Src<'n>) -> Pick<'n> {
+        for x in [src.u, src.d] {
+            if self.cleared(src.o, x) {
+                return if self.preserve_null {
+                    Pick::Null(x)
+                } else {
+                    Pick::Clear
+                };
+            }
         }
         let (um, om) = (missing_or_null(src.u), missing_or_null(src.o));
         if um != om {
-            return src.u;
+            return Pick::Take(src.u);
         }
-        if um && om {
-            return src.d;
+        let (Some(u), Some(o)) = (src.u, src.o) else {
+            return Pick::Take(src.d);
+        };
+        if um {
+            return Pick::Take(src.d);
         }
-        let (u, o) = (src.u?, src.o?);
+        if self.head_rules() {
+            // kpt HEAD compares values only: a comment or quoting change upstream
+            // leaves local as it is.
+            return Pick::Take(if u.as_str() != o.as_str() {
+                Some(u)
+            } else {
+                src.d
+            });
+        }
         // kyaml compares the serialized nodes (value and comments; quoting is
         // normalised): an upstream change applies when local is missing or unchanged;
         // a changed value upstream also wins over a local change.
         let d_unchanged = src.d.is_none_or(|d| scalar_str_eq(d, o));
         if d_unchanged && !scalar_str_eq(o, u) {
-            return Some(u);
+            return Pick::Take(Some(u));
         }
         if u.as_str() != o.as_str() {
-            return Some(u);
+            return Pick::Take(Some(u));
         }
-        src.d
+        Pick::Take(src.d)
     }
 
     fn visit_na_list(&self, src: Src<'_>) -> Option<Node> {
-        if self.cleared(src.o, src.u) || self.cleared(src.o, src.d) {
-            return None;
+        if let Some(kept) = self.clearing(src) {
+            return kept;
         }
         let (um, om) = (missing_or_null(src.u), missing_or_null(src.o));
         if um != om {
-            return src.u.cloned();
+            return self.keep_null(src.u);
         }
-        if um && om {
-            return src.d.cloned();
+        let (Some(u), Some(o)) = (src.u, src.o) else {
+            return self.keep_null(src.d);
+        };
+        if um {
+            return self.keep_null(src.d);
         }
-        let (u, o) = (src.u?, src.o?);
-        if !same_tree(u, o, true) {
+        // kyaml compares the serialized lists (quoting and comments count); kpt
+        // HEAD compares kinds, tags and values only.
+        let changed = if self.head_rules() {
+            !content_eq(u, o)
+        } else {
+            !same_tree(u, o, true)
+        };
+        if changed {
             return Some(u.clone());
         }
-        src.d.cloned()
+        self.keep_null(src.d)
     }
 
     fn walk_assoc(
@@ -242,7 +353,13 @@ impl<'s> Walker<'s> {
         schema: &Schema<'s>,
         keys: &[String],
     ) -> Result<Option<Node>, MergeError> {
-        // visitAList
+        // visitAList. kpt HEAD's visitors also clear on a `null` (the preserving
+        // one returns the `null`, but the list walk then finds no list and drops
+        // the field: kpt keeps a local `null` list only through
+        // `nulls::drop_at_dest_nulls`).
+        if self.head_rules() && (self.cleared(o, u) || self.cleared(o, d.as_ref())) {
+            return Ok(None);
+        }
         if missing_or_null(u) && !missing_or_null(o) {
             return Ok(None);
         }
@@ -491,8 +608,9 @@ impl KeyComments {
 
 /// kyaml `FieldSetter` as the walker uses it, at `pos` (the key's index in `dest`,
 /// whose value was moved out for the walk): a missing or null value clears the
-/// field; an existing field gets the new value with the old node's style; a new
-/// field is appended with the comments the key merge produced.
+/// field (a null is written when `keep_null`: the walk kept it on purpose); an
+/// existing field gets the new value with the old node's style; a new field is
+/// appended with the comments the key merge produced.
 fn set_field(
     dest: &mut Node,
     pos: Option<usize>,
@@ -500,11 +618,12 @@ fn set_field(
     val: Option<Node>,
     key_comments: Option<KeyComments>,
     old_style: Option<Style>,
+    keep_null: bool,
 ) {
     let Some(entries) = dest.entries_mut() else {
         return;
     };
-    let Some(mut val) = val.filter(|v| !v.is_null()) else {
+    let Some(mut val) = val.filter(|v| keep_null || !v.is_null()) else {
         if let Some(i) = pos {
             entries.remove(i);
         }
@@ -516,10 +635,13 @@ fn set_field(
             if let Some(c) = key_comments {
                 c.apply(k);
             }
-            if let Some(st) = old_style {
-                apply_style(&mut val, st);
+            // A kept null is written as it was spelled on its side.
+            if !val.is_null() {
+                if let Some(st) = old_style {
+                    apply_style(&mut val, st);
+                }
+                quote_yaml11(&mut val);
             }
-            quote_yaml11(&mut val);
             *v = val;
         }
         None => {
@@ -572,62 +694,4 @@ fn apply_style(val: &mut Node, style: Style) {
             }
         }
     }
-}
-
-/// kyaml `getStrValues` equality for scalars: value and comments.
-fn scalar_str_eq(a: &Node, b: &Node) -> bool {
-    a.as_str() == b.as_str()
-        && a.head_comment == b.head_comment
-        && a.line_comment == b.line_comment
-        && a.foot_comment == b.foot_comment
-}
-
-fn quote_class(s: Style) -> u8 {
-    match s {
-        Style::Any | Style::Plain | Style::Flow => 0,
-        Style::SingleQuoted => 1,
-        Style::DoubleQuoted => 2,
-        Style::Literal => 3,
-        Style::Folded => 4,
-    }
-}
-
-/// Structural equality for the "did upstream change this list" test: values, tags,
-/// scalar quoting and comments; the top node's own style is ignored.
-fn same_tree(a: &Node, b: &Node, top: bool) -> bool {
-    guard(|| same_tree_at(a, b, top))
-}
-
-fn same_tree_at(a: &Node, b: &Node, top: bool) -> bool {
-    if !top && !same_scalar_meta(a, b) {
-        return false;
-    }
-    match (&a.kind, &b.kind) {
-        (NodeKind::Scalar(x), NodeKind::Scalar(y)) => {
-            x == y && a.resolved_tag() == b.resolved_tag()
-        }
-        (NodeKind::Alias(x), NodeKind::Alias(y)) => x == y,
-        (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_tree(p, q, false))
-        }
-        (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|((k1, v1), (k2, v2))| {
-                    same_tree(k1, k2, false) && same_tree(v1, v2, false)
-                })
-        }
-        _ => false,
-    }
-}
-
-fn same_scalar_meta(a: &Node, b: &Node) -> bool {
-    let style_ok = if a.is_scalar() {
-        quote_class(a.style) == quote_class(b.style)
-    } else {
-        (a.style == Style::Flow) == (b.style == Style::Flow)
-    };
-    style_ok
-        && a.head_comment == b.head_comment
-        && a.line_comment == b.line_comment
-        && a.foot_comment == b.foot_comment
 }

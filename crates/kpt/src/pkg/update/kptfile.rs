@@ -33,6 +33,7 @@ pub fn merge_kptfiles(
         keep_tagged_null: false,
         infer_lists: true,
         ignore_crd_schemas: true,
+        ..MergeOptions::default()
     };
     let on = o.as_ref().map(Kptfile::to_node);
     let merged = merge_nodes(

@@ -43,11 +43,26 @@ fn replace_all(
 ) -> Result<PackageFiles, UpdateError> {
     let _ = original;
     let remote = remote_subpackages(local);
-    // kpt 1.0.0-beta keeps the local root Kptfile as is (only upstream and
-    // upstreamLock are advanced by the driver); a missing one comes from updated.
+    // kpt 1.0.0-beta keeps the local root Kptfile as is; a missing one comes from
+    // updated. kpt HEAD first merges updated's Kptfile into it, taking updated's
+    // `upstream` and `upstreamLock` when it has them: those are taken here too
+    // (the driver then sets both to what it fetched), the rest stays local's as
+    // in 1.0.0-beta (COMPATIBILITY.md).
+    let updated_kf = read_kptfile(updated, KPTFILE)?;
     let kf = match read_kptfile(local, KPTFILE)? {
-        Some(l) => Some((Some(l.clone()), l)),
-        None => read_kptfile(updated, KPTFILE)?.map(|u| (None, u)),
+        Some(l) => {
+            let mut k = l.clone();
+            if let Some(u) = &updated_kf {
+                if u.upstream.is_some() {
+                    k.upstream = u.upstream.clone();
+                }
+                if u.upstream_lock.is_some() {
+                    k.upstream_lock = u.upstream_lock.clone();
+                }
+            }
+            Some((Some(l), k))
+        }
+        None => updated_kf.map(|u| (None, u)),
     };
     let mut out = PackageFiles::new();
     for (p, b) in local.as_map() {
@@ -126,9 +141,8 @@ fn local_changes(
                 };
                 k.upstream = None;
                 k.upstream_lock = None;
-                if let Some(s) = &mut k.status {
-                    s.render_status = None;
-                }
+                // A render leaves no local change of its own.
+                clear_render_status(&mut k);
                 k.metadata.name.clear();
                 k.api_version.clear();
                 k.kind.clear();
@@ -173,11 +187,29 @@ pub(super) fn fast_forward(
     }
     let mut out = replace_all(Some(original), updated, local)?;
     if let Some(mut k) = read_kptfile(&out, KPTFILE)?
-        && let Some(s) = &mut k.status
-        && s.render_status.is_some()
+        && clear_render_status(&mut k)
     {
-        s.render_status = None;
         out.insert(KPTFILE, k.to_yaml().into_bytes());
     }
     Ok(out)
 }
+
+/// kpt `clearRenderStatus`: drop the render status and the `Rendered`
+/// condition (other conditions stay), and the status when nothing is left.
+/// Returns whether anything was removed.
+fn clear_render_status(k: &mut Kptfile) -> bool {
+    let Some(s) = &mut k.status else {
+        return false;
+    };
+    let before = (s.render_status.is_some(), s.conditions.len());
+    s.render_status = None;
+    s.conditions.retain(|c| c.condition_type != RENDERED);
+    let changed = before != (false, s.conditions.len());
+    if s.conditions.is_empty() {
+        k.status = None;
+    }
+    changed
+}
+
+/// The condition type a render records (kpt `ConditionTypeRendered`).
+const RENDERED: &str = "Rendered";
