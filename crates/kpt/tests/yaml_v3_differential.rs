@@ -379,3 +379,70 @@ fn empty_scalars_and_unterminated_ends_as_go_yaml() {
         docs.len()
     );
 }
+
+/// Content left after a node on its line, in each block context, worded and placed as
+/// go-yaml reports it: its scanner's errors for what cannot follow a node there (`- `,
+/// `? `, `: `, `@`, a plain scalar before a `:`), its parser's wanting the next key or
+/// `-` (named at the collection's start) for any other token, and a `#` right after a
+/// quote or bracket read as a comment. Left out: a flow collection or alias before
+/// ` : ` or where a key is due (go-yaml makes it a key, a flow one complex), and the
+/// root (go-yaml reads no further than the first document's node, so it never reaches
+/// the error).
+#[test]
+fn content_after_a_node_on_its_line_as_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_oracle::build(
+        tmp.path(),
+        PROGRAM,
+        "goyaml",
+        "gopkg.in/yaml.v3",
+        "golang-go golang-gopkg-yaml.v3-dev",
+    ) else {
+        return;
+    };
+    let contexts = [
+        "z: &a 0\na: 1\nb: X\n",
+        "z: &a 0\nl:\n- 1\n- X\n",
+        "z: &a 0\na:\n  b: X\n",
+        "z: &a 0\nl:\n- a: X\n",
+        "z: &a 0\na:\n  X\n",
+        "z: &a 0\na: 1\nX\n",
+    ];
+    let nodes = ["'x'", "\"x\"", "[1]", "{c: 1}", "*a", "&b 'x'"];
+    let junk = [
+        "y", "y: z", "'z'", "[2]", "*a", "- q", "#c", ": z", "? q", "&c", "!t", "@x", "y:z", "|",
+        "y #c",
+    ];
+    let mut docs = Vec::new();
+    for c in contexts {
+        for n in nodes {
+            for j in junk {
+                let key_position = c.ends_with("\nX\n");
+                if (j == ": z" || key_position) && n.starts_with(['[', '{', '*']) {
+                    continue;
+                }
+                let x = if j == "#c" {
+                    format!("{n}{j}")
+                } else {
+                    format!("{n} {j}")
+                };
+                docs.push(c.replace('X', &x));
+            }
+        }
+    }
+    let answers = go_oracle::answers(&bin, &docs);
+    let differing: Vec<_> = docs
+        .iter()
+        .zip(&answers)
+        .filter(|(d, go)| &ours(d) != *go)
+        .collect();
+    for (doc, go) in differing.iter().take(5) {
+        eprintln!("--- input\n{doc}--- go-yaml\n{go}--- ours\n{}", ours(doc));
+    }
+    assert!(
+        differing.is_empty(),
+        "{} of {} documents differ from go-yaml",
+        differing.len(),
+        docs.len()
+    );
+}

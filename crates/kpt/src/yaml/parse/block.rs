@@ -3,7 +3,7 @@
 
 use super::super::node::{Node, NodeKind, Style};
 use super::comments::{Next, join, key_takes_foot};
-use super::cursor::{Cursor, PResult};
+use super::cursor::{Collection, Cursor, PResult};
 use super::gap::{self, Prior};
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard_at};
 
@@ -333,7 +333,19 @@ impl Cursor {
             if self.peek() == Some(':') && self.blankz_at(1) {
                 return self.parser_err("did not find expected key", start_line);
             }
+            let key_start = self.save();
             let Some(mut key) = self.scan_key(true)? else {
+                // A quoted key with more on its line before a `:` (`'k' x: v`): go-yaml
+                // took the quoted scalar as the key and its parser wants the next one.
+                let at = self.save();
+                self.restore(key_start);
+                if let Some(msg) = self.after_quoted_scanner_error() {
+                    return self.err(msg);
+                }
+                if self.quoted_then_value_indicator() {
+                    return self.parser_err("did not find expected key", start_line);
+                }
+                self.restore(at);
                 // libyaml's wording for a plain scalar where a key was expected.
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
             };
@@ -382,7 +394,11 @@ impl Cursor {
                 self.set_prior(Prior::Value);
                 if !self.eof() && (self.col > indent || compact) {
                     let h = self.take_opening_gap(indent, None);
-                    let mut p = self.block_node(indent as i64, false, depth + 1)?;
+                    let mut p = self
+                        .block_node(indent as i64, false, depth + 1)
+                        .map_err(|e| {
+                            self.junk_in_collection(e, Collection::Mapping, start_line, true)
+                        })?;
                     set_first_head(&mut p.node, h);
                     // A scalar value on its own line (`key:\n  value`) leaves the
                     // cursor at its line's end; collections end at the next content.
@@ -393,7 +409,11 @@ impl Cursor {
                 }
             } else {
                 self.map_value = true;
-                let p = self.block_node(indent as i64, true, depth + 1)?;
+                let p = self
+                    .block_node(indent as i64, true, depth + 1)
+                    .map_err(|e| {
+                        self.junk_in_collection(e, Collection::Mapping, start_line, false)
+                    })?;
                 self.skip_to_content()?;
                 p
             };
@@ -426,6 +446,11 @@ impl Cursor {
     fn block_sequence(&mut self, depth: usize, parent: i64) -> PResult<Parsed> {
         let indent = self.col;
         let indentless = indent as i64 == parent;
+        let seq_kind = if indentless {
+            Collection::IndentlessSequence
+        } else {
+            Collection::Sequence
+        };
         let start_line = self.line;
         let mut items: Vec<Node> = Vec::new();
         let mut last_chain: Vec<(usize, bool)> = Vec::new();
@@ -467,7 +492,9 @@ impl Cursor {
                     let dash_comment = (!lc.is_empty()).then_some((lc_col, lc));
                     let h = self.take_opening_gap(indent, dash_comment);
                     props_first = matches!(self.peek(), Some('&' | '!'));
-                    let mut p = self.block_node(indent as i64, false, depth + 1)?;
+                    let mut p = self
+                        .block_node(indent as i64, false, depth + 1)
+                        .map_err(|e| self.junk_in_collection(e, seq_kind, start_line, true))?;
                     set_first_head(&mut p.node, h);
                     self.skip_to_content()?;
                     p
@@ -486,7 +513,9 @@ impl Cursor {
                 }
             } else {
                 props_first = matches!(self.peek(), Some('&' | '!'));
-                let p = self.block_node(indent as i64, true, depth + 1)?;
+                let p = self
+                    .block_node(indent as i64, true, depth + 1)
+                    .map_err(|e| self.junk_in_collection(e, seq_kind, start_line, true))?;
                 self.skip_to_content()?;
                 p
             };

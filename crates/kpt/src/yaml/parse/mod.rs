@@ -212,7 +212,17 @@ fn document_in(
         Some(i) => (all[..i].to_string(), all[i + 2..].to_string()),
         None => (String::new(), all),
     };
-    let mut p = c.block_node(-1, false, 0)?;
+    let mut p = c.block_node(-1, false, 0).map_err(|e| {
+        // A root node first on its line, then a plain scalar and a `:` (`'k' x: v`): the
+        // node became the key of a mapping whose parser wants the next key.
+        match c.junk.take() {
+            Some(j) if j.value_indicator => c
+                .parser_err::<()>("did not find expected key", c.line)
+                .err()
+                .unwrap_or(e),
+            _ => e,
+        }
+    })?;
     c.skip_to_content()?;
     if !c.eof() {
         return c.parser_err("did not find expected <document start>", c.line);
