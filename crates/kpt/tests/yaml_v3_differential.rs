@@ -245,6 +245,18 @@ const EMPTY_AND_ENDS: &[&str] = &[
     "- a\n- !!str # l\n- b\n",
     "k0:\n  k1:\n  - !!str # e\n  - !!str # e\nk2: v\n",
     "k0:\n  k1:\n  - !!str # e\n  # f\nk2: v\n",
+    // Explicit keys (`? `), which go-yaml writes for a key longer than 128 characters
+    // or one that is no scalar, read back.
+    "? a\n: b\n",
+    "a:\n  ? x\n  : y\n  z: 1\n",
+    "? a\n",
+    "? - a\n  - b\n: c\n",
+    "? a\n: - b\n  - c\n",
+    "? |\n  lit\n: v\n",
+    "- ? a\n  : b\n",
+    "? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n: v\n",
+    "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: v\n",
+    "a: ? b\n",
     // The comment after an empty entry's `-` is the first line of the gap after it.
     "- a\n- # d\n- b\n",
     "- a\n- # d\n\n# c\n- b\n",

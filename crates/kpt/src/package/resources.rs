@@ -231,8 +231,20 @@ fn wrong_kind(path: &str, n: &Node) -> String {
     )
 }
 
+/// kyaml's `IsYNodeEmptyDoc`: the reader skips a document whose node is a null
+/// (empty, `~`, `null`, or tagged `!!null`).
 fn is_empty_doc(root: &Node) -> bool {
-    root.is_scalar() && root.as_str().is_some_and(str::is_empty) && root.tag.is_none()
+    if !root.is_scalar() {
+        return false;
+    }
+    match root.tag.as_deref() {
+        Some(tag) => tag == "!!null",
+        None => {
+            root.as_str().is_some_and(str::is_empty)
+                || root.style == Style::Plain
+                    && matches!(root.as_str(), Some("~" | "null" | "Null" | "NULL"))
+        }
+    }
 }
 
 /// Sets `key` of the annotations mapping `ann` as kyaml's `AnnotationSetter` does,
@@ -662,5 +674,21 @@ mod tests {
             one_at_a_time(&mut b, keys);
             assert_eq!(a, b, "{keys:?}: {}", emit_node(&a, SeqIndent::Compact));
         }
+    }
+
+    #[test]
+    fn null_documents_are_skipped_as_kyaml_skips_them() {
+        let mut files = PackageFiles::new();
+        let text = "apiVersion: v1\nkind: A\nmetadata:\n  name: x\n---\n~\n---\nnull\n---\n!!null\n---\n# only\n";
+        files.insert("r.yaml", text.as_bytes().to_vec());
+        files.insert("s.yaml", b"--- ~\n".to_vec());
+        let mut sources = Sources::default();
+        let items = read_package(&files, "", &mut sources).expect("read");
+        assert_eq!(items.len(), 1);
+        assert_eq!(item_path(&items[0]), Some("r.yaml"));
+        // A quoted string is no null: kyaml refuses it as a scalar document.
+        files.insert("t.yaml", b"--- 'null'\n".to_vec());
+        let e = read_package(&files, "", &mut Sources::default()).expect_err("scalar");
+        assert!(e.to_string().contains("wrong Node Kind"), "{e}");
     }
 }

@@ -107,7 +107,10 @@ impl Cursor {
                 self.block_sequence(depth, indent)?
             }
             Some('?') if self.blankz_at(1) => {
-                return self.err("complex mapping keys ('? ') are not supported");
+                if inline && !self.after_dash() {
+                    return self.err("mapping keys are not allowed in this context");
+                }
+                self.block_mapping(depth)?
             }
             _ if self.is_key_here() => {
                 if inline && !self.after_dash() {
@@ -206,9 +209,11 @@ impl Cursor {
         } else {
             self.line_start
         };
+        // `- `, and the explicit key and value indicators `? ` and `: ` of a block
+        // mapping, each open a block node on their own line.
         let clean = self.s.as_bytes()[from..self.pos]
             .iter()
-            .all(|c| matches!(c, b' ' | b'-'));
+            .all(|c| matches!(c, b' ' | b'-' | b'?' | b':'));
         if clean {
             self.dash_memo.set((self.line_start, self.pos));
         }
@@ -333,6 +338,19 @@ impl Cursor {
             if self.peek() == Some(':') && self.blankz_at(1) {
                 return self.parser_err("did not find expected key", start_line);
             }
+            if self.peek() == Some('?') && self.blankz_at(1) {
+                let (key, value) = self.explicit_entry(indent, depth, head)?;
+                first = false;
+                last_chain = value.chain;
+                entries.push((key, value.node));
+                if self.eof() || self.col < indent {
+                    break;
+                }
+                if self.col > indent || (self.peek() == Some('-') && self.blankz_at(1)) {
+                    return self.parser_err("did not find expected key", start_line);
+                }
+                continue;
+            }
             let key_start = self.save();
             let Some(mut key) = self.scan_key(true)? else {
                 // A quoted key with more on its line before a `:` (`'k' x: v`): go-yaml
@@ -438,6 +456,53 @@ impl Cursor {
         let mut chain = last_chain;
         chain.push((indent, true));
         Ok(Parsed { node: n, chain })
+    }
+
+    /// `? key` and an optional `: value` at the mapping's column `indent`: go-yaml
+    /// writes a key this way when it is no scalar or longer than 128 characters.
+    fn explicit_entry(
+        &mut self,
+        indent: usize,
+        depth: usize,
+        head: String,
+    ) -> PResult<(Node, Parsed)> {
+        self.bump(); // '?'
+        let mut key = self.after_indicator(indent, depth)?.node;
+        set_first_head(&mut key, head);
+        let value =
+            if !self.eof() && self.col == indent && self.peek() == Some(':') && self.blankz_at(1) {
+                self.bump();
+                self.after_indicator(indent, depth)?
+            } else {
+                Parsed::leaf(Node::plain(""))
+            };
+        Ok((key, value))
+    }
+
+    /// The node after a `?` or an explicit `:` at column `indent` (the cursor just past
+    /// the indicator): on its line, on the lines below it, or empty.
+    fn after_indicator(&mut self, indent: usize, depth: usize) -> PResult<Parsed> {
+        self.skip_spaces();
+        if !matches!(self.peek(), None | Some('\n' | '#')) {
+            let p = self.block_node(indent as i64, true, depth + 1)?;
+            self.skip_to_content()?;
+            return Ok(p);
+        }
+        let lc_col = self.col;
+        let lc = self.line_comment()?;
+        self.skip_to_content()?;
+        self.set_prior(Prior::Entry);
+        if !self.eof() && self.col > indent {
+            let indicator_comment = (!lc.is_empty()).then_some((lc_col, lc));
+            let h = self.take_opening_gap(indent, indicator_comment);
+            let mut p = self.block_node(indent as i64, false, depth + 1)?;
+            set_first_head(&mut p.node, h);
+            self.skip_to_content()?;
+            return Ok(p);
+        }
+        let mut p = Parsed::leaf(Node::plain(""));
+        p.node.line_comment = lc;
+        Ok(p)
     }
 
     /// `parent` is the indentation of the enclosing node: a sequence at that same

@@ -223,7 +223,7 @@ impl Cursor {
                 if had_space
                     || matches!(
                         self.s.as_bytes().get(self.pos.wrapping_sub(1)),
-                        Some(b' ' | b'\'' | b'"' | b']' | b'}')
+                        Some(b' ' | b'\t' | b'\'' | b'"' | b']' | b'}')
                     ) =>
             {
                 Ok(self.take_line_rest().to_string())
