@@ -245,6 +245,11 @@ const EMPTY_AND_ENDS: &[&str] = &[
     "- a\n- !!str # l\n- b\n",
     "k0:\n  k1:\n  - !!str # e\n  - !!str # e\nk2: v\n",
     "k0:\n  k1:\n  - !!str # e\n  # f\nk2: v\n",
+    // A tab before an inline comment is a blank.
+    "s: v\t# c\n",
+    "l:\n- a\t# c\n",
+    "s:\t# c\n  a: b\n",
+    "s: 'v'\t# c\n",
     // Explicit keys (`? `), which go-yaml writes for a key longer than 128 characters
     // or one that is no scalar, read back.
     "? a\n: b\n",
