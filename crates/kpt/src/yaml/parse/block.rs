@@ -3,8 +3,9 @@
 
 use super::super::node::{Node, NodeKind, Style};
 use super::comments::{Next, join, key_takes_foot};
-use super::cursor::{Collection, Cursor, PResult};
+use super::cursor::{Cursor, PResult};
 use super::gap::{self, Prior};
+use super::junk::Collection;
 use crate::yaml::limits::{MAX_DEPTH, depth_message, guard_at};
 
 /// Mappings with at least this many keys check duplicates through an index.

@@ -8,6 +8,7 @@ mod cursor;
 mod flow;
 mod flow_comments;
 mod gap;
+mod junk;
 mod scalar;
 
 use super::document::{SeqIndent, YamlError};
