@@ -190,3 +190,18 @@ fn unwrapped_output_is_one_stream_with_the_pending_comment() {
     // Out of place: the package itself is untouched.
     assert_eq!(read(&dir, "r.yaml"), text);
 }
+
+#[test]
+fn a_foot_comment_the_resource_list_moves_comes_back_once() {
+    // In the ResourceList this comment is at column 2, right after the list item: go-yaml
+    // reads it as the item's last key's foot, and the copier restores the input's foot
+    // on `ports` as well. kpt 1.0.0-beta.56 writes it once only for the ResourceList's
+    // last item; we write it once, where it was, for every resource.
+    let one = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nports:\n- containerPort: 80\n# - containerPort: 443\n";
+    let two = format!("{one}---\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n");
+    for text in [one.to_string(), two] {
+        let (code, stderr, out) = render_with_function(CAT, &text);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(out, text);
+    }
+}

@@ -419,7 +419,14 @@ impl<'a> Snapshot<'a> {
                 for (i, (dk, dv)) in d.iter_mut().enumerate() {
                     let Some(key) = dk.as_str() else { continue };
                     if let Some(c) = self.child_hint(at, key, i) {
-                        self.copy_own_comments(self.node(c).key_comments, dk);
+                        let kc = self.node(c).key_comments;
+                        if dk.foot_comment.is_empty()
+                            && let Some([_, _, foot]) = self.arena.comments.get(kc as usize)
+                            && !foot.is_empty()
+                        {
+                            take_moved_foot(dv, self.str(*foot), 0);
+                        }
+                        self.copy_own_comments(kc, dk);
                         self.copy_comments(c, dv);
                     }
                 }
@@ -506,6 +513,31 @@ impl<'a> Annotations<'a> {
         let n = self.snap.node(self.snap.child(self.at?, key)?);
         (n.shape == Shape::Scalar).then(|| self.snap.str(n.value))
     }
+}
+
+/// A key's foot comment that the function's output holds one level deeper, at the end
+/// of the key's value (the last key or item, and so on down): go-yaml reads a comment at
+/// the column where a ResourceList's nesting puts it as the foot of that inner node.
+/// It is the key's own foot moved; the copy restored on the key replaces it (kpt's
+/// forked go-yaml loses the moved copy, so a render would otherwise write it twice).
+fn take_moved_foot(n: &mut Node, text: &str, depth: usize) -> bool {
+    if n.foot_comment == text {
+        n.foot_comment.clear();
+        return true;
+    }
+    guard_at(depth, || match &mut n.kind {
+        NodeKind::Mapping(entries) => entries.last_mut().is_some_and(|(k, v)| {
+            if k.foot_comment == text {
+                k.foot_comment.clear();
+                return true;
+            }
+            take_moved_foot(v, text, depth + 1)
+        }),
+        NodeKind::Sequence(items) => items
+            .last_mut()
+            .is_some_and(|i| take_moved_foot(i, text, depth + 1)),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
