@@ -205,3 +205,14 @@ fn a_foot_comment_the_resource_list_moves_comes_back_once() {
         assert_eq!(out, text);
     }
 }
+
+#[test]
+fn a_comment_on_a_later_document_marker_goes_with_kyamls_split() {
+    // kyaml cuts a stream at every later `---` line, taking the line whole; the first
+    // line's marker reaches go-yaml, whose comment heads the document.
+    let text = "--- # c\napiVersion: v1\nkind: A\nmetadata:\n  name: x\n--- # d\napiVersion: v1\nkind: B\nmetadata:\n  name: y\n";
+    let kpt = "# c\napiVersion: v1\nkind: A\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: B\nmetadata:\n  name: y\n";
+    let (code, stderr, out) = render_file(text);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}

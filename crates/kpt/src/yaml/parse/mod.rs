@@ -101,7 +101,7 @@ pub fn split_documents(text: &str) -> Vec<Chunk> {
 /// chunk has one: yaml.v3 makes the comment block right after the marker (up to
 /// a blank line, any column) the document end's comment (`Some("")` when there
 /// is none); the rest is lost.
-fn parse_text(raw: &str) -> (String, Option<String>) {
+fn parse_text(raw: &str, first_line: usize) -> (String, Option<String>) {
     let mut out = String::with_capacity(raw.len());
     let mut ended: Option<String> = None;
     let mut end_block_open = false;
@@ -147,7 +147,12 @@ fn parse_text(raw: &str) -> (String, Option<String>) {
         } else if i < before_marker {
         } else if is_marker(body, "---") {
             out.push_str("   ");
-            out.push_str(&body[3..]);
+            // kyaml's stream split takes a later `---` line whole, a comment after the
+            // marker with it; only the stream's first line reaches go-yaml as a marker.
+            let rest = &body[3..];
+            if first_line + i == 0 || !rest.trim_start_matches([' ', '\t']).starts_with('#') {
+                out.push_str(rest);
+            }
         } else if is_marker(body, "...") {
             ended = Some(String::new());
             end_block_open = true;
@@ -172,7 +177,7 @@ fn join_line(block: &mut String, line: &str) {
 
 /// Parses one document chunk.
 pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
-    let (text, ended) = parse_text(raw);
+    let (text, ended) = parse_text(raw, first_line);
     let mut c = Cursor::new(text, first_line);
     // go-yaml's composer resolves each alias as its event arrives: an unknown one
     // before the point where the text stops parsing is the error it reports.
