@@ -518,8 +518,10 @@ impl<'a> Annotations<'a> {
 /// A key's foot comment that the function's output holds one level deeper, at the end
 /// of the key's value (the last key or item, and so on down): go-yaml reads a comment at
 /// the column where a ResourceList's nesting puts it as the foot of that inner node.
-/// It is the key's own foot moved; the copy restored on the key replaces it (kpt's
-/// forked go-yaml loses the moved copy, so a render would otherwise write it twice).
+/// It is the key's own foot moved; the copy restored on the key replaces it (kpt writes
+/// it twice, but for the ResourceList's last item, whose inner copy is the stream's foot).
+/// Should the input hold the same text at that inner place too, its copy is restored
+/// there as any other comment the output lacks.
 fn take_moved_foot(n: &mut Node, text: &str, depth: usize) -> bool {
     if n.foot_comment == text {
         n.foot_comment.clear();

@@ -39,6 +39,7 @@ impl Cursor {
         }
         let mut gap = std::mem::take(&mut self.pending);
         let mut foot_line = self.foot_line(&gap);
+        self.dash_gap = false;
         if let Some((col, text)) = dash_comment {
             // The comment is on the `-` line, so go-yaml's foot line is two lines on.
             foot_line = foot_line.map(|_| 2);
@@ -57,7 +58,7 @@ impl Cursor {
         // The gap's lines end at the current one, or just before it.
         let next = self.line + usize::from(self.eof() && self.col != 0);
         let dash = usize::from(self.dash_gap);
-        (self.prior_past_line || next > gap.len() - dash + 1).then_some(2 * dash)
+        (self.prior_past_line || next > gap.len().saturating_sub(dash) + 1).then_some(2 * dash)
     }
 
     /// Takes the gap after the entries of `coll` (whose chain is `chain`, `coll` last):
