@@ -287,6 +287,12 @@ const PROPERTIES: &[&str] = &[
     "k0: &a2\n  # c776\n  - !!map\n# c777\n    k0: v\n",
     "a: !!str # l\n  # c\n  value\n",
     "a:\n  &x\n  # c\n  b: 1\n",
+    // A named tag handle stands for its `%TAG` prefix; undeclared, it is refused.
+    "%TAG !e! tag:e.com,2000:\n---\ns: !e!f v\n",
+    "s: !e!f v\n",
+    "a: 1\nb: !e!f\n",
+    "a: [!e!x 1]\n",
+    "a: !!str 1\nb: !x 2\nc: !<tag:x> 3\n",
     // A key's line comment before a flow collection on the next line is never written
     // (go-yaml's emitter compares a flow mapping's style with the flow sequence style).
     "k0: # c3\n  {x: 1}\n",

@@ -57,6 +57,8 @@ pub struct Cursor {
     /// Set with the error for content left after a node on its line, for the enclosing
     /// block collection to word as go-yaml's parser does (see [`Cursor::junk_err`]).
     pub junk: Option<super::junk::Junk>,
+    /// The document's `%TAG` directives: (handle, prefix).
+    pub tag_handles: Vec<(String, String)>,
     /// Anchors scanned so far, and the first alias scanned before its anchor.
     pub anchors: std::collections::HashSet<String>,
     pub unknown_alias: Option<String>,
@@ -82,6 +84,7 @@ impl Cursor {
             pending_line: String::new(),
             dash_gap: false,
             junk: None,
+            tag_handles: Vec::new(),
             anchors: std::collections::HashSet::new(),
             unknown_alias: None,
         }

@@ -168,6 +168,24 @@ fn parse_text(raw: &str, first_line: usize) -> (String, Option<String>) {
     (out, ended)
 }
 
+/// The `%TAG handle prefix` directives before a document's `---`.
+fn tag_directives(raw: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in raw.split('\n') {
+        let line = line.trim_start_matches('\u{feff}').trim_end_matches('\r');
+        if is_marker(line, "---") {
+            break;
+        }
+        let mut words = line.split_whitespace();
+        if words.next() == Some("%TAG")
+            && let (Some(handle), Some(prefix)) = (words.next(), words.next())
+        {
+            out.push((handle.to_string(), prefix.to_string()));
+        }
+    }
+    out
+}
+
 fn join_line(block: &mut String, line: &str) {
     if !block.is_empty() {
         block.push('\n');
@@ -179,6 +197,7 @@ fn join_line(block: &mut String, line: &str) {
 pub fn parse_document(raw: &str, first_line: usize) -> Result<Node, YamlError> {
     let (text, ended) = parse_text(raw, first_line);
     let mut c = Cursor::new(text, first_line);
+    c.tag_handles = tag_directives(raw);
     // go-yaml's composer resolves each alias as its event arrives: an unknown one
     // before the point where the text stops parsing is the error it reports.
     document_in(&mut c, raw, first_line, ended).map_err(|e| match c.unknown_alias.take() {

@@ -453,6 +453,18 @@ impl Cursor {
             t.push(c);
             self.bump();
         }
+        // A named handle (`!e!suffix`) stands for the prefix a `%TAG` directive gave
+        // it; without one go-yaml refuses it. `!!` is the default secondary handle.
+        if let Some(i) = t[1..].find('!') {
+            let (handle, suffix) = t.split_at(i + 2);
+            if let Some((_, prefix)) = self.tag_handles.iter().find(|(h, _)| h == handle) {
+                let full = format!("{prefix}{suffix}");
+                return self.uri_unescape(full);
+            }
+            if handle != "!!" {
+                return self.parser_err("found undefined tag handle", self.line);
+            }
+        }
         self.uri_unescape(t)
     }
 
