@@ -238,3 +238,31 @@ fn conflicting_kinds_name_the_resource() {
     );
     assert!(msg.contains("spec.replicas"), "{msg}");
 }
+
+#[test]
+fn a_resource_renamed_upstream_and_edited_locally_is_kept_beside_the_new_one() {
+    // Upstream renames `a` to `b` in the same file while the local copy of `a` was
+    // edited: the merge keeps the local `a` and adds `b`, both at the file's index 0,
+    // written one after the other as kyaml's package writer writes them (kpt exits 0).
+    let o = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("a", "1"))]);
+    let u = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("b", "1"))]);
+    let l = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("a", "2"))]);
+    let out = update_package(
+        &o,
+        &u,
+        &l,
+        Strategy::ResourceMerge,
+        &UpdateOptions::default(),
+    )
+    .expect("update");
+    let text = out.get_text("cm.yaml").expect("cm.yaml");
+    let (first, second) = text.split_once("\n---\n").expect("two documents");
+    assert!(
+        first.contains("name: a") && first.contains("k: 2"),
+        "{text}"
+    );
+    assert!(
+        second.contains("name: b") && second.contains("k: 1"),
+        "{text}"
+    );
+}

@@ -537,6 +537,25 @@ pub fn write_items(
     files: &mut PackageFiles,
     items: Vec<Node>,
 ) -> Result<BTreeSet<String>, ResourceError> {
+    write_items_with(files, items, true)
+}
+
+/// [`write_items`] as kyaml's package writer, which `pkg update` writes through: two
+/// resources at one path and index (a resource upstream renamed while it was edited
+/// locally, both kept) are written one after the other, in the order given. Render
+/// refuses that instead (kpt's `detectPathConflicts`).
+pub fn write_items_keeping_duplicates(
+    files: &mut PackageFiles,
+    items: Vec<Node>,
+) -> Result<BTreeSet<String>, ResourceError> {
+    write_items_with(files, items, false)
+}
+
+fn write_items_with(
+    files: &mut PackageFiles,
+    items: Vec<Node>,
+    refuse_duplicates: bool,
+) -> Result<BTreeSet<String>, ResourceError> {
     type Entry = (Option<usize>, Node, Option<String>);
     let mut by_file: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
     for mut item in items {
@@ -568,7 +587,7 @@ pub fn write_items(
                     next - 1
                 }
             };
-            if !seen.insert(index) {
+            if !seen.insert(index) && refuse_duplicates {
                 return Err(ResourceError::Duplicate {
                     path: path.clone(),
                     index: index.to_string(),

@@ -5,7 +5,9 @@ use super::{
     UpdateError, UpdateOptions, nonkrm, read_kptfile, remote_subpackages, under_any, write_kptfile,
 };
 use crate::kptfile::KPTFILE;
-use crate::package::resources::{Sources, prune, read_package, strip_bookkeeping, write_items};
+use crate::package::resources::{
+    Sources, prune, read_package, strip_bookkeeping, write_items_keeping_duplicates,
+};
 use crate::package::{PackageFiles, join, relative_to};
 use crate::pkg::merge3::{SchemaRegistry, merge_resources};
 use crate::yaml::Node;
@@ -149,10 +151,11 @@ fn merge_one(
     let before = l_sub.clone();
     // The merge's own bookkeeping (ids, merge sources) goes with the reader's.
     merged.iter_mut().for_each(strip_bookkeeping);
-    let written = write_items(&mut l_sub, merged).map_err(|e| UpdateError::Resources {
-        path: shown.to_string(),
-        source: e,
-    })?;
+    let written =
+        write_items_keeping_duplicates(&mut l_sub, merged).map_err(|e| UpdateError::Resources {
+            path: shown.to_string(),
+            source: e,
+        })?;
     prune(&mut l_sub, &l_sources, &written);
     for p in before.paths() {
         if l_sub.get(p).is_none() {
