@@ -242,6 +242,11 @@ fn malformed_text_gives_errors_with_positions() {
             "a: b\na: c\n",
             "mapping key \"a\" already defined at line 1",
         ),
+        // Explicit keys count among the keys (an index past them once panicked).
+        (
+            "? a\n: 1\nb: 2\na: 3\n",
+            "mapping key \"a\" already defined at line 1",
+        ),
         // Flow mappings are held to the same rule (items of a flow list are not).
         (
             "x: 1\ny: {a: 1,\n  b: 2, a: 3}\n",

@@ -310,8 +310,7 @@ impl Cursor {
         let indent = self.col;
         let start_line = self.line;
         let mut entries: Vec<(Node, Node)> = Vec::new();
-        let mut key_lines: Vec<usize> = Vec::new();
-        let mut index: std::collections::HashMap<String, usize> = Default::default();
+        let mut keys = KeyIndex::default();
         let mut last_chain: Vec<(usize, bool)> = Vec::new();
         let mut first = true;
         loop {
@@ -341,6 +340,10 @@ impl Cursor {
             }
             if self.peek() == Some('?') && self.blankz_at(1) {
                 let (key, value) = self.explicit_entry(indent, depth, head)?;
+                if let Some(msg) = keys.duplicate(&entries, &key) {
+                    return Err(self.error_at(msg, kl, kc));
+                }
+                keys.push(&entries, &key, kl + self.line_offset + 1);
                 first = false;
                 last_chain = value.chain;
                 entries.push((key, value.node));
@@ -368,33 +371,10 @@ impl Cursor {
                 // libyaml's wording for a plain scalar where a key was expected.
                 return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
             };
-            // Duplicate scalar keys, compared against the keys parsed so far
-            // (`key_lines[i]` is the line of `entries[i]`). Past a few keys an
-            // index replaces the scan, which made a mapping of many keys
-            // quadratic.
-            if entries.len() == INDEX_KEYS_FROM {
-                for (i, (e, _)) in entries.iter().enumerate() {
-                    if let Some(k) = e.as_str() {
-                        index.entry(k.to_string()).or_insert(i);
-                    }
-                }
-            }
-            let dup = match key.as_str() {
-                Some(k) if entries.len() >= INDEX_KEYS_FROM => index.get(k).copied(),
-                Some(k) => entries.iter().position(|(e, _)| e.as_str() == Some(k)),
-                None => None,
-            };
-            if let (Some(k), Some(i)) = (key.as_str(), dup) {
-                let l = key_lines[i];
-                let msg = format!("mapping key \"{k}\" already defined at line {l}");
+            if let Some(msg) = keys.duplicate(&entries, &key) {
                 return Err(self.error_at(msg, kl, kc));
             }
-            key_lines.push(kl + self.line_offset + 1);
-            if entries.len() >= INDEX_KEYS_FROM
-                && let Some(k) = key.as_str()
-            {
-                index.insert(k.to_string(), entries.len());
-            }
+            keys.push(&entries, &key, kl + self.line_offset + 1);
             key.head_comment = head;
             if first {
                 // The first key's event takes waiting feet, and keeps them.
@@ -672,4 +652,46 @@ fn with_props(mut p: Parsed, anchor: Option<String>, tag: Option<String>) -> Par
         }
     }
     p
+}
+
+/// The scalar keys of a block mapping being parsed, for refusing duplicates: compared
+/// against the keys so far, through an index past a few keys (a scan per key made a
+/// mapping of many keys quadratic). `lines[i]` is the 1-based line of entry `i`.
+#[derive(Default)]
+struct KeyIndex {
+    lines: Vec<usize>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl KeyIndex {
+    /// go-yaml's text when `key` repeats a key of `entries`.
+    fn duplicate(&mut self, entries: &[(Node, Node)], key: &Node) -> Option<String> {
+        let k = key.as_str()?;
+        if entries.len() == INDEX_KEYS_FROM && self.index.is_empty() {
+            for (i, (e, _)) in entries.iter().enumerate() {
+                if let Some(e) = e.as_str() {
+                    self.index.entry(e.to_string()).or_insert(i);
+                }
+            }
+        }
+        let i = if entries.len() >= INDEX_KEYS_FROM {
+            self.index.get(k).copied()
+        } else {
+            entries.iter().position(|(e, _)| e.as_str() == Some(k))
+        }?;
+        let line = self.lines.get(i)?;
+        Some(format!(
+            "mapping key \"{k}\" already defined at line {line}"
+        ))
+    }
+
+    /// Records `key` as the next entry of `entries`, on `line`.
+    fn push(&mut self, entries: &[(Node, Node)], key: &Node, line: usize) {
+        self.lines.push(line);
+        if entries.len() >= INDEX_KEYS_FROM
+            && let Some(k) = key.as_str()
+        {
+            self.index.entry(k.to_string()).or_insert(entries.len());
+        }
+    }
 }
