@@ -338,54 +338,51 @@ impl Cursor {
             if self.peek() == Some(':') && self.blankz_at(1) {
                 return self.parser_err("did not find expected key", start_line);
             }
-            if self.peek() == Some('?') && self.blankz_at(1) {
-                let (key, value) = self.explicit_entry(indent, depth, head)?;
-                if let Some(msg) = keys.duplicate(&entries, &key) {
-                    return Err(self.error_at(msg, kl, kc));
+            // `? key` (go-yaml writes a key this way when it is no scalar or longer
+            // than 128 characters), with an optional `: value` at the mapping's column.
+            let explicit = self.peek() == Some('?') && self.blankz_at(1);
+            let mut key = if explicit {
+                self.bump();
+                let mut key = self.after_indicator(indent, depth)?.node;
+                set_first_head(&mut key, head);
+                key
+            } else {
+                let key_start = self.save();
+                let Some(mut key) = self.scan_key(true)? else {
+                    // A quoted key with more on its line before a `:` (`'k' x: v`):
+                    // go-yaml took the quoted scalar as the key and its parser wants the
+                    // next one.
+                    let at = self.save();
+                    self.restore(key_start);
+                    if let Some(msg) = self.after_quoted_scanner_error() {
+                        return self.err(msg);
+                    }
+                    if self.quoted_then_value_indicator() {
+                        return self.parser_err("did not find expected key", start_line);
+                    }
+                    self.restore(at);
+                    // libyaml's wording for a plain scalar where a key was expected.
+                    return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
+                };
+                key.head_comment = head;
+                if first {
+                    // The first key's event takes waiting feet, and keeps them.
+                    key.foot_comment = std::mem::take(&mut self.pending_foot);
                 }
-                keys.push(&entries, &key, kl + self.line_offset + 1);
-                first = false;
-                last_chain = value.chain;
-                entries.push((key, value.node));
-                if self.eof() || self.col < indent {
-                    break;
-                }
-                if self.col > indent || (self.peek() == Some('-') && self.blankz_at(1)) {
-                    return self.parser_err("did not find expected key", start_line);
-                }
-                continue;
-            }
-            let key_start = self.save();
-            let Some(mut key) = self.scan_key(true)? else {
-                // A quoted key with more on its line before a `:` (`'k' x: v`): go-yaml
-                // took the quoted scalar as the key and its parser wants the next one.
-                let at = self.save();
-                self.restore(key_start);
-                if let Some(msg) = self.after_quoted_scanner_error() {
-                    return self.err(msg);
-                }
-                if self.quoted_then_value_indicator() {
-                    return self.parser_err("did not find expected key", start_line);
-                }
-                self.restore(at);
-                // libyaml's wording for a plain scalar where a key was expected.
-                return Err(self.error_at("could not find expected ':'".to_string(), kl, kc));
+                // Each key's event takes a waiting line comment (of properties alone on
+                // an earlier line).
+                key.line_comment = std::mem::take(&mut self.pending_line);
+                key
             };
             if let Some(msg) = keys.duplicate(&entries, &key) {
                 return Err(self.error_at(msg, kl, kc));
             }
             keys.push(&entries, &key, kl + self.line_offset + 1);
-            key.head_comment = head;
-            if first {
-                // The first key's event takes waiting feet, and keeps them.
-                key.foot_comment = std::mem::take(&mut self.pending_foot);
-            }
-            // Each key's event takes a waiting line comment (of properties alone on
-            // an earlier line).
-            key.line_comment = std::mem::take(&mut self.pending_line);
             first = false;
             self.skip_spaces();
-            let value = if matches!(self.peek(), None | Some('\n' | '#')) {
+            let value = if explicit {
+                self.explicit_value(indent, depth)?
+            } else if matches!(self.peek(), None | Some('\n' | '#')) {
                 let lc = self.line_comment()?;
                 join(&mut key.line_comment, &lc);
                 self.skip_to_content()?;
@@ -439,25 +436,14 @@ impl Cursor {
         Ok(Parsed { node: n, chain })
     }
 
-    /// `? key` and an optional `: value` at the mapping's column `indent`: go-yaml
-    /// writes a key this way when it is no scalar or longer than 128 characters.
-    fn explicit_entry(
-        &mut self,
-        indent: usize,
-        depth: usize,
-        head: String,
-    ) -> PResult<(Node, Parsed)> {
-        self.bump(); // '?'
-        let mut key = self.after_indicator(indent, depth)?.node;
-        set_first_head(&mut key, head);
-        let value =
-            if !self.eof() && self.col == indent && self.peek() == Some(':') && self.blankz_at(1) {
-                self.bump();
-                self.after_indicator(indent, depth)?
-            } else {
-                Parsed::leaf(Node::plain(""))
-            };
-        Ok((key, value))
+    /// The `: value` of an explicit key, at the mapping's column `indent`, or an empty
+    /// value when the entry has none.
+    fn explicit_value(&mut self, indent: usize, depth: usize) -> PResult<Parsed> {
+        if self.eof() || self.col != indent || self.peek() != Some(':') || !self.blankz_at(1) {
+            return Ok(Parsed::leaf(Node::plain("")));
+        }
+        self.bump();
+        self.after_indicator(indent, depth)
     }
 
     /// The node after a `?` or an explicit `:` at column `indent` (the cursor just past
