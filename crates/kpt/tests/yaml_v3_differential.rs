@@ -21,7 +21,7 @@
 mod go_oracle;
 #[path = "support/go_yaml.rs"]
 mod go_yaml;
-use go_yaml::{PROGRAM, ours};
+use go_yaml::ours;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -172,19 +172,10 @@ const CEILING_PERCENT: usize = 0;
 #[test]
 fn comments_land_where_go_yaml_puts_them() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(
-        tmp.path(),
-        PROGRAM,
-        "goyaml",
-        "gopkg.in/yaml.v3",
-        "golang-go golang-gopkg-yaml.v3-dev",
-    ) else {
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
         return;
     };
-    let curated: Vec<String> = CURATED.iter().map(|s| s.to_string()).collect();
-    for (doc, go) in curated.iter().zip(go_oracle::answers(&bin, &curated)) {
-        assert_eq!(ours(doc), go, "input:\n{doc}");
-    }
+    go_yaml::assert_agree(&bin, CURATED);
 
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let docs: Vec<String> = (0..1500)
@@ -348,19 +339,10 @@ fn comments_at(rng: &mut Rng, ind: usize, lines: &mut Vec<String>, n: &mut usize
 #[test]
 fn empty_scalars_and_unterminated_ends_as_go_yaml() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(
-        tmp.path(),
-        PROGRAM,
-        "goyaml",
-        "gopkg.in/yaml.v3",
-        "golang-go golang-gopkg-yaml.v3-dev",
-    ) else {
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
         return;
     };
-    let curated: Vec<String> = EMPTY_AND_ENDS.iter().map(|s| s.to_string()).collect();
-    for (doc, go) in curated.iter().zip(go_oracle::answers(&bin, &curated)) {
-        assert_eq!(ours(doc), go, "input:\n{doc}");
-    }
+    go_yaml::assert_agree(&bin, EMPTY_AND_ENDS);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let docs: Vec<String> = (0..1500)
         .map(|_| {
@@ -378,17 +360,7 @@ fn empty_scalars_and_unterminated_ends_as_go_yaml() {
             lines.join("\n") + end
         })
         .collect();
-    let answers = go_oracle::answers(&bin, &docs);
-    let mut differing = Vec::new();
-    for (doc, go) in docs.iter().zip(&answers) {
-        let mine = ours(doc);
-        if &mine != go {
-            differing.push((doc, go, mine));
-        }
-    }
-    for (doc, go, mine) in differing.iter().take(3) {
-        eprintln!("--- input\n{doc:?}\n--- go-yaml\n{go}--- ours\n{mine}");
-    }
+    let differing = go_yaml::differing(&bin, &docs);
     assert!(
         differing.is_empty(),
         "{} of {} generated documents differ from go-yaml",
@@ -408,13 +380,7 @@ fn empty_scalars_and_unterminated_ends_as_go_yaml() {
 #[test]
 fn content_after_a_node_on_its_line_as_go_yaml() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(
-        tmp.path(),
-        PROGRAM,
-        "goyaml",
-        "gopkg.in/yaml.v3",
-        "golang-go golang-gopkg-yaml.v3-dev",
-    ) else {
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
         return;
     };
     let contexts = [
@@ -447,15 +413,7 @@ fn content_after_a_node_on_its_line_as_go_yaml() {
             }
         }
     }
-    let answers = go_oracle::answers(&bin, &docs);
-    let differing: Vec<_> = docs
-        .iter()
-        .zip(&answers)
-        .filter(|(d, go)| &ours(d) != *go)
-        .collect();
-    for (doc, go) in differing.iter().take(5) {
-        eprintln!("--- input\n{doc}--- go-yaml\n{go}--- ours\n{}", ours(doc));
-    }
+    let differing = go_yaml::differing(&bin, &docs);
     assert!(
         differing.is_empty(),
         "{} of {} documents differ from go-yaml",

@@ -57,3 +57,41 @@ pub fn ours(doc: &str) -> String {
         },
     }
 }
+
+/// Builds [`PROGRAM`] as `name` in `dir`; `None` (the test then passes as skipped, with
+/// the message `go_oracle` prints) without Go or the yaml.v3 sources.
+pub fn oracle(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    super::go_oracle::build(
+        dir,
+        PROGRAM,
+        name,
+        "gopkg.in/yaml.v3",
+        "golang-go golang-gopkg-yaml.v3-dev",
+    )
+}
+
+/// Asserts that each case reads and writes back exactly as go-yaml does.
+pub fn assert_agree(bin: &std::path::Path, cases: &[&str]) {
+    let cases: Vec<String> = cases.iter().map(|s| s.to_string()).collect();
+    for (doc, go) in cases.iter().zip(super::go_oracle::answers(bin, &cases)) {
+        assert_eq!(ours(doc), go, "input:\n{doc}");
+    }
+}
+
+/// The documents whose round trip differs from go-yaml's: (input, go-yaml, ours), the
+/// first few printed.
+pub fn differing(bin: &std::path::Path, docs: &[String]) -> Vec<(String, String, String)> {
+    let answers = super::go_oracle::answers(bin, docs);
+    let out: Vec<_> = docs
+        .iter()
+        .zip(answers)
+        .filter_map(|(doc, go)| {
+            let mine = ours(doc);
+            (mine != go).then(|| (doc.clone(), go, mine))
+        })
+        .collect();
+    for (doc, go, mine) in out.iter().take(3) {
+        eprintln!("--- input\n{doc:?}\n--- go-yaml\n{go}--- ours\n{mine}");
+    }
+    out
+}
