@@ -23,6 +23,15 @@ fn files(list: &[(&str, &str)]) -> PackageFiles {
 
 const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n";
 
+/// `update_package` with resource-merge and default options.
+fn resource_merge(
+    o: &PackageFiles,
+    u: &PackageFiles,
+    l: &PackageFiles,
+) -> Result<PackageFiles, UpdateError> {
+    update_package(o, u, l, Strategy::ResourceMerge, &UpdateOptions::default())
+}
+
 fn cm(name: &str, v: &str) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: {v}\n")
 }
@@ -67,14 +76,7 @@ fn resource_merge_keeps_local_non_krm_edits_and_takes_upstream_ones() {
         ("x.sh", "x\n"),
         ("old.txt", "o\n"),
     ]);
-    let out = update_package(
-        &o,
-        &u,
-        &l,
-        Strategy::ResourceMerge,
-        &UpdateOptions::default(),
-    )
-    .expect("update");
+    let out = resource_merge(&o, &u, &l).expect("update");
     assert_eq!(out.get_text("README.md"), Some("mine\n"));
     assert_eq!(out.get_text("x.sh"), Some("x2\n"));
     assert!(out.get("old.txt").is_none());
@@ -102,14 +104,7 @@ fn subpackage_added_in_both_is_an_error() {
     let o = files(&[("Kptfile", KPTFILE)]);
     let u = files(&[("Kptfile", KPTFILE), ("s/Kptfile", KPTFILE)]);
     let l = files(&[("Kptfile", KPTFILE), ("s/Kptfile", KPTFILE)]);
-    let err = update_package(
-        &o,
-        &u,
-        &l,
-        Strategy::ResourceMerge,
-        &UpdateOptions::default(),
-    )
-    .expect_err("conflict");
+    let err = resource_merge(&o, &u, &l).expect_err("conflict");
     assert!(err.to_string().contains("added in both"), "{err}");
 }
 
@@ -223,14 +218,7 @@ fn conflicting_kinds_name_the_resource() {
     let o = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("1"))]);
     let u = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("2"))]);
     let l = files(&[("Kptfile", KPTFILE), ("d.yaml", &dep("\n    count: 3"))]);
-    let err = update_package(
-        &o,
-        &u,
-        &l,
-        Strategy::ResourceMerge,
-        &UpdateOptions::default(),
-    )
-    .expect_err("kind conflict");
+    let err = resource_merge(&o, &u, &l).expect_err("kind conflict");
     let msg = err.to_string();
     assert!(
         msg.contains("Deployment") && msg.contains("web") && msg.contains("d.yaml"),
@@ -247,14 +235,7 @@ fn a_resource_renamed_upstream_and_edited_locally_is_kept_beside_the_new_one() {
     let o = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("a", "1"))]);
     let u = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("b", "1"))]);
     let l = files(&[("Kptfile", KPTFILE), ("cm.yaml", &cm("a", "2"))]);
-    let out = update_package(
-        &o,
-        &u,
-        &l,
-        Strategy::ResourceMerge,
-        &UpdateOptions::default(),
-    )
-    .expect("update");
+    let out = resource_merge(&o, &u, &l).expect("update");
     let text = out.get_text("cm.yaml").expect("cm.yaml");
     let (first, second) = text.split_once("\n---\n").expect("two documents");
     assert!(

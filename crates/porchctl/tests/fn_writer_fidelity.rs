@@ -134,36 +134,40 @@ fn render_with_function(script: &str, text: &str) -> (i32, String, String) {
 
 const CAT: &str = "#!/bin/sh\ncat\n";
 
+/// Renders `text` through `script` and checks the file comes back as `kpt` wrote it.
+fn assert_renders_as(script: &str, text: &str, kpt: &str) {
+    let (code, stderr, out) = render_with_function(script, text);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out, kpt);
+}
+
+/// A function that rewrites B's flow list `[get] # D` as a block list without its
+/// comment, and the two resources it runs on.
+const FLOW_TO_BLOCK: &str = "#!/bin/sh\nsed 's/verbs: \\[get\\] # D/verbs:\\n      - get/'\n";
+const B_THEN_C: &str = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs: [get] # D\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
+
 #[test]
 fn document_comments_stay_out_of_the_call_and_come_back() {
     // The foot after a blank line was written into the ResourceList and came back as
     // the next resource's head as well.
     let text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  x: 1\n\n\n# trailing comment\n---\n# C1\n# C2\n\n# EX\n\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n";
     let kpt = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  x: 1\n\n# trailing comment\n---\n# C1\n# C2\n\n# EX\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n";
-    let (code, stderr, out) = render_with_function(CAT, text);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(out, kpt);
+    assert_renders_as(CAT, text, kpt);
 }
 
 #[test]
 fn a_folded_scalar_in_a_plain_lists_element_comes_back_double_quoted() {
     let text = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  validations:\n  - expression: >-\n      a long\n      text\n  - expression: plain\n";
     let kpt = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  validations:\n  - expression: \"a long text\"\n  - expression: plain\n";
-    let (code, stderr, out) = render_with_function(CAT, text);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(out, kpt);
+    assert_renders_as(CAT, text, kpt);
 }
 
 #[test]
 fn a_pending_line_comment_opens_the_next_document() {
     // The function writes the flow list as a block list without its comment; the comment
     // copied back onto the block list is one go-yaml's encoder only writes later.
-    let script = "#!/bin/sh\nsed 's/verbs: \\[get\\] # D/verbs:\\n      - get/'\n";
-    let text = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs: [get] # D\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
     let kpt = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs:\n  - get\n---\n# D\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
-    let (code, stderr, out) = render_with_function(script, text);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(out, kpt);
+    assert_renders_as(FLOW_TO_BLOCK, B_THEN_C, kpt);
 }
 
 #[test]
@@ -171,9 +175,7 @@ fn unwrapped_output_is_one_stream_with_the_pending_comment() {
     // `-o unwrap` writes through one encoder too (kyaml's ByteWriter), so the comment
     // left pending by B's block list opens C there as well. kpt 1.0.0-beta.56 lists the
     // Kptfile first; kpt HEAD's render lists a package's Kptfile last (COMPATIBILITY.md).
-    let script = "#!/bin/sh\nsed 's/verbs: \\[get\\] # D/verbs:\\n      - get/'\n";
-    let text = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs: [get] # D\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n";
-    let (_tmp, dir) = package(&[("fn.sh", script), ("r.yaml", text)]);
+    let (_tmp, dir) = package(&[("fn.sh", FLOW_TO_BLOCK), ("r.yaml", B_THEN_C)]);
     let kptfile = format!(
         "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - exec: {}\n",
         dir.join("fn.sh").display()
@@ -188,7 +190,7 @@ fn unwrapped_output_is_one_stream_with_the_pending_comment() {
     let kpt = "apiVersion: v1\nkind: B\nmetadata:\n  name: b\nrules:\n- verbs:\n  - get\n---\n# D\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n---\n";
     assert_eq!(stdout, format!("{kpt}{kptfile}"));
     // Out of place: the package itself is untouched.
-    assert_eq!(read(&dir, "r.yaml"), text);
+    assert_eq!(read(&dir, "r.yaml"), B_THEN_C);
 }
 
 #[test]
@@ -200,9 +202,7 @@ fn a_foot_comment_the_resource_list_moves_comes_back_once() {
     let one = "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nports:\n- containerPort: 80\n# - containerPort: 443\n";
     let two = format!("{one}---\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n");
     for text in [one.to_string(), two] {
-        let (code, stderr, out) = render_with_function(CAT, &text);
-        assert_eq!(code, 0, "{stderr}");
-        assert_eq!(out, text);
+        assert_renders_as(CAT, &text, &text);
     }
 }
 
