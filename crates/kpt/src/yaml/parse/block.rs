@@ -354,11 +354,12 @@ impl Cursor {
                     // next one.
                     let at = self.save();
                     self.restore(key_start);
-                    if let Some(msg) = self.after_quoted_scanner_error() {
-                        return self.err(msg);
-                    }
-                    if self.quoted_then_value_indicator() {
-                        return self.parser_err("did not find expected key", start_line);
+                    match self.after_quoted_scalar() {
+                        Some(Err(msg)) => return self.err(msg),
+                        Some(Ok(true)) => {
+                            return self.parser_err("did not find expected key", start_line);
+                        }
+                        _ => {}
                     }
                     self.restore(at);
                     // libyaml's wording for a plain scalar where a key was expected.

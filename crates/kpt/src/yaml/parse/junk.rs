@@ -17,26 +17,22 @@ impl Cursor {
     /// so no parser error is reached there; the error stays as worded here.
     pub(super) fn junk_err<T>(&mut self) -> PResult<T> {
         let rest = self.s[self.pos..].split('\n').next().unwrap_or("");
-        let mut chars = rest.chars();
-        let first = chars.next();
-        let blank_next = matches!(chars.next(), None | Some(' ' | '\t'));
-        let plain = first.is_some_and(|c| !"'\"[]{}*&!|>#,".contains(c));
-        let value_indicator = plain && plain_has_value_indicator(rest);
-        let Some(scanner) = scanner_error_after_node(first, blank_next) else {
-            self.junk = Some(Junk { value_indicator });
-            return self.err("did not find expected <document start>");
-        };
-        self.scanner_errors_precede_alias();
-        self.err(scanner)
+        match after_node(rest) {
+            Ok(value_indicator) => {
+                self.junk = Some(Junk { value_indicator });
+                self.err("did not find expected <document start>")
+            }
+            Err(scanner) => {
+                self.scanner_errors_precede_alias();
+                self.err(scanner)
+            }
+        }
     }
 
-    /// The scanner's error for what follows a quoted scalar starting here on its line,
-    /// if any (see [`scanner_error_after_node`]).
-    pub fn after_quoted_scanner_error(&self) -> Option<&'static str> {
-        let after = self.after_quoted()?;
-        let mut chars = after.chars();
-        let first = chars.next();
-        scanner_error_after_node(first, matches!(chars.next(), None | Some(' ' | '\t')))
+    /// What go-yaml's scanner makes of the rest of the line after a quoted scalar
+    /// starting here (see [`after_node`]); `None` when the line holds no such scalar.
+    pub fn after_quoted_scalar(&self) -> Option<Result<bool, &'static str>> {
+        self.after_quoted().map(after_node)
     }
 
     /// The rest of the line after the quoted scalar starting here (after properties, if
@@ -61,18 +57,6 @@ impl Cursor {
             }
         };
         Some(rest[end..].trim_start_matches([' ', '\t']))
-    }
-
-    /// The line from here is a quoted scalar, then a plain scalar ending at a `:` value
-    /// indicator.
-    pub fn quoted_then_value_indicator(&self) -> bool {
-        self.after_quoted().is_some_and(|after| {
-            after
-                .chars()
-                .next()
-                .is_some_and(|c| !"'\"[]{}*&!|>#,:".contains(c))
-                && plain_has_value_indicator(after)
-        })
     }
 
     /// A scanner error within go-yaml's lookahead of an unknown alias just before it
@@ -139,16 +123,23 @@ pub struct Junk {
     pub value_indicator: bool,
 }
 
-/// go-yaml's scanner error for a token that cannot follow a node on its line in block
-/// context (a simple key is no longer allowed there): `-`/`?`/`:` before a blank, and
-/// characters that start no token.
-fn scanner_error_after_node(first: Option<char>, blank_next: bool) -> Option<&'static str> {
-    Some(match first {
+/// What go-yaml's scanner makes of `rest`, the rest of a line after a node in block
+/// context (a simple key is no longer allowed there): its error when the next token
+/// cannot follow a node there (`-`/`?`/`:` before a blank, a character that starts no
+/// token), else whether that token is a plain scalar ending at a `:` value indicator.
+fn after_node(rest: &str) -> Result<bool, &'static str> {
+    let mut chars = rest.chars();
+    let first = chars.next();
+    let blank_next = matches!(chars.next(), None | Some(' ' | '\t'));
+    Err(match first {
         Some('-') if blank_next => "block sequence entries are not allowed in this context",
         Some('?') if blank_next => "mapping keys are not allowed in this context",
         Some(':') if blank_next => "mapping values are not allowed in this context",
         Some('@' | '`' | '%') => "found character that cannot start any token",
-        _ => return None,
+        _ => {
+            let plain = first.is_some_and(|c| !"'\"[]{}*&!|>#,".contains(c));
+            return Ok(plain && plain_has_value_indicator(rest));
+        }
     })
 }
 
