@@ -535,12 +535,11 @@ impl Cursor {
                     // An empty entry: go-yaml scans the comment after its `-` as the
                     // first line of the gap that follows.
                     if !lc.is_empty() {
-                        let comment = super::cursor::GapLine::Comment {
+                        let comment = super::cursor::GapLine::IndicatorComment {
                             col: lc_col,
                             text: lc,
                         };
                         self.pending.insert(0, comment);
-                        self.dash_gap = true;
                     }
                     Parsed::leaf(Node::plain(""))
                 }
@@ -583,7 +582,6 @@ impl Cursor {
     /// The head comment reserved for the first entry of a collection: the
     /// pending gap (no foot split at a collection's start).
     fn first_head_slot(&mut self) -> String {
-        self.dash_gap = false;
         let gap = std::mem::take(&mut self.pending);
         gap::head_only(&gap)
     }

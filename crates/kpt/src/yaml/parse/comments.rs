@@ -38,13 +38,10 @@ impl Cursor {
             return String::new();
         }
         let mut gap = std::mem::take(&mut self.pending);
-        let mut foot_line = self.foot_line(&gap);
-        self.dash_gap = false;
         if let Some((col, text)) = dash_comment {
-            // The comment is on the `-` line, so go-yaml's foot line is two lines on.
-            foot_line = foot_line.map(|_| 2);
-            gap.insert(0, GapLine::Comment { col, text });
+            gap.insert(0, GapLine::IndicatorComment { col, text });
         }
+        let foot_line = self.foot_line(&gap);
         let comments = gap::scan(&gap, self.prior, open, Some(self.col), foot_line);
         let placed = gap::place(comments, false, &[], std::mem::take(&mut self.pending_foot));
         self.pending_foot = placed.pending;
@@ -57,7 +54,12 @@ impl Cursor {
     fn foot_line(&self, gap: &[GapLine]) -> Option<usize> {
         // The gap's lines end at the current one, or just before it.
         let next = self.line + usize::from(self.eof() && self.col != 0);
-        let dash = usize::from(self.dash_gap);
+        // A gap opened by the comment on an indicator's line starts on that line, and
+        // go-yaml's foot line is two lines on.
+        let dash = usize::from(matches!(
+            gap.first(),
+            Some(GapLine::IndicatorComment { .. })
+        ));
         (self.prior_past_line || next > gap.len().saturating_sub(dash) + 1).then_some(2 * dash)
     }
 
@@ -67,8 +69,7 @@ impl Cursor {
     pub fn take_gap(&mut self, coll: &mut Node, chain: &Chain, next: Next) -> (String, String) {
         let gap = std::mem::take(&mut self.pending);
         let foot_line = self.foot_line(&gap);
-        self.dash_gap = false;
-        let comments = gap.iter().any(|l| matches!(l, GapLine::Comment { .. }));
+        let comments = gap.iter().any(|l| !matches!(l, GapLine::Blank));
         if !comments && self.pending_foot.is_empty() {
             // Blank lines only: nothing to place (most gaps).
             return (String::new(), String::new());

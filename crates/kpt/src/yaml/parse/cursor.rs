@@ -18,6 +18,12 @@ pub enum GapLine {
         col: usize,
         text: String,
     },
+    /// The comment after a lone `-` (or `?`, `:`) indicator, on that indicator's line:
+    /// go-yaml scans it as the gap's first line, which moves the gap's foot line.
+    IndicatorComment {
+        col: usize,
+        text: String,
+    },
 }
 
 pub struct Cursor {
@@ -51,9 +57,6 @@ pub struct Cursor {
     pub pending_foot: String,
     /// Line comments waiting the same way (after properties alone on their line).
     pub pending_line: String,
-    /// `pending` starts with the comment after an empty entry's `-` (go-yaml scans
-    /// it as the gap's first line, which moves its foot line).
-    pub dash_gap: bool,
     /// Set with the error for content left after a node on its line, for the enclosing
     /// block collection to word as go-yaml's parser does (see [`Cursor::junk_err`]).
     pub junk: Option<super::junk::Junk>,
@@ -82,7 +85,6 @@ impl Cursor {
             prior_past_line: false,
             pending_foot: String::new(),
             pending_line: String::new(),
-            dash_gap: false,
             junk: None,
             tag_handles: Vec::new(),
             anchors: std::collections::HashSet::new(),

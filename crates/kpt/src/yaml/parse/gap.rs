@@ -112,7 +112,7 @@ pub fn scan(
         scan_mark: 0,
     };
     // No blank line between the prior token and the first comment.
-    let mut first_empty = matches!(gap.first(), Some(GapLine::Comment { .. }));
+    let mut first_empty = !matches!(gap.first(), None | Some(GapLine::Blank));
     let mut recent_empty = false;
     let mut first_comment = true;
     // At a line break (or the end of the stream) after comment text: the first one,
@@ -139,7 +139,7 @@ pub fn scan(
                 first_empty = false;
                 recent_empty = true;
             }
-            GapLine::Comment { col, text } => {
+            GapLine::Comment { col, text } | GapLine::IndicatorComment { col, text } => {
                 // A comment dedented below the open block, at another column than the
                 // text so far: that text is a foot of the preceding data.
                 if !s.text.is_empty() && *col < indent && *col != s.start_col {
