@@ -6,7 +6,10 @@
 //! `config.kubernetes.io/target-path`, sits at that path); items annotated as
 //! function configs are skipped. A replacement keeps the matched item's path
 //! and index; an added resource loses path/index (so kpt writes it to a new
-//! file) unless a target path names its file. No results.
+//! file) unless a target path names its file. Every other annotation of the
+//! upserted resource is carried over as the catalog carries it, kyaml's own
+//! included: its `seqindent` still picks the written indentation and a legacy
+//! `config.kubernetes.io/path` still names the file. No results.
 
 use kpt::resource_list::ResourceList;
 use kpt::yaml::Node;
@@ -95,13 +98,13 @@ fn set_annotations(node: &mut Node, mut values: Vec<(String, String)>) {
     md.set("annotations", map);
 }
 
-/// Input annotations that are carried over: not kpt's file bookkeeping (the
-/// config's own path/index/ids must not leak into items), not the target path
-/// and not the legacy function markers.
-fn user_annotation(key: &str) -> bool {
-    !meta::is_bookkeeping_annotation(key)
-        && key != TARGET_PATH
-        && !FUNCTION_ANNOTATIONS.contains(&key)
+/// Input annotations that are carried over (the catalog's
+/// `combineInputAndMatchedAnnotations` / `AddResource`): all but the target
+/// path and the legacy function markers. Only the internal path and index are
+/// then replaced; the legacy `config.kubernetes.io/path`/`index` and the
+/// `seqindent` the upserted resource carries stay with it.
+fn carried_annotation(key: &str) -> bool {
+    key != TARGET_PATH && !FUNCTION_ANNOTATIONS.contains(&key)
 }
 
 fn replace(items: &mut [Node], input: &Node) -> bool {
@@ -118,7 +121,7 @@ fn replace(items: &mut [Node], input: &Node) -> bool {
         }
         let mut combined: Vec<(String, String)> = annotations(input)
             .into_iter()
-            .filter(|(k, _)| user_annotation(k))
+            .filter(|(k, _)| carried_annotation(k) && k != meta::PATH && k != meta::INDEX)
             .collect();
         combined.push((
             meta::PATH.to_string(),
@@ -140,7 +143,7 @@ fn added(input: &Node) -> Node {
     let target = meta::annotation(input, TARGET_PATH).to_string();
     let mut values: Vec<(String, String)> = annotations(input)
         .into_iter()
-        .filter(|(k, _)| user_annotation(k))
+        .filter(|(k, _)| carried_annotation(k) && k != meta::PATH && k != meta::INDEX)
         .collect();
     if !target.is_empty() {
         values.push((meta::PATH.to_string(), target));

@@ -11,8 +11,6 @@ pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
 /// kyaml's index annotation (and its legacy twin).
 pub const INDEX: &str = "internal.config.kubernetes.io/index";
 pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
-/// Legacy twin of kpt's round-trip id (`internal.config.kubernetes.io/id`).
-pub const LEGACY_ID: &str = "config.k8s.io/id";
 /// Marks resources that are not applied to clusters.
 pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 /// `group|Kind|namespace|name` of the resource in its upstream package.
@@ -110,12 +108,6 @@ pub fn is_gvk(node: &Node, group: &str, version: &str, kind: &str) -> bool {
     !(differs(ok, kind) || differs(og, group) || differs(ov, version))
 }
 
-/// Annotations kpt/kyaml manage; never user data.
-pub fn is_bookkeeping_annotation(key: &str) -> bool {
-    key.starts_with("internal.config.kubernetes.io/")
-        || matches!(key, LEGACY_PATH | LEGACY_INDEX | LEGACY_ID)
-}
-
 /// Where the item came from, for result `file` references.
 pub fn file_ref(node: &Node) -> Option<FileRef> {
     let mut path = annotation(node, PATH);
@@ -191,10 +183,5 @@ mod tests {
         set_annotation(&mut d, INDEX, "2");
         let f = file_ref(&d).expect("path set");
         assert_eq!((f.path.as_str(), f.index), ("a.yaml", 2));
-        assert!(is_bookkeeping_annotation(
-            "internal.config.kubernetes.io/id"
-        ));
-        assert!(is_bookkeeping_annotation(LEGACY_ID));
-        assert!(!is_bookkeeping_annotation(LOCAL_CONFIG));
     }
 }

@@ -57,3 +57,108 @@ fn resources_without_metadata_fail() {
         "missing Resource metadata",
     );
 }
+
+/// The annotation block of the first item named `name` in a YAML stream.
+fn annotations_of(items: &str, name: &str) -> String {
+    let doc = items
+        .split("---\n")
+        .find(|d| d.contains(&format!("  name: {name}\n")))
+        .unwrap_or_else(|| panic!("no item {name} in {items}"));
+    doc.lines()
+        .skip_while(|l| l.trim() != "annotations:")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.trim().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_replacement_keeps_the_upserted_annotations_but_the_matched_place() {
+    let existing = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  annotations:
+    team: old
+    internal.config.kubernetes.io/path: site/cm.yaml
+    internal.config.kubernetes.io/index: '3'
+data:
+  k: v1
+";
+    // The upserted resource's own kyaml annotations (here from a List whose
+    // items were written with them) are carried, not dropped: seqindent goes
+    // on to pick the written indentation. Its path and index do not win.
+    let config = "\
+apiVersion: v1
+kind: List
+metadata:
+  name: upserts
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: cm
+    annotations:
+      owner: ops
+      internal.config.kubernetes.io/seqindent: wide
+      internal.config.kubernetes.io/path: elsewhere.yaml
+      internal.config.kubernetes.io/index: '9'
+  data:
+    k: v2
+";
+    let out = call(F, existing, Some(config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert_eq!(
+        annotations_of(&out.items, "cm"),
+        "internal.config.kubernetes.io/index: \"3\"\n\
+         internal.config.kubernetes.io/path: site/cm.yaml\n\
+         internal.config.kubernetes.io/seqindent: wide\n\
+         owner: ops"
+    );
+}
+
+#[test]
+fn an_added_resource_keeps_a_legacy_path_and_loses_the_internal_one() {
+    let existing = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n";
+    let config = "\
+apiVersion: v1
+kind: List
+metadata:
+  name: upserts
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: legacy
+    annotations:
+      config.kubernetes.io/path: keep/here.yaml
+      internal.config.kubernetes.io/path: dropped.yaml
+      internal.config.kubernetes.io/index: '4'
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: aimed
+    annotations:
+      config.kubernetes.io/target-path: aimed/at.yaml
+      internal.config.kubernetes.io/target-path: just-an-annotation.yaml
+      config.kubernetes.io/function: |
+        container: {image: x}
+";
+    let out = call(F, existing, Some(config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    // Only the internal path and index go: the legacy path still names the
+    // file kpt writes the resource to.
+    assert_eq!(
+        annotations_of(&out.items, "legacy"),
+        "config.kubernetes.io/path: keep/here.yaml"
+    );
+    // The target path (only the `config.kubernetes.io/` one) becomes the
+    // path; the function marker goes.
+    assert_eq!(
+        annotations_of(&out.items, "aimed"),
+        "internal.config.kubernetes.io/path: aimed/at.yaml\n\
+         internal.config.kubernetes.io/target-path: just-an-annotation.yaml"
+    );
+}
