@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::goquote::go_quote;
 use crate::resource_list::ResultItem;
 use crate::yaml::{self, Node, SeqIndent};
 
@@ -371,7 +372,7 @@ pub enum KptfileError {
 fn invalid_text(field: &str, value: &str, reason: &str) -> String {
     let mut out = format!("Kptfile is invalid:\nField: `{field}`\n");
     if !value.is_empty() {
-        out.push_str(&format!("Value: {value:?}\n"));
+        out.push_str(&format!("Value: {}\n", go_quote(value)));
     }
     out.push_str(&format!("Reason: {reason}\n"));
     out
@@ -461,6 +462,19 @@ impl Kptfile {
                         field: whole,
                         value: String::new(),
                         reason: "must not specify both `image` and `exec` at the same time".into(),
+                    });
+                }
+                if let Some(e) = (!f.image.is_empty())
+                    .then(|| crate::image_ref::parse(&f.image).err())
+                    .flatten()
+                {
+                    return Err(KptfileError::Invalid {
+                        field: field("image"),
+                        value: f.image.clone(),
+                        reason: format!(
+                            "function image reference {} is invalid: {e}",
+                            go_quote(&f.image)
+                        ),
                     });
                 }
                 if !f.config_map.is_empty() && !f.config_path.is_empty() {
@@ -822,6 +836,31 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "Kptfile is invalid:\nField: `pipeline.mutators[0]`\nReason: functionConfig must not specify both `configMap` and `configPath` at the same time\n"
+        );
+    }
+
+    #[test]
+    fn an_invalid_image_is_reported_after_the_executor_checks() {
+        let kf = |fns: &str| {
+            Kptfile::parse(&format!(
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: ok-fn\n  validators:\n{fns}"
+            ))
+            .expect("parses")
+        };
+        let err = kf("    - image: Bad_Fn\n      configMap: {a: b}\n      configPath: c.yaml\n")
+            .validate_pipeline()
+            .expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.validators[0].image`\nValue: \"Bad_Fn\"\nReason: function image reference \"Bad_Fn\" is invalid: repository name must be lowercase\n"
+        );
+        // Both an image and an exec is reported first, as kpt checks it first.
+        let err = kf("    - image: Bad_Fn\n      exec: ./x\n")
+            .validate_pipeline()
+            .expect_err("invalid");
+        assert!(
+            err.to_string()
+                .contains("must not specify both `image` and `exec`")
         );
     }
 

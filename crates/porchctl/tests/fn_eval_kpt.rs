@@ -144,7 +144,7 @@ fn pre_run_checks_follow_kpts_order_and_words() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         err,
-        "error: function image reference \"Bad/Image:v1\" is invalid: invalid reference format\n"
+        "error: function image reference \"Bad/Image:v1\" is invalid: repository name must be lowercase\n"
     );
     // A leading word without `=` is the config's kind, not an error.
     let (code, _, err) = porchctl(

@@ -129,6 +129,40 @@ fn a_missing_config_path_stops_render_before_any_package_renders() {
 }
 
 #[test]
+fn an_image_that_is_no_reference_stops_render_before_any_function_runs() {
+    let (tmp, _) = package(&[]);
+    let marker = tmp.path().join("ran");
+    let touch = script(
+        tmp.path(),
+        "touch.sh",
+        &format!("touch {}\ncat", marker.display()),
+    );
+    // kpt checks each step's image with distribution/reference's grammar when it
+    // validates the Kptfile: an upper-case repository, then a malformed tag.
+    for (image, reason) in [
+        ("Acme/Fn:v1", "repository name must be lowercase"),
+        ("acme/fn:v1:v2", "invalid reference format"),
+    ] {
+        let root = kptfile(
+            "pkg",
+            &format!("pipeline:\n  mutators:\n    - exec: {touch}\n    - image: {image}\n"),
+        );
+        let (_tmp2, dir) = package(&[("Kptfile", root.as_str()), ("cm.yaml", &cm("a"))]);
+        let before = snapshot(&dir);
+        let (code, stderr) = render(&dir, &["--allow-exec"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "Kptfile is invalid:\nField: `pipeline.mutators[1].image`\nValue: \"{image}\"\nReason: function image reference \"{image}\" is invalid: {reason}\n \n"
+            )
+        );
+        assert!(!marker.exists(), "no function may run");
+        assert_eq!(snapshot(&dir), before, "nothing is written");
+    }
+}
+
+#[test]
 fn a_missing_config_path_in_a_sub_package_is_reported_when_it_is_reached() {
     let sub = kptfile(
         "db",

@@ -212,15 +212,15 @@ fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
     Ok(node)
 }
 
-/// kpt HEAD's `ValidateFunctionImageURL`: the reference grammar of
-/// `distribution/reference.Parse` (`name[:tag][@digest]`).
+/// kpt HEAD's `ValidateFunctionImageURL` (`distribution/reference.Parse`), on the name
+/// with the catalog prefix a bare name gets, as kpt's eval validates it.
 fn validate_image(image: &str) -> anyhow::Result<()> {
-    match fn_container::reference::resolve(image) {
-        Ok(_) => Ok(()),
-        Err(fn_container::ContainerError::Reference { reason, .. }) => {
-            bail!("function image reference {image:?} is invalid: {reason}")
-        }
-        Err(e) => bail!("function image reference {image:?} is invalid: {e}"),
+    match kpt::image_ref::parse(image) {
+        Ok(()) => Ok(()),
+        Err(e) => bail!(
+            "function image reference {} is invalid: {e}",
+            kpt::goquote::go_quote(image)
+        ),
     }
 }
 
