@@ -164,6 +164,10 @@ impl Patterns {
     }
 }
 
+/// What is done with each matched field; the flag tells a leaf this match
+/// just created (Go creates it untagged, unlike a parsed scalar).
+pub(crate) type Visit<'a> = dyn FnMut(&mut Node, bool) -> Result<(), String> + 'a;
+
 /// kyaml `PathMatcher`: every node matching `path`, creating missing parts
 /// when `create` is set (the leaf as `create`, intermediates as mappings or
 /// sequences depending on the next part). Calls `f` on each match.
@@ -172,24 +176,37 @@ pub(crate) fn path_match(
     path: &[String],
     create: Option<Create>,
     patterns: &mut Patterns,
-    f: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+    f: &mut Visit<'_>,
+) -> Result<usize, String> {
+    match_from(node, path, create, patterns, f, false)
+}
+
+fn match_from(
+    node: &mut Node,
+    path: &[String],
+    create: Option<Create>,
+    patterns: &mut Patterns,
+    f: &mut Visit<'_>,
+    fresh: bool,
 ) -> Result<usize, String> {
     let Some((part, rest)) = path.split_first() else {
-        f(node)?;
+        f(node, fresh)?;
         return Ok(1);
     };
     if let Some(idx) = index_number(part) {
         let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
+        let mut created = false;
         if items.len() == idx
             && let Some(c) = create
         {
             items.push(part_kind(rest.first(), c).empty_node());
+            created = true;
         }
         let len = items.len();
         let elem = items
             .get_mut(idx)
             .ok_or_else(|| format!("index {idx} specified but only {len} elements found"))?;
-        return path_match(elem, rest, create, patterns, f);
+        return match_from(elem, rest, create, patterns, f, created);
     }
     if is_list_index(part) {
         let (field, value) = split_index_name_value(part)?;
@@ -206,7 +223,7 @@ pub(crate) fn path_match(
         let mut count = 0;
         for e in items.iter_mut() {
             if matches_elem(e) {
-                count += path_match(e, rest, create, patterns, f)?;
+                count += match_from(e, rest, create, patterns, f, false)?;
             }
         }
         if count > 0 || create.is_none() || items.iter().any(matches_elem) {
@@ -223,16 +240,17 @@ pub(crate) fn path_match(
             m
         };
         items.push(elem);
-        return path_match(node, path, create, patterns, f);
+        return match_from(node, path, create, patterns, f, false);
     }
     if part == "*" {
         let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         let mut count = 0;
         for e in items.iter_mut() {
-            count += path_match(e, rest, create, patterns, f)?;
+            count += match_from(e, rest, create, patterns, f, false)?;
         }
         return Ok(count);
     }
+    let mut created = false;
     if node.get(part).is_none() {
         let Some(c) = create else {
             return Ok(0);
@@ -241,9 +259,10 @@ pub(crate) fn path_match(
             return Err(wrong_kind("MappingNode"));
         }
         node.set(part, part_kind(rest.first(), c).empty_node());
+        created = true;
     }
     match node.get_mut(part) {
-        Some(child) => path_match(child, rest, create, patterns, f),
+        Some(child) => match_from(child, rest, create, patterns, f, created),
         None => Ok(0),
     }
 }

@@ -170,9 +170,24 @@ fn refine(options: Option<&FieldOptions>, value: &Node) -> Result<Node, String> 
                 o.index
             )
         })?;
+    // Go copies the node and changes only its text, so the tag the source was
+    // read with stays (`a-80` split on `-` gives a string `80`).
     let mut n = value.clone();
+    pin_parsed_tag(&mut n);
     n.kind = NodeKind::Scalar(part.to_string());
     Ok(n)
+}
+
+/// yaml.v3 gives a plain scalar it parses the tag its text resolves to and the
+/// zero style, and the encoder re-decides quoting from that tag when the text
+/// changes (`PORT` given `8080` stays a string: `"8080"`). Our parser keeps the
+/// tag implicit and the style plain, which would write any new text plain, so
+/// before a scalar's text is changed its tag is made explicit the way Go holds it.
+fn pin_parsed_tag(n: &mut Node) {
+    if n.is_scalar() && n.tag.is_none() && n.style == Style::Plain {
+        n.tag = Some(n.resolved_tag().to_string());
+        n.style = Style::Any;
+    }
 }
 
 fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<(), String> {
@@ -222,7 +237,9 @@ fn copy_value_to_target(
         } else {
             format!("unable to find field \"{fp}\" in replacement target")
         };
-        let mut set = |field: &mut Node| set_field_value(t.options.as_ref(), field, value);
+        let mut set = |field: &mut Node, created: bool| {
+            set_field_value(t.options.as_ref(), field, value, created)
+        };
         let count =
             fieldpath::path_match(target, &fieldpath::split(fp), create, patterns, &mut set)
                 .map_err(|e| format!("{what}: {e}"))?;
@@ -239,6 +256,7 @@ fn set_field_value(
     options: Option<&FieldOptions>,
     target: &mut Node,
     value: &Node,
+    created: bool,
 ) -> Result<(), String> {
     let mut value = value.clone();
     if let Some(o) = options.filter(|o| !o.delimiter.is_empty()) {
@@ -258,6 +276,11 @@ fn set_field_value(
         value.kind = NodeKind::Scalar(parts.join(&o.delimiter));
     }
     if target.is_scalar() {
+        // A scalar the path just created has no tag in Go: its new text is
+        // written plain, whatever it reads as.
+        if !created {
+            pin_parsed_tag(target);
+        }
         target.kind = match &mut value.kind {
             NodeKind::Scalar(s) => NodeKind::Scalar(std::mem::take(s)),
             // yaml.v3 `Value` of a non-scalar is empty.
@@ -293,9 +316,9 @@ fn preserve_string_typing(items: &mut [Node], replacements: &[Replacement]) {
             continue;
         }
         // A plain string from the parser is what yaml.v3 calls tag !!str,
-        // style 0: quoted by the emitter only when needed.
+        // style 0: quoted by the emitter only when it would read as another type.
         let (tag, style) = match (&src.tag, src.style) {
-            (None, Style::Plain | Style::Any) => (None, Style::Any),
+            (None, Style::Plain | Style::Any) => (Some("!!str".to_string()), Style::Any),
             (t, s) => (t.clone(), s),
         };
         for t in targets {

@@ -110,3 +110,162 @@ fn replaces_without_results() {
     let out = call(F, INPUT, Some(&config(" []\n")));
     assert_eq!(out.exit_code, 0);
 }
+
+/// A scalar target keeps the tag it was read with and only takes the new
+/// text (kustomize's `setFieldValue`), so yaml.v3 re-decides its quoting from
+/// that tag: a string target given a number's text stays a string, a number
+/// target given words keeps its `!!int` tag, and a field the path had to
+/// create has no tag at all and is written plain.
+#[test]
+fn scalar_targets_keep_their_parsed_type() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: sizes
+data:
+  count: 12
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: app
+        args: [COUNT, other]
+";
+    let cfg = config(
+        "
+- source: {name: sizes, fieldPath: data.count}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths: [spec.template.spec.containers.0.args.0]
+- sourceValue: lots
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths: [spec.replicas]
+- sourceValue: '7'
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths: [spec.minReadySeconds]
+    options: {create: true}
+",
+    );
+    let out = call(F, input, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("args: [\"12\", other]"), "{}", out.items);
+    assert!(
+        out.items.contains("  replicas: !!int lots\n"),
+        "{}",
+        out.items
+    );
+    assert!(
+        out.items.contains("  minReadySeconds: 7\n"),
+        "{}",
+        out.items
+    );
+}
+
+/// A source refined with a delimiter is the source node with only its text
+/// changed: a piece of a string stays a string where it replaces a whole
+/// mapping (a `*` path, which the catalog's string-typing pass cannot look up).
+#[test]
+fn a_delimited_source_piece_keeps_the_source_type() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  endpoint: host-8443
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+data:
+  list:
+  - port: {}
+";
+    let cfg = config(
+        "
+- source:
+    name: src
+    fieldPath: data.endpoint
+    options: {delimiter: '-', index: 1}
+  targets:
+  - select: {name: dst}
+    fieldPaths: [data.list.*.port]
+",
+    );
+    let out = call(F, input, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("  - port: \"8443\"\n"), "{}", out.items);
+}
+
+/// An item without apiVersion, kind or metadata has an empty id: a named
+/// selector never picks it, and it passes through untouched.
+#[test]
+fn an_item_without_an_id_is_never_selected() {
+    let input = "\
+data:
+  v: loose
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  v: hello
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+data:
+  v: old
+";
+    let cfg = config(
+        "\n- source: {name: src, fieldPath: data.v}\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n",
+    );
+    let out = call(F, input, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items.starts_with("data:\n  v: loose\n"),
+        "{}",
+        out.items
+    );
+    assert_eq!(out.items.matches("v: hello").count(), 2, "{}", out.items);
+}
+
+/// The catalog's string-typing pass gives targets of a plain string source
+/// yaml.v3's `!!str` tag with the zero style: quoted only when yaml.v3 would
+/// read the text as another type, so YAML 1.1 words like `yes` stay plain.
+#[test]
+fn string_typing_quotes_as_yaml_v3_reads() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: answers
+data:
+  agree: yes
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: flags
+data:
+  enabled: false
+";
+    let cfg = config(
+        "\n- source: {name: answers, fieldPath: data.agree}\n  targets:\n  - select: {name: flags}\n    fieldPaths: [data.enabled]\n",
+    );
+    let out = call(F, input, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.ends_with("  enabled: yes\n"), "{}", out.items);
+}
