@@ -533,10 +533,32 @@ impl Kptfile {
                         });
                     }
                 }
+                for (kind, selectors) in [("selectors", &f.selectors), ("exclude", &f.exclusions)] {
+                    for (j, sel) in selectors.iter().enumerate() {
+                        if let Some(reason) = regexp_error(&sel.resource_file_regexp) {
+                            return Err(KptfileError::Invalid {
+                                field: field(&format!("{kind}[{j}].resourceFileRegexp")),
+                                value: sel.resource_file_regexp.clone(),
+                                reason: format!("invalid regular expression: {reason}"),
+                            });
+                        }
+                    }
+                }
             }
         }
         Ok(())
     }
+}
+
+/// Why a selector's `resourceFileRegexp` does not compile, in Go's words where they are
+/// known (kpt HEAD refuses such a Kptfile before anything renders).
+fn regexp_error(pattern: &str) -> Option<String> {
+    if pattern.is_empty() {
+        return None;
+    }
+    regex::Regex::new(pattern)
+        .err()
+        .map(|e| crate::goregex::error(pattern).unwrap_or_else(|| e.to_string()))
 }
 
 /// Go's `filepath.Clean` on a slash-separated path: `.` and `..` resolved lexically,
@@ -861,6 +883,19 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("must not specify both `image` and `exec`")
+        );
+    }
+
+    #[test]
+    fn a_selector_pattern_that_does_not_compile_is_refused() {
+        let text = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: fn-a\n      selectors:\n        - resourceFileRegexp: ok/.*\n      exclude:\n        - kind: Secret\n        - resourceFileRegexp: 'apps/(web'\n";
+        let err = Kptfile::parse(text)
+            .expect("parses")
+            .validate_pipeline()
+            .expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.mutators[0].exclude[1].resourceFileRegexp`\nValue: \"apps/(web\"\nReason: invalid regular expression: error parsing regexp: missing closing ): `apps/(web`\n"
         );
     }
 

@@ -15,6 +15,7 @@
 //! directories.
 
 pub mod goquote;
+pub mod goregex;
 pub mod image_ref;
 pub mod kptfile;
 pub mod package;

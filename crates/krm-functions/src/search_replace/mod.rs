@@ -10,7 +10,6 @@
 //! matches". Errors are reported as `failed to perform search-replace
 //! operation: "<error>"`.
 
-mod goregex;
 mod path;
 
 use globset::GlobBuilder;
@@ -160,7 +159,7 @@ impl SearchReplace {
         }
         if !self.by_value_regex.is_empty() {
             self.regex = Some(Regex::new(&self.by_value_regex).map_err(|e| {
-                goregex::error(&self.by_value_regex).unwrap_or_else(|| e.to_string())
+                kpt::goregex::error(&self.by_value_regex).unwrap_or_else(|| e.to_string())
             })?);
         }
         let glob = if self.by_file_path.is_empty() {

@@ -1,11 +1,11 @@
-//! Go's `regexp` error text for the common syntax errors in a
-//! `by-value-regex` (`error parsing regexp: <code>: `<expr>``), found by
+//! Go's `regexp` error text for the common syntax errors in a pattern (search-replace's
+//! `by-value-regex`, a selector's `resourceFileRegexp`): `error parsing regexp: <code>: `<expr>``, found by
 //! scanning the pattern the way Go's parser meets them, left to right.
 //! Only consulted once the Rust regex crate has rejected the pattern; what
 //! this scan does not recognise keeps the Rust text.
 
 /// The Go error for `pattern`, if the scan recognises one.
-pub(crate) fn error(pattern: &str) -> Option<String> {
+pub fn error(pattern: &str) -> Option<String> {
     let fail = |code: &str, expr: &str| Some(format!("error parsing regexp: {code}: `{expr}`"));
     let bytes = pattern.as_bytes();
     // Open groups; whether the last thing parsed can take a repetition.
