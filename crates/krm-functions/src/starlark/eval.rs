@@ -26,8 +26,9 @@ use std::collections::HashSet;
 const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// Runs `program` with `resource_list` as `ctx.resource_list` and returns
-/// the resource list as the script left it (object keys sorted, as Go's
-/// marshalling does).
+/// the resource list as the script left it, converted as starlib's
+/// `util.Unmarshal` converts it (object keys sorted, as Go's marshalling
+/// does).
 pub(crate) fn execute(program: &Program, resource_list: &Value) -> Result<Value, String> {
     execute_with_limit(program, resource_list, TIME_LIMIT)
 }
@@ -160,13 +161,10 @@ pub(crate) fn execute_with_limit(
             .get_attr("resource_list", heap)
             .map_err(|e| render_error(&e))?
             .ok_or("ctx has no resource_list")?;
-        let dict = DictRef::from_value(rl).ok_or("ctx.resource_list is not a dict")?;
-        let items = dict
-            .get_str("items")
-            .ok_or("ctx.resource_list has no items")?;
         // Refuse an oversized output before converting it (the conversion would double
         // what the script already allocated).
-        if let (Some(list), Some(limit)) = (ListRef::from_value(items), budget.max_output_items)
+        if let Some(items) = DictRef::from_value(rl).and_then(|d| d.get_str("items"))
+            && let (Some(list), Some(limit)) = (ListRef::from_value(items), budget.max_output_items)
             && list.len() > limit
         {
             return Err(kpt::runtime::BudgetExceeded::Items {
@@ -175,9 +173,6 @@ pub(crate) fn execute_with_limit(
             }
             .to_string());
         }
-        let items = items
-            .to_json_value()
-            .map_err(|e| format!("unable to convert the resource list: {e}"))?;
-        Ok(sort_keys(items))
+        Ok(sort_keys(super::unmarshal::unmarshal(rl)?))
     })
 }

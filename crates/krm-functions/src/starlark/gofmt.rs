@@ -39,13 +39,23 @@ pub(crate) fn float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "+inf" } else { "-inf" }.into();
     }
+    let s = shortest_g(f);
+    if s.contains(['.', 'e']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` of a finite float: the
+/// shortest representation, in exponent form below 1e-4 and from 1e6 on.
+pub(crate) fn shortest_g(f: f64) -> String {
     // Rust's `{:e}` is the shortest round-tripping mantissa, e.g. `1.5e-7`.
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if (-4..6).contains(&exp) || f == 0.0 {
-        let s = format!("{f}");
-        if s.contains('.') { s } else { format!("{s}.0") }
+        format!("{f}")
     } else {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())
@@ -313,6 +323,10 @@ mod tests {
             (f64::NAN, "nan"),
         ] {
             assert_eq!(float(f), want, "{f:?}");
+        }
+        // yaml.v3 writes a Go float with the same digits, without the `.0`.
+        for (f, want) in [(2.0, "2"), (-0.0, "-0"), (1e6, "1e+06"), (0.25, "0.25")] {
+            assert_eq!(shortest_g(f), want, "{f:?}");
         }
     }
 

@@ -190,13 +190,13 @@ pub(crate) fn to_node(v: &Value) -> Node {
     }
 }
 
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` for the floats scripts
-/// produce; integers as they are.
+/// yaml.v3's text of a Go float (`strconv.FormatFloat(f, 'g', -1, 64)`:
+/// `2`, `1e+06`); integers as they are.
 fn go_number(n: &serde_json::Number) -> String {
     if n.is_f64() {
         let f = n.as_f64().unwrap_or_default();
-        if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e21 {
-            format!("{}", f as i64)
+        if f.is_finite() {
+            super::gofmt::shortest_g(f)
         } else if f.is_nan() {
             ".nan".into()
         } else if f.is_infinite() {

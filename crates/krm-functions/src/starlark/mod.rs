@@ -32,6 +32,7 @@ mod runtime_errors;
 mod scan;
 mod scope;
 mod starlib;
+mod unmarshal;
 
 use kpt::resource_list::ResourceList;
 use serde_json::{Map, Value};
@@ -61,12 +62,8 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             .map_err(|e| FnError::Failed(e.to_string()))?;
         rl.insert("functionConfig".into(), fc);
     }
-    let items = eval::execute(&program, &Value::Object(rl)).map_err(FnError::Failed)?;
-    let Value::Array(items) = items else {
-        return Err(FnError::Failed(
-            "wrong node kind: expected SequenceNode for ctx.resource_list[\"items\"]".into(),
-        ));
-    };
+    let rl = eval::execute(&program, &Value::Object(rl)).map_err(FnError::Failed)?;
+    let items = unmarshal::items_of(rl).map_err(FnError::Failed)?;
     list.items = merge::reconcile(&list.items, &items).map_err(FnError::Failed)?;
     Ok(())
 }

@@ -212,3 +212,112 @@ fn starlib_modules_load() {
     let out = call(F, INPUT, Some(config));
     assert_eq!(out.exit_code, 1);
 }
+
+/// A StarlarkRun config running `body` (plain lines, indented here).
+fn run_config(body: &str) -> String {
+    let source: String = body.lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: r\nsource: |\n{source}"
+    )
+}
+
+/// The runtime converts the whole `ctx.resource_list` back as starlib's
+/// `util.Unmarshal` does: a value it cannot convert fails the function
+/// wherever it sits, wrapped once per dict level.
+#[test]
+fn values_starlib_cannot_convert_fail_the_function() {
+    let cases = [
+        (
+            "ctx.resource_list['items'][0]['spec'] = {'tags': set(['a'])}",
+            "unmarshaling starlark value: unmarshaling starlark value: unmarshaling starlark value: sets aren't yet supported",
+        ),
+        (
+            "ctx.resource_list['functionConfig']['extra'] = len",
+            "unmarshaling starlark value: unmarshaling starlark value: unrecognized starlark type: builtin_function_or_method",
+        ),
+        (
+            "ctx.resource_list['note'] = lambda: 0",
+            "unmarshaling starlark value: unrecognized starlark type: function",
+        ),
+        (
+            "ctx.resource_list['items'][0]['n'] = [2 << 80]",
+            "unmarshaling starlark value: unmarshaling starlark value: 2417851639229258349412352 out of range (want value in signed 64-bit range)",
+        ),
+        (
+            "ctx.resource_list['items'][0]['c'] = ctx",
+            "unmarshaling starlark value: unmarshaling starlark value: constructor object from *starlarkstruct.Struct not supported Marshaler to starlark object: string",
+        ),
+        (
+            "ctx.resource_list['items'][0]['k'] = {str: 1}",
+            "unmarshaling starlark value: unmarshaling starlark value: unmarshaling starlark key: unrecognized starlark type: builtin_function_or_method",
+        ),
+    ];
+    for (script, error) in cases {
+        let out = call(F, INPUT, Some(&run_config(script)));
+        assert_fails(&out, error);
+        assert_eq!(out.items, INPUT, "{script}");
+    }
+}
+
+/// kyaml looks `items` up after the script: gone or None is no items, any
+/// other kind is its `ErrorIfInvalid` text; each element must be a mapping.
+#[test]
+fn items_are_read_back_as_kyaml_and_the_sdk_do() {
+    for script in [
+        "ctx.resource_list.pop('items')",
+        "ctx.resource_list['items'] = None",
+    ] {
+        let out = call(F, INPUT, Some(&run_config(script)));
+        assert_eq!((out.exit_code, out.items.as_str()), (0, ""), "{script}");
+    }
+    let cases = [
+        (
+            "ctx.resource_list['items'] = {'q': 1, 'p': 'two'}",
+            "wrong Node Kind for items expected: SequenceNode was MappingNode: value: {p: two\nq: 1}",
+        ),
+        (
+            "ctx.resource_list['items'] = 'none'",
+            "wrong Node Kind for items expected: SequenceNode was ScalarNode: value: {none}",
+        ),
+        (
+            "ctx.resource_list['items'].append('extra')",
+            "failed to extract objects: unhandled node kind 8",
+        ),
+        (
+            "ctx.resource_list['items'][0] = None",
+            "failed to extract objects: unhandled node kind 8",
+        ),
+        (
+            "ctx.resource_list['items'] = [['a']]",
+            "failed to extract objects: unhandled node kind 2",
+        ),
+    ];
+    for (script, error) in cases {
+        let out = call(F, INPUT, Some(&run_config(script)));
+        assert_fails(&out, error);
+    }
+    // A tuple is a list to starlib.
+    let out = call(
+        F,
+        INPUT,
+        Some(&run_config(
+            "ctx.resource_list['items'] = tuple(ctx.resource_list['items'])",
+        )),
+    );
+    assert_eq!((out.exit_code, out.items.as_str()), (0, INPUT));
+}
+
+/// New floats are written as yaml.v3 writes a Go float64 (`%g`, shortest).
+#[test]
+fn floats_are_written_as_go_writes_them() {
+    let script =
+        "ctx.resource_list['items'][0]['data'] = {'a': 3.0, 'b': 4e6, 'c': 3e19, 'd': 0.125}";
+    let out = call(F, INPUT, Some(&run_config(script)));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items
+            .ends_with("data:\n  a: 3\n  b: 4e+06\n  c: 3e+19\n  d: 0.125\n"),
+        "{}",
+        out.items
+    );
+}
