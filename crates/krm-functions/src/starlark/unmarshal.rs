@@ -21,34 +21,176 @@ use super::merge::to_node;
 /// starlib's `util.Unmarshal` of a starlark value into plain data, with its
 /// error texts: each dict level prefixes `unmarshaling starlark value: ` (or
 /// `key: `) to an error from below; lists and tuples add nothing.
-pub(crate) fn unmarshal(v: Value) -> Result<Json, String> {
-    unmarshal_at(v, 0)
+///
+/// Go recurses (and overflows its stack on a list holding itself); this walk
+/// keeps its own stack, so deep data cannot overflow the thread's, and stops
+/// past the nesting plain data is safe to handle at.
+pub(crate) fn unmarshal(root: Value) -> Result<Json, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut current = root;
+    loop {
+        let mut done = match leaf(current) {
+            Err(e) => return Err(wrap(&stack, e)),
+            Ok(Leaf::Done(j)) => j,
+            Ok(Leaf::Open(frame)) if frame.is_empty() => frame.finish(),
+            Ok(Leaf::Open(frame)) => {
+                if stack.len() >= VALUE_MAX_DEPTH {
+                    return Err(format!("exceeded max depth of {VALUE_MAX_DEPTH}"));
+                }
+                current = frame.first();
+                stack.push(frame);
+                continue;
+            }
+        };
+        // Hand the converted value to the enclosing containers, closing those
+        // it completes.
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                return Ok(done);
+            };
+            if let Some(next) = frame.take(done) {
+                current = next;
+                break;
+            }
+            let Some(closed) = stack.pop() else {
+                return Ok(Json::Null);
+            };
+            done = closed.finish();
+        }
+    }
 }
 
-fn unmarshal_at(v: Value, depth: usize) -> Result<Json, String> {
-    // Go recurses without bound (a list holding itself overflows its stack);
-    // here nesting stops where plain data stays safe to handle.
-    if depth > VALUE_MAX_DEPTH {
-        return Err(format!("exceeded max depth of {VALUE_MAX_DEPTH}"));
+/// A value that converts on its own, or a container to walk.
+enum Leaf<'v> {
+    Done(Json),
+    Open(Frame<'v>),
+}
+
+/// A container being converted: Go converts a dict entry's value, then its key.
+enum Frame<'v> {
+    List {
+        items: Vec<Value<'v>>,
+        next: usize,
+        out: Vec<Json>,
+    },
+    Dict {
+        entries: Vec<(Value<'v>, Value<'v>)>,
+        next: usize,
+        out: Map<String, Json>,
+        /// The current entry's converted value, while its key converts.
+        value: Option<Json>,
+    },
+}
+
+impl<'v> Frame<'v> {
+    fn list(items: Vec<Value<'v>>) -> Leaf<'v> {
+        Leaf::Open(Frame::List {
+            items,
+            next: 0,
+            out: Vec::new(),
+        })
     }
+
+    fn dict(entries: Vec<(Value<'v>, Value<'v>)>) -> Leaf<'v> {
+        Leaf::Open(Frame::Dict {
+            entries,
+            next: 0,
+            out: Map::new(),
+            value: None,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Frame::List { items, .. } => items.is_empty(),
+            Frame::Dict { entries, .. } => entries.is_empty(),
+        }
+    }
+
+    /// The first child to convert (a dict entry's value comes first); only
+    /// called on a non-empty container.
+    fn first(&self) -> Value<'v> {
+        match self {
+            Frame::List { items, .. } => items[0],
+            Frame::Dict { entries, .. } => entries[0].1,
+        }
+    }
+
+    /// Takes the converted child; returns the next child to convert, or
+    /// `None` when the container is complete.
+    fn take(&mut self, done: Json) -> Option<Value<'v>> {
+        match self {
+            Frame::List { items, next, out } => {
+                out.push(done);
+                *next += 1;
+                items.get(*next).copied()
+            }
+            Frame::Dict {
+                entries,
+                next,
+                out,
+                value,
+            } => match value.take() {
+                None => {
+                    *value = Some(done);
+                    Some(entries[*next].0)
+                }
+                Some(v) => {
+                    // Go keys a map by any value; plain data keys by text.
+                    let k = match done {
+                        Json::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    out.insert(k, v);
+                    *next += 1;
+                    entries.get(*next).map(|e| e.1)
+                }
+            },
+        }
+    }
+
+    fn finish(self) -> Json {
+        match self {
+            Frame::List { out, .. } => Json::Array(out),
+            Frame::Dict { out, .. } => Json::Object(out),
+        }
+    }
+}
+
+/// The error as Go's recursion returns it: one prefix per enclosing dict.
+fn wrap(stack: &[Frame], mut error: String) -> String {
+    for frame in stack.iter().rev() {
+        if let Frame::Dict { value, .. } = frame {
+            let part = if value.is_some() { "key" } else { "value" };
+            error = format!("unmarshaling starlark {part}: {error}");
+        }
+    }
+    error
+}
+
+/// Converts a scalar, lists a container's children, or fails with starlib's
+/// text for what it cannot convert.
+fn leaf(v: Value) -> Result<Leaf, String> {
     if v.is_none() {
-        return Ok(Json::Null);
+        return Ok(Leaf::Done(Json::Null));
     }
     if let Some(b) = v.unpack_bool() {
-        return Ok(Json::Bool(b));
+        return Ok(Leaf::Done(Json::Bool(b)));
     }
     if let Some(s) = v.unpack_str() {
-        return Ok(Json::String(s.to_string()));
+        return Ok(Leaf::Done(Json::String(s.to_string())));
     }
     if let Some(f) = v.downcast_ref::<StarlarkFloat>() {
         // Go keeps ±Inf and NaN (yaml writes `.inf`, `.nan`); plain data has
         // no such numbers, so they become null here.
-        return Ok(Number::from_f64(f.0).map_or(Json::Null, Json::Number));
+        return Ok(Leaf::Done(
+            Number::from_f64(f.0).map_or(Json::Null, Json::Number),
+        ));
     }
     if v.get_type() == "int" {
         // starlark.AsInt into a Go `int`.
         return match i64::unpack_value(v) {
-            Ok(Some(i)) => Ok(Json::Number(i.into())),
+            Ok(Some(i)) => Ok(Leaf::Done(Json::Number(i.into()))),
             _ => Err(format!(
                 "{} out of range (want value in signed 64-bit range)",
                 v.to_str()
@@ -56,41 +198,23 @@ fn unmarshal_at(v: Value, depth: usize) -> Result<Json, String> {
         };
     }
     if let Some(dict) = DictRef::from_value(v) {
-        let mut out = Map::new();
-        for (k, x) in dict.iter() {
-            let x = unmarshal_at(x, depth + 1)
-                .map_err(|e| format!("unmarshaling starlark value: {e}"))?;
-            let k = unmarshal_at(k, depth + 1)
-                .map_err(|e| format!("unmarshaling starlark key: {e}"))?;
-            // Go keys a map by any value; plain data keys by text.
-            let k = match k {
-                Json::String(s) => s,
-                other => other.to_string(),
-            };
-            out.insert(k, x);
-        }
-        return Ok(Json::Object(out));
+        return Ok(Frame::dict(dict.iter().collect()));
     }
-    let elements: Vec<Value> = if let Some(list) = ListRef::from_value(v) {
-        list.iter().collect()
-    } else if let Some(tuple) = TupleRef::from_value(v) {
-        tuple.iter().collect()
-    } else {
-        return Err(match v.get_type() {
-            "set" => "sets aren't yet supported".to_string(),
-            // `ctx` itself: starlib can only convert structs whose constructor
-            // knows how, and the default constructor is the string "struct".
-            "struct" => "constructor object from *starlarkstruct.Struct not supported \
-                         Marshaler to starlark object: string"
-                .to_string(),
-            _ => format!("unrecognized starlark type: {}", go_type(v)),
-        });
-    };
-    elements
-        .into_iter()
-        .map(|x| unmarshal_at(x, depth + 1))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Json::Array)
+    if let Some(list) = ListRef::from_value(v) {
+        return Ok(Frame::list(list.iter().collect()));
+    }
+    if let Some(tuple) = TupleRef::from_value(v) {
+        return Ok(Frame::list(tuple.iter().collect()));
+    }
+    Err(match v.get_type() {
+        "set" => "sets aren't yet supported".to_string(),
+        // `ctx` itself: starlib can only convert structs whose constructor
+        // knows how, and the default constructor is the string "struct".
+        "struct" => "constructor object from *starlarkstruct.Struct not supported \
+                     Marshaler to starlark object: string"
+            .to_string(),
+        _ => format!("unrecognized starlark type: {}", go_type(v)),
+    })
 }
 
 /// go.starlark.net's `Type()` for the values starlib cannot convert.

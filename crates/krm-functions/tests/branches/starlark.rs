@@ -257,6 +257,10 @@ fn values_starlib_cannot_convert_fail_the_function() {
         assert_fails(&out, error);
         assert_eq!(out.items, INPUT, "{script}");
     }
+    // Go's recursion overflows on a list holding itself; here the walk stops.
+    let script = "loop = ['x']\nloop.append(loop)\nctx.resource_list['items'][0]['l'] = loop";
+    let out = call(F, INPUT, Some(&run_config(script)));
+    assert_fails(&out, "exceeded max depth of 1000");
 }
 
 /// kyaml looks `items` up after the script: gone or None is no items, any
