@@ -2,10 +2,13 @@
 //! `Lookup` (PathGetter, for sources) and `PathMatcher` (for targets, with
 //! `*` wildcards, `[field=regex]` element matching and optional creation).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use kpt::yaml::{Node, NodeKind, Style};
+use kpt::yaml::{self, Node, NodeKind, SeqIndent, Style};
 use regex::Regex;
+
+use super::lookup;
 
 /// What a missing final path element is created as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,63 +90,33 @@ fn index_number(p: &str) -> Option<usize> {
     p.parse::<usize>().ok()
 }
 
-/// `[field=value]` → (field, value).
+/// `[field=value]` → (field, value); the splitter keeps brackets only
+/// around parts with an `=`.
 fn split_index_name_value(p: &str) -> Result<(&str, &str), String> {
     let inner = &p[1..p.len() - 1];
     inner.split_once('=').ok_or_else(|| {
-        format!("list path element must contain fieldName=fieldValue for element to match: {p}")
+        "list path element must contain fieldName=fieldValue for element to match".to_string()
     })
 }
 
-/// The scalar text yaml.v3 would print for a node (trimmed), used to match
-/// list elements.
-fn scalar_text(n: &Node) -> &str {
-    n.as_str().map(str::trim).unwrap_or_default()
-}
-
-/// kyaml `Lookup`: walks mappings by key, sequences by index or by an exact
-/// `[field=value]` / `[=value]` match. `None` when anything is missing.
-pub(crate) fn lookup<'a>(node: &'a Node, path: &[String]) -> Option<&'a Node> {
-    let mut cur = node;
-    for p in path {
-        cur = if is_list_index(p) {
-            let (field, value) = split_index_name_value(p).ok()?;
-            cur.items().iter().find(|e| {
-                if field.is_empty() {
-                    e.as_str() == Some(value)
-                } else {
-                    e.get(field).and_then(Node::as_str) == Some(value)
-                }
-            })?
-        } else if let (Some(i), true) = (index_number(p), cur.is_sequence()) {
-            cur.items().get(i)?
-        } else {
-            cur.get(p)?
-        };
+/// The text kyaml matches a `[field=regex]` part against: the node as its
+/// encoder writes it (`RNode.String()`), trimmed, so quotes and comments
+/// count. A plain scalar without comments is written as its text.
+fn match_text(n: &Node) -> Cow<'_, str> {
+    match &n.kind {
+        NodeKind::Scalar(s)
+            if n.style == Style::Plain
+                && n.tag.is_none()
+                && n.anchor.is_none()
+                && !s.is_empty()
+                && n.head_comment.is_empty()
+                && n.line_comment.is_empty()
+                && n.foot_comment.is_empty() =>
+        {
+            Cow::Borrowed(s.trim())
+        }
+        _ => Cow::Owned(yaml::emit_node(n, SeqIndent::Compact).trim().to_string()),
     }
-    Some(cur)
-}
-
-/// Mutable [`lookup`].
-pub(crate) fn lookup_mut<'a>(node: &'a mut Node, path: &[String]) -> Option<&'a mut Node> {
-    let mut cur = node;
-    for p in path {
-        cur = if is_list_index(p) {
-            let (field, value) = split_index_name_value(p).ok()?;
-            cur.items_mut()?.iter_mut().find(|e| {
-                if field.is_empty() {
-                    e.as_str() == Some(value)
-                } else {
-                    e.get(field).and_then(Node::as_str) == Some(value)
-                }
-            })?
-        } else if let (Some(i), true) = (index_number(p), cur.is_sequence()) {
-            cur.items_mut()?.get_mut(i)?
-        } else {
-            cur.get_mut(p)?
-        };
-    }
-    Some(cur)
 }
 
 /// The `[field=regex]` patterns of field paths, each compiled once: a target's
@@ -193,8 +166,14 @@ fn match_from(
         f(node, fresh)?;
         return Ok(1);
     };
+    // kyaml treats a null node as missing: nothing under it matches, and what
+    // `create` adds to it is appended to a scalar's content, which is never
+    // written; the rest of the path is walked on that lost node.
+    if node.is_null() {
+        return match_null(part, rest, create, patterns, f);
+    }
     if let Some(idx) = index_number(part) {
-        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
+        let items = sequence_items(node)?;
         let mut created = false;
         if items.len() == idx
             && let Some(c) = create
@@ -210,54 +189,61 @@ fn match_from(
     }
     if is_list_index(part) {
         let (field, value) = split_index_name_value(part)?;
-        let re = patterns.get(value)?;
-        let matches_elem = |e: &Node| {
+        let items = sequence_items(node)?;
+        if items.is_empty() && create.is_none() {
+            return Ok(0);
+        }
+        // Go compiles the pattern for each element it visits.
+        let re = if items.is_empty() {
+            None
+        } else {
+            Some(patterns.get(value)?)
+        };
+        let matches_elem = |e: &Node, re: &Regex| {
             if field.is_empty() {
-                e.is_scalar() && re.is_match(scalar_text(e))
+                re.is_match(&match_text(e))
             } else {
-                e.get(field)
-                    .is_some_and(|v| v.is_scalar() && re.is_match(scalar_text(v)))
+                e.get(field).is_some_and(|v| re.is_match(&match_text(v)))
             }
         };
-        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         let mut count = 0;
-        for e in items.iter_mut() {
-            if matches_elem(e) {
-                count += match_from(e, rest, create, patterns, f, false)?;
+        if let Some(re) = &re {
+            for e in items.iter_mut() {
+                if matches_elem(e, re) {
+                    count += match_from(e, rest, create, patterns, f, false)?;
+                }
             }
         }
-        if count > 0 || create.is_none() || items.iter().any(matches_elem) {
+        if count > 0 || create.is_none() {
             return Ok(count);
         }
-        // Nothing matched: append an element that does, then search again.
-        let mut scalar = Node::plain(value);
-        scalar.style = Style::Plain;
-        let elem = if field.is_empty() {
-            scalar
-        } else {
-            let mut m = Node::mapping();
-            m.set(field, scalar);
-            m
-        };
+        // Nothing found: append an element that matches, then search again (the
+        // elements searched before find nothing again).
+        let elem = new_element(part, field, value, patterns)?;
         items.push(elem);
-        return match_from(node, path, create, patterns, f, false);
+        let Some(elem) = items.last_mut() else {
+            return Ok(0);
+        };
+        return found_again(
+            part,
+            match_from(elem, rest, create, patterns, f, field.is_empty()),
+        );
     }
     if part == "*" {
-        let items = node.items_mut().ok_or_else(|| wrong_kind("SequenceNode"))?;
         let mut count = 0;
-        for e in items.iter_mut() {
+        for e in sequence_items(node)?.iter_mut() {
             count += match_from(e, rest, create, patterns, f, false)?;
         }
         return Ok(count);
+    }
+    if !node.is_mapping() {
+        return Err(lookup::wrong_kind("", "MappingNode", node));
     }
     let mut created = false;
     if node.get(part).is_none() {
         let Some(c) = create else {
             return Ok(0);
         };
-        if !node.is_mapping() {
-            return Err(wrong_kind("MappingNode"));
-        }
         node.set(part, part_kind(rest.first(), c).empty_node());
         created = true;
     }
@@ -267,6 +253,87 @@ fn match_from(
     }
 }
 
+/// `part` of a path met a null node, which kyaml treats as missing: nothing
+/// under it matches, and what `create` adds is appended to the null scalar's
+/// content, which is never written, so the rest of the path is walked on a
+/// node that is then lost.
+fn match_null(
+    part: &str,
+    rest: &[String],
+    create: Option<Create>,
+    patterns: &mut Patterns,
+    f: &mut Visit<'_>,
+) -> Result<usize, String> {
+    let idx = index_number(part);
+    let Some(c) = create else {
+        return match idx {
+            Some(i) => Err(format!("index {i} specified but only 0 elements found")),
+            None => Ok(0),
+        };
+    };
+    if is_list_index(part) {
+        let (field, value) = split_index_name_value(part)?;
+        let mut lost = new_element(part, field, value, patterns)?;
+        return found_again(
+            part,
+            match_from(&mut lost, rest, create, patterns, f, field.is_empty()),
+        );
+    }
+    match idx {
+        Some(i) if i > 0 => Err(format!("index {i} specified but only 0 elements found")),
+        _ if part == "*" => Ok(0),
+        _ => {
+            let mut lost = part_kind(rest.first(), c).empty_node();
+            match_from(&mut lost, rest, create, patterns, f, true)
+        }
+    }
+}
+
+/// The element kyaml appends for an unmatched `[field=value]` (an untagged
+/// scalar, or a mapping holding one). kyaml then searches again, forever if
+/// the element does not match its own pattern or finds nothing under it: the
+/// Go function dies of a stack overflow, here that is an error.
+fn new_element(
+    part: &str,
+    field: &str,
+    value: &str,
+    patterns: &mut Patterns,
+) -> Result<Node, String> {
+    let scalar = Node::plain(value);
+    // Written by the encoder: a created scalar may need quotes.
+    let text = yaml::emit_node(&scalar, SeqIndent::Compact);
+    if !patterns.get(value)?.is_match(text.trim()) {
+        return Err(endless(part));
+    }
+    if field.is_empty() {
+        return Ok(scalar);
+    }
+    let mut m = Node::mapping();
+    m.set(field, scalar);
+    Ok(m)
+}
+
+/// The search after appending an element must find something.
+fn found_again(part: &str, found: Result<usize, String>) -> Result<usize, String> {
+    match found? {
+        0 => Err(endless(part)),
+        n => Ok(n),
+    }
+}
+
+fn endless(part: &str) -> String {
+    format!("creating an element for {part} never ends: fatal error: stack overflow")
+}
+
+/// kyaml `Elements()`: the items of a sequence, an error for anything else.
+fn sequence_items(node: &mut Node) -> Result<&mut Vec<Node>, String> {
+    if !node.is_sequence() {
+        return Err(lookup::wrong_kind("", "SequenceNode", node));
+    }
+    node.items_mut()
+        .ok_or_else(|| lookup::wrong_kind("", "SequenceNode", &Node::sequence()))
+}
+
 /// kyaml `getPathPartKind`: what an intermediate created node must be.
 fn part_kind(next: Option<&String>, leaf: Create) -> Create {
     match next {
@@ -274,10 +341,6 @@ fn part_kind(next: Option<&String>, leaf: Create) -> Create {
         Some(n) if is_list_index(n) || index_number(n).is_some() => Create::Sequence,
         Some(_) => Create::Mapping,
     }
-}
-
-fn wrong_kind(expected: &str) -> String {
-    format!("wrong node kind: expected {expected}")
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 mod config;
 mod fieldpath;
 mod gojson;
+mod lookup;
 mod select;
 
 use kpt::resource_list::ResourceList;
@@ -113,7 +114,8 @@ fn source_value(items: &[Node], source: &SourceSelector) -> Result<Node, String>
     } else {
         &source.field_path
     };
-    let value = fieldpath::lookup(node, &fieldpath::split(fp))
+    let value = lookup::lookup(node, &fieldpath::split(fp))
+        .map_err(|e| format!("error looking up replacement source: {e}"))?
         .filter(|v| !is_nil_or_empty(v))
         .ok_or_else(|| {
             format!(
@@ -190,17 +192,24 @@ fn pin_parsed_tag(n: &mut Node) {
     }
 }
 
+/// A target's field paths; kustomize fills in `metadata.name` for none, in
+/// the config itself, so the catalog's typing pass sees it too.
+fn field_paths_or_default(t: &TargetSelector) -> &[String] {
+    static DEFAULT_PATHS: std::sync::LazyLock<[String; 1]> =
+        std::sync::LazyLock::new(|| [DEFAULT_FIELD_PATH.to_string()]);
+    if t.field_paths.is_empty() {
+        DEFAULT_PATHS.as_slice()
+    } else {
+        &t.field_paths
+    }
+}
+
 fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<(), String> {
     let select = t
         .select
         .as_ref()
         .ok_or_else(|| "target must specify resources to select".to_string())?;
-    let default_paths = [DEFAULT_FIELD_PATH.to_string()];
-    let field_paths: &[String] = if t.field_paths.is_empty() {
-        &default_paths
-    } else {
-        &t.field_paths
-    };
+    let field_paths = field_paths_or_default(t);
     let mut patterns = Patterns::default();
     for n in items.iter_mut() {
         let ids = select::res_ids(n)?;
@@ -335,8 +344,8 @@ fn preserve_string_typing(items: &mut [Node], replacements: &[Replacement]) {
                 {
                     continue;
                 }
-                for fp in &t.field_paths {
-                    if let Some(field) = fieldpath::lookup_mut(n, &fieldpath::split(fp))
+                for fp in field_paths_or_default(t) {
+                    if let Some(field) = lookup::lookup_mut(n, &fieldpath::split(fp))
                         && field.is_scalar()
                     {
                         field.tag = tag.clone();
@@ -361,7 +370,9 @@ fn find_source_node(items: &[Node], source: &SourceSelector) -> Option<Node> {
             .and_then(|ids| ids.into_iter().next())
             .is_some_and(|id| select::is_selected_by(&id, &source.id))
     })?;
-    fieldpath::lookup(n, &fieldpath::split(fp))
+    lookup::lookup(n, &fieldpath::split(fp))
+        .ok()
+        .flatten()
         .filter(|v| !is_nil_or_empty(v))
         .cloned()
 }

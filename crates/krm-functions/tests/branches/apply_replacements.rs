@@ -269,3 +269,187 @@ data:
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
     assert!(out.items.ends_with("  enabled: yes\n"), "{}", out.items);
 }
+
+const SHAPES: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shapes
+data:
+  word: plain
+  items:
+  - id: \"first\" # quoted
+    size: 1
+  - id: second
+    size: 2
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: holder
+  labels:
+spec:
+  slots:
+";
+
+fn one(source: &str, target: &str, options: &str) -> String {
+    config(&format!(
+        "\n- source: {{{source}}}\n  targets:\n  - select: {{kind: {target}}}\n{options}"
+    ))
+}
+
+/// A path that walks into a node of the wrong kind is kyaml's `ErrorIfInvalid`
+/// error: on targets (`PathMatcher`, which tracks no field path) after the
+/// field error, on sources (`Lookup`, which names the fields walked) after
+/// `error looking up replacement source`.
+#[test]
+fn a_path_into_the_wrong_kind_is_kyamls_error() {
+    let cases = [
+        (
+            one(
+                "name: shapes, fieldPath: data.word",
+                "ConfigMap",
+                "    fieldPaths: [data.word.deeper]\n",
+            ),
+            "unable to find field \"data.word.deeper\" in replacement target: wrong Node Kind for  expected: MappingNode was ScalarNode: value: {plain}",
+        ),
+        (
+            one(
+                "name: shapes, fieldPath: data.word",
+                "ConfigMap",
+                "    fieldPaths: [data.items.0.size.1]\n    options: {create: true}\n",
+            ),
+            "unable to find or create field \"data.items.0.size.1\" in replacement target: wrong Node Kind for  expected: SequenceNode was ScalarNode: value: {1}",
+        ),
+        (
+            one("name: shapes, fieldPath: data.word.deeper", "ConfigMap", ""),
+            "error looking up replacement source: wrong Node Kind for data.word expected: MappingNode was ScalarNode: value: {plain}",
+        ),
+        (
+            one("name: shapes, fieldPath: data.0", "ConfigMap", ""),
+            "error looking up replacement source: wrong Node Kind for data expected: SequenceNode was MappingNode: value: {word: plain\nitems:\n- id: \"first\" # quoted\n  size: 1\n- id: second\n  size: 2}",
+        ),
+        (
+            one("name: shapes, fieldPath: data.items.-2.id", "ConfigMap", ""),
+            "error looking up replacement source: array index -2 cannot be negative",
+        ),
+    ];
+    for (cfg, error) in cases {
+        let out = call(F, SHAPES, Some(&cfg));
+        assert_fails(&out, error);
+    }
+    // `-` is the last item.
+    let cfg = one(
+        "name: shapes, fieldPath: data.items.-.id",
+        "ConfigMap",
+        "    fieldPaths: [data.word]\n",
+    );
+    let out = call(F, SHAPES, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("  word: second\n"), "{}", out.items);
+}
+
+/// kyaml treats a null node as missing: without `create` nothing under it is
+/// found, and what `create` adds under it goes to a node that is never written.
+#[test]
+fn null_fields_take_no_created_paths() {
+    let cfg = one(
+        "name: shapes, fieldPath: data.word",
+        "Deployment",
+        "    fieldPaths: [metadata.labels.tier, spec.slots.0.name, 'spec.slots.[name=x].size']\n    options: {create: true}\n",
+    );
+    let out = call(F, SHAPES, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items
+            .ends_with("  name: holder\n  labels:\nspec:\n  slots:\n"),
+        "{}",
+        out.items
+    );
+    let cfg = one(
+        "name: shapes, fieldPath: data.word",
+        "Deployment",
+        "    fieldPaths: [spec.slots.0.name]\n",
+    );
+    assert_fails(
+        &call(F, SHAPES, Some(&cfg)),
+        "unable to find field \"spec.slots.0.name\" in replacement target: index 0 specified but only 0 elements found",
+    );
+}
+
+/// `[field=regex]` matches the field as kyaml writes it, quotes and comment
+/// included, so an anchored pattern misses a quoted value; an element created
+/// for a pattern it does not match would be searched for forever.
+#[test]
+fn list_patterns_match_the_written_value() {
+    let src = "name: shapes, fieldPath: data.word";
+    let out = call(
+        F,
+        SHAPES,
+        Some(&one(
+            src,
+            "ConfigMap",
+            "    fieldPaths: ['data.items.[id=^first$].size']\n",
+        )),
+    );
+    assert_fails(
+        &out,
+        "unable to find field \"data.items.[id=^first$].size\" in replacement target",
+    );
+    let out = call(
+        F,
+        SHAPES,
+        Some(&one(
+            src,
+            "ConfigMap",
+            "    fieldPaths: ['data.items.[id=first\" # quoted$].size']\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("    size: !!int plain\n"), "{}", out.items);
+    let out = call(
+        F,
+        SHAPES,
+        Some(&one(
+            src,
+            "ConfigMap",
+            "    fieldPaths: ['data.items.[id=^x$].size']\n    options: {create: true}\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 1);
+    assert!(
+        out.results[0].contains("[id=^x$] never ends"),
+        "{:?}",
+        out.results
+    );
+}
+
+/// kustomize writes the default `metadata.name` into a target without field
+/// paths, so the catalog's typing pass types that field too.
+#[test]
+fn the_default_target_path_is_typed() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: names
+data:
+  quoted: \"web\"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: old
+";
+    let out = call(
+        F,
+        input,
+        Some(&one(
+            "name: names, fieldPath: data.quoted",
+            "Deployment",
+            "",
+        )),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.ends_with("  name: \"web\"\n"), "{}", out.items);
+}
