@@ -11,13 +11,14 @@
 //! data was produced with, items come back without kyaml's path, index and
 //! sequence-indent annotations, so kpt writes them to default file names.
 
+mod lookup;
 mod nameref;
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use kpt::resource_list::ResourceList;
-use kpt::yaml::{Node, NodeKind};
+use kpt::yaml::{Node, NodeKind, Style};
 use regex::Regex;
 
 use crate::FnError;
@@ -239,15 +240,21 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         .collect();
     let mut renames = Vec::new();
     for o in &mut list.items {
-        if should_skip(o) || cfg.mode == Mode::Other {
+        if should_skip(o) {
             continue;
         }
+        // kustomize's `OrgId`: the resource as it came, before any rename.
+        let org_id = lookup::res_id(o);
         for fs in &cfg.field_specs {
             if !selected(o, fs) {
                 continue;
             }
             let is_name = fs.path == "metadata/name";
             if is_name {
+                // The catalog's switch renames nothing in another mode.
+                if cfg.mode == Mode::Other {
+                    continue;
+                }
                 let old = meta::name(o).to_string();
                 if old.contains(&cfg.substring) {
                     continue;
@@ -256,20 +263,31 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                 renames.push(nameref::Rename::new(o, &old, &new));
                 meta::sdk_set_string(o.ensure_mapping(&["metadata"]), "name", &new);
             } else {
-                let path: Vec<&str> = fs.path.split('/').collect();
-                let current = o
-                    .get_path(&path)
-                    .map(|n| meta::str_at(n, &[]))
-                    .unwrap_or("");
+                // The catalog looks for the substring in the field's YAML
+                // text, so a mapping or list counts when any of it holds it.
+                let current = lookup::field_text(o, &fs.path).map_err(|e| {
+                    FnError::Stderr(format!(
+                        "failed to transform name substring: unable to lookup path {} in {org_id}: {e}",
+                        fs.path
+                    ))
+                })?;
                 if current.contains(&cfg.substring) {
                     continue;
                 }
-                fieldspec::apply(o, fs, Create::Never, &mut |node, _| {
-                    if let NodeKind::Scalar(v) = &node.kind {
-                        let new = cfg.edit(v);
-                        node.kind = NodeKind::Scalar(new);
-                    }
-                    Ok(())
+                if fs.create {
+                    create_missing(o, &split_path(&fs.path));
+                }
+                let object = lookup::res_id(o);
+                fieldspec::apply(o, fs, Create::Never, &mut |node, field_path| {
+                    let value = cfg.edit(node.as_str().unwrap_or_default());
+                    set_scalar(node, &value).map_err(|e| {
+                        let path: Vec<&str> = field_path.iter().map(String::as_str).collect();
+                        FnError::Failed(format!(
+                            "considering field '{}' of object {object}: {}",
+                            fs.path,
+                            lookup::wrong_kind(&path, "ScalarNode", e)
+                        ))
+                    })
                 })
                 .map_err(|e| FnError::Stderr(format!("failed to transform name substring: {e}")))?;
             }
@@ -283,7 +301,95 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     Ok(())
 }
 
+/// kustomize's `SetScalar` through kyaml's `FieldSetter`: the value becomes a
+/// fresh string node (so `123` made of a prefix is written quoted, as a
+/// `!!str`) that keeps the old node's quoting style and comments; anything but
+/// a scalar (or null) is refused, handing the node back for the error.
+fn set_scalar<'a>(node: &'a mut Node, value: &str) -> Result<(), &'a Node> {
+    if !node.is_scalar() {
+        return Err(node);
+    }
+    let mut fresh = Node::string(value);
+    if !matches!(node.style, Style::Plain | Style::Any) {
+        fresh.style = node.style;
+    }
+    fresh.head_comment = std::mem::take(&mut node.head_comment);
+    fresh.line_comment = std::mem::take(&mut node.line_comment);
+    fresh.foot_comment = std::mem::take(&mut node.foot_comment);
+    *node = fresh;
+    Ok(())
+}
+
+/// kustomize's `fieldspec.Filter` as the prefix/suffix filter runs it
+/// (`CreateKind: ScalarNode`) for a spec with `create: true`: a missing field
+/// on the path is added, a mapping on the way and an empty string at its end
+/// (which then becomes the substring alone); a null on the way becomes a
+/// mapping. A list field (`name[]`) is never created, and lists met on the
+/// way are walked element by element.
+fn create_missing(node: &mut Node, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    match &mut node.kind {
+        NodeKind::Sequence(items) => {
+            for item in items.iter_mut() {
+                create_missing(item, path);
+            }
+        }
+        NodeKind::Mapping(_) => {
+            if let Some(name) = first.strip_suffix("[]") {
+                if let Some(field) = node.get_mut(name) {
+                    create_missing(field, rest);
+                }
+                return;
+            }
+            if first.is_empty() {
+                return;
+            }
+            if node.get(first).is_none() {
+                let created = if rest.is_empty() {
+                    Node::string("")
+                } else {
+                    Node::mapping()
+                };
+                node.set(first, created);
+            }
+            if let Some(field) = node.get_mut(first) {
+                if field.is_null() && !rest.is_empty() {
+                    let mut mapping = Node::mapping();
+                    mapping.head_comment = std::mem::take(&mut field.head_comment);
+                    mapping.line_comment = std::mem::take(&mut field.line_comment);
+                    mapping.foot_comment = std::mem::take(&mut field.foot_comment);
+                    *field = mapping;
+                }
+                create_missing(field, rest);
+            }
+        }
+        NodeKind::Scalar(_) | NodeKind::Alias(_) => {}
+    }
+}
+
+/// kustomize's `splitPath`: `/` separates fields unless escaped as `\/`.
+fn split_path(path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in path.split('/') {
+        match out.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push('/');
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
+}
+
 fn update_depends_on(o: &mut Node, cfg: &Config, lookup: &HashSet<(String, String, String)>) {
+    // The catalog's `setDependsOnNameSubstring` leaves it in another mode.
+    if cfg.mode == Mode::Other {
+        return;
+    }
     let value = meta::annotation(o, meta::DEPENDS_ON).to_string();
     let (g, k, n) = if NAMESPACED.is_match(&value) {
         (0, 3, 4)

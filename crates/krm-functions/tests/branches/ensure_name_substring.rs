@@ -149,3 +149,166 @@ proptest::proptest! {
         proptest::prop_assert_eq!(twice.items, once.items);
     }
 }
+
+/// An item of the output without its first four lines (apiVersion, kind,
+/// metadata, name), to compare the edited fields.
+fn body_of(items: &str) -> String {
+    items.lines().skip(4).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn additional_fields_marked_create_are_created_as_kustomize_creates_them() {
+    let input = "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec:
+  label: blue
+  empty: null
+  parts:
+  - id: a
+  - id: b
+";
+    let config = typed(
+        "substring: x-\n\
+         additionalNameFields:\n\
+         - {path: spec/target/ref, create: true}\n\
+         - {path: spec/empty/ref, create: true}\n\
+         - path: spec/parts[]/owner\n\
+         \x20 create: true\n\
+         - path: spec/listed[]/ref\n\
+         \x20 create: true\n\
+         - {path: spec/absent}\n\
+         - {path: spec/label}\n",
+    );
+    let out = call(F, input, Some(&config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    // Missing fields are made (mappings on the way, the substring alone at
+    // the end, inside each element of a `[]` list too), a null on the way
+    // becomes a mapping; a `[]` field and a field without `create` are not
+    // made.
+    assert_eq!(
+        body_of(&out.items),
+        "\
+spec:
+  label: x-blue
+  empty:
+    ref: x-
+  parts:
+  - id: a
+    owner: x-
+  - id: b
+    owner: x-
+  target:
+    ref: x-"
+    );
+    assert!(out.items.contains("  name: x-w\n"));
+}
+
+#[test]
+fn another_edit_mode_still_creates_the_field_empty() {
+    let config = typed(
+        "substring: x-\neditMode: sideways\nadditionalNameFields:\n- {path: data/made, create: true}\n",
+    );
+    let out = call(F, INPUT, Some(&config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.items,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  made: \"\"\n"
+    );
+}
+
+#[test]
+fn a_mapping_already_holding_the_substring_is_left_alone() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data:
+  k: v
+spec:
+  held:
+    inner: x-kept
+";
+    let config = typed("substring: x-\nadditionalNameFields:\n- {path: spec/held}\n");
+    let out = call(F, input, Some(&config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert!(
+        out.items.contains("  held:\n    inner: x-kept\n"),
+        "{}",
+        out.items
+    );
+}
+
+#[test]
+fn a_field_path_through_a_list_or_onto_a_mapping_fails() {
+    let input = "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: ns
+spec:
+  parts:
+  - id: a
+  held:
+    inner: v
+";
+    // The catalog first reads the field with kyaml's Lookup, which refuses a
+    // field name on a list (only `[]` paths or indexes go through lists).
+    let out = call(
+        F,
+        input,
+        Some(&typed(
+            "substring: x-\nadditionalNameFields:\n- {path: spec/parts/id}\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.stderr,
+        "failed to transform name substring: unable to lookup path spec/parts/id in \
+         Widget.v1.example.com/w.ns: wrong Node Kind for spec.parts expected: MappingNode \
+         was SequenceNode: value: {- id: a}"
+    );
+    // A mapping without the substring cannot take a scalar value.
+    let out = call(
+        F,
+        input,
+        Some(&typed(
+            "substring: x-\nadditionalNameFields:\n- {path: spec/held}\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 1);
+    assert_eq!(
+        out.stderr,
+        "failed to transform name substring: considering field 'spec/held' of object \
+         Widget.v1.example.com/x-w.ns: wrong Node Kind for spec.held expected: ScalarNode \
+         was MappingNode: value: {inner: v}"
+    );
+}
+
+#[test]
+fn an_edited_field_is_a_string_in_its_old_style() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data:
+  plain: 45 # kept
+  quoted: '45'
+";
+    let config = typed(
+        "substring: '7'\nadditionalNameFields:\n- {path: data/plain}\n- {path: data/quoted}\n",
+    );
+    let out = call(F, input, Some(&config));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert!(
+        out.items
+            .ends_with("data:\n  plain: \"745\" # kept\n  quoted: '745'\n"),
+        "{}",
+        out.items
+    );
+}
