@@ -11,6 +11,7 @@
 //! are reported as `failed to apply setters: ...`.
 
 mod sanitize;
+mod secret_scan;
 pub(crate) mod walk;
 
 use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem, Severity};
