@@ -50,6 +50,9 @@ struct ApplySetters {
     file_path: String,
     resource: Node,
     placeholder: Regex,
+    /// A flow list in the current item became a block list and kept its line
+    /// comment (see `visit_mapping`), so the item is re-read as kpt re-reads it.
+    stale_comment: bool,
 }
 
 /// Run the function.
@@ -71,12 +74,17 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         resource: Node::mapping(),
         placeholder: Regex::new(r"\$\{([^}]*)\}")
             .map_err(|e| FnError::Failed(format!("internal regex: {e}")))?,
+        stale_comment: false,
     };
     for item in list.items.iter_mut() {
         s.file_path = file_path(item);
         s.resource = resource_header(item);
+        s.stale_comment = false;
         accept(&mut s, item, "")
             .map_err(|e| FnError::Failed(format!("failed to apply setters: {e}")))?;
+        if s.stale_comment {
+            reread(item);
+        }
     }
     if s.changes.is_empty() {
         list.results.push(ResultItem {
@@ -123,6 +131,20 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         }
     }
     Ok(())
+}
+
+/// The Go function writes its items out as YAML that kpt parses back, and
+/// yaml.v3 writes a block list's own line comment at the next place that
+/// takes a line comment (after the following field, say), so that is where
+/// kpt finds the comment. Writing and reading the item the same way puts it
+/// there for later functions too. (Past the item's end Go would carry it into
+/// the next item; one item at a time it is dropped instead.) Should the text
+/// not parse back, the item stays as it is: written out, it reads the same.
+fn reread(item: &mut Node) {
+    let text = yaml::emit_node(item, yaml::SeqIndent::Compact);
+    if let Ok(parsed) = yaml::parse_one(&text) {
+        *item = parsed;
+    }
 }
 
 /// The KRM header of an item (what a result's `resourceRef` needs), so
@@ -261,11 +283,11 @@ impl Visitor for ApplySetters {
                 };
                 value.kind = NodeKind::Sequence(std::mem::take(items));
                 // Non-empty lists are standardised to block style with the
-                // comment on the key.
+                // comment on the key. Go leaves a flow list's comment on the
+                // list too (kpt issue 3723): yaml.v3 then writes it again at
+                // the next line-comment place, e.g. after the next field.
                 value.style = Style::Any;
-                if flow {
-                    value.line_comment = String::new();
-                }
+                self.stale_comment |= flow && !value.line_comment.is_empty();
                 key.line_comment = comment;
             }
             self.changes.push(Change {

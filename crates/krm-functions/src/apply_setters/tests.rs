@@ -201,3 +201,20 @@ fn releases_v0_1_and_v0_2_report_the_field_and_file_only() {
         assert_eq!((field.current_value, field.proposed_value), (None, None));
     }
 }
+
+/// The comment a flow list leaves behind belongs, after the function, to the
+/// field yaml.v3 writes it on (kpt re-reads the Go function's output), so a
+/// later function in the same pipeline finds it there.
+#[test]
+fn stale_flow_comment_moves_to_the_next_field() {
+    let input = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nzones: [] # kpt-set: ${zones}\nowner: team-a\n";
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  zones: '[eu]'\n";
+    let mut list = kpt::resource_list::ResourceList::new(crate::common::testing::items(input));
+    list.function_config = Some(crate::common::testing::node(config));
+    super::run(&mut list).expect("runs");
+    let item = &list.items[0];
+    let owner = item.get("owner").expect("owner");
+    assert_eq!(owner.line_comment, "# kpt-set: ${zones}");
+    let zones = item.get("zones").expect("zones");
+    assert_eq!(zones.line_comment, "");
+}

@@ -223,3 +223,83 @@ fn setter_names_with_punctuation() {
             .contains("host: new.com # kpt-set: ${sub-[.*+?]}.${zone}\n")
     );
 }
+
+/// A flow list turned into a block list keeps its line comment on the list
+/// as well as getting it on its key, as the Go function leaves it (kpt issue
+/// 3723): yaml.v3 then writes it at the next place that takes a line comment,
+/// here after the following field, and only once.
+#[test]
+fn flow_list_comment_is_written_again_after_the_next_field() {
+    let input = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+zones: [] # kpt-set: ${zones}
+owner: team-a
+ports: [80] # kpt-set: ${ports}
+tier: # note
+";
+    let cfg = config_map(&[("zones", "[eu, us]"), ("ports", "- 8080\n")]);
+    let o = call("apply-setters", input, Some(&cfg));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    assert_eq!(
+        o.items,
+        "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+zones: # kpt-set: ${zones}
+- eu
+- us
+owner: team-a # kpt-set: ${zones}
+ports: # kpt-set: ${ports}
+- 8080
+tier: # note
+"
+    );
+}
+
+/// The current release's results hide values its secret scanner takes for
+/// credentials (a connection string with a password), but not look-alikes
+/// such as AWS's documentation key or a plain image reference.
+#[test]
+fn results_redact_credential_shaped_values() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data:
+  dsn: none # kpt-set: ${dsn}
+  key: none # kpt-set: ${key}
+  image: none # kpt-set: ${image}
+";
+    let cfg = config_map(&[
+        ("dsn", "mysql://app:Wq93-zzK@db.local/shop"),
+        ("key", "AKIAQX7TR2VNBEXAMPLE"),
+        ("image", "registry.local/shop:1.4"),
+    ]);
+    let o = call("apply-setters", input, Some(&cfg));
+    assert_eq!(o.exit_code, 0);
+    let proposed: Vec<Option<&str>> = o
+        .results
+        .iter()
+        .map(|r| r.field.as_ref().and_then(|f| f.proposed_value.as_deref()))
+        .collect();
+    assert_eq!(
+        proposed,
+        vec![
+            Some("<redacted>"),
+            Some("AKIAQX7TR2VNBEXAMPLE"),
+            Some("registry.local/shop:1.4")
+        ]
+    );
+    assert_eq!(o.results[0].message, "set field value to \"<redacted>\"");
+    // The resource itself gets the value.
+    assert!(
+        o.items
+            .contains("dsn: mysql://app:Wq93-zzK@db.local/shop # kpt-set: ${dsn}\n")
+    );
+}
