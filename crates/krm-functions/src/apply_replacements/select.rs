@@ -5,6 +5,7 @@
 use kpt::yaml::Node;
 
 use super::config::{ResId, Selector};
+use crate::common::scope;
 
 /// Annotations kustomize records previous names/kinds/namespaces in.
 const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
@@ -31,11 +32,8 @@ pub(crate) struct IdRef<'a> {
 /// kustomize `utils.MakeResIds`: the current id, then previous ids.
 pub(crate) fn res_ids(node: &Node) -> Result<Vec<IdRef<'_>>, String> {
     let api_version = text(node, &["apiVersion"]);
-    let (group, version) = match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None if api_version == "builtin" => (api_version, ""),
-        None => ("", api_version),
-    };
+    // kyaml `resid.ParseGroupVersion`.
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let current = IdRef {
         group,
         version,
@@ -73,14 +71,35 @@ pub(crate) fn res_ids(node: &Node) -> Result<Vec<IdRef<'_>>, String> {
     Ok(ids)
 }
 
-/// kustomize `ResId.IsSelectedBy`: empty selector fields match anything;
-/// namespaces compare by effective namespace ("" is "default").
-pub(crate) fn is_selected_by(id: &IdRef<'_>, sel: &ResId) -> bool {
-    fn eff(ns: &str) -> &str {
-        if ns.is_empty() { "default" } else { ns }
+/// kyaml `ResId.EffectiveNamespace`: a kind kyaml's schema knows as
+/// cluster-scoped has no namespace at all (whatever it says), an empty
+/// namespace is `default`.
+fn effective_namespace<'a>(group: &str, version: &str, kind: &str, namespace: &'a str) -> &'a str {
+    let api_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    if scope::builtin_scope(&api_version, kind) == Some(false) {
+        return "_non_namespaceable_";
     }
+    if namespace.is_empty() {
+        "default"
+    } else {
+        namespace
+    }
+}
+
+/// kyaml `ResId.IsSelectedBy`: empty selector fields match anything;
+/// namespaces compare by effective namespace, the selector's taken with the
+/// selector's own group, version and kind.
+pub(crate) fn is_selected_by(id: &IdRef<'_>, sel: &ResId) -> bool {
+    let namespace_matches = || {
+        effective_namespace(&sel.group, &sel.version, &sel.kind, &sel.namespace)
+            == effective_namespace(id.group, id.version, id.kind, id.namespace)
+    };
     (sel.name.is_empty() || sel.name == id.name)
-        && (sel.namespace.is_empty() || eff(&sel.namespace) == eff(id.namespace))
+        && (sel.namespace.is_empty() || namespace_matches())
         && (sel.group.is_empty() || sel.group == id.group)
         && (sel.version.is_empty() || sel.version == id.version)
         && (sel.kind.is_empty() || sel.kind == id.kind)

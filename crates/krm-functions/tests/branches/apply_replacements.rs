@@ -406,7 +406,11 @@ fn list_patterns_match_the_written_value() {
         )),
     );
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.contains("    size: !!int plain\n"), "{}", out.items);
+    assert!(
+        out.items.contains("    size: !!int plain\n"),
+        "{}",
+        out.items
+    );
     let out = call(
         F,
         SHAPES,
@@ -452,4 +456,78 @@ metadata:
     );
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
     assert!(out.items.ends_with("  name: \"web\"\n"), "{}", out.items);
+}
+
+/// Namespaces compare as kyaml's effective namespaces: a kind its schema
+/// knows as cluster-scoped has none (not `default`, not what it says), judged
+/// for the selector by the selector's own group, version and kind; an
+/// apiVersion without `/` is all version.
+#[test]
+fn cluster_scoped_kinds_have_no_namespace() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  v: hello
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+  namespace: stray
+---
+apiVersion: builtin
+kind: Marker
+metadata:
+  name: mark
+";
+    let label = |select: &str| {
+        config(&format!(
+            "\n- source: {{name: src, fieldPath: data.v}}\n  targets:\n  - select: {{{select}}}\n    fieldPaths: [metadata.labels.v]\n    options: {{create: true}}\n"
+        ))
+    };
+    let out = call(F, input, Some(&label("namespace: default")));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items
+            .contains("  name: reader\n  namespace: stray\n---"),
+        "{}",
+        out.items
+    );
+    assert_eq!(
+        out.items.matches("    v: hello").count(),
+        2,
+        "{}",
+        out.items
+    );
+    let out = call(
+        F,
+        input,
+        Some(&label(
+            "group: rbac.authorization.k8s.io, version: v1, kind: ClusterRole, namespace: elsewhere",
+        )),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(
+        out.items
+            .contains("  name: reader\n  namespace: stray\n  labels:\n    v: hello\n"),
+        "{}",
+        out.items
+    );
+    let out = call(
+        F,
+        input,
+        Some(&label("kind: ClusterRole, namespace: stray")),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(!out.items.contains("labels"), "{}", out.items);
+    let out = call(F, input, Some(&label("version: builtin, kind: Marker")));
+    assert!(
+        out.items
+            .ends_with("  name: mark\n  labels:\n    v: hello\n"),
+        "{}",
+        out.items
+    );
 }
