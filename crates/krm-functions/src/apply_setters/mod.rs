@@ -210,10 +210,17 @@ impl ApplySetters {
         if found.len() != refs.len() || found.iter().any(|v| v.is_empty()) {
             return Vec::new();
         }
-        refs.iter()
-            .zip(found)
-            .map(|(r, v)| (clean(r).to_string(), v.to_string()))
-            .collect()
+        // Go collects these into a map: a setter named twice in the pattern
+        // gets the value of its last occurrence.
+        let mut values: Vec<(String, String)> = Vec::new();
+        for (r, v) in refs.iter().zip(found) {
+            let name = clean(r);
+            match values.iter_mut().find(|(n, _)| n == name) {
+                Some(entry) => entry.1 = v.to_string(),
+                None => values.push((name.to_string(), v.to_string())),
+            }
+        }
+        values
     }
 
     fn setter_value(&self, pattern: &str) -> String {

@@ -303,3 +303,18 @@ data:
             .contains("dsn: mysql://app:Wq93-zzK@db.local/shop # kpt-set: ${dsn}\n")
     );
 }
+
+/// A setter named twice in a pattern and recovered from the current value
+/// takes what its last occurrence matched (Go keeps recovered values in a map).
+#[test]
+fn repeated_recovered_setter_takes_its_last_match() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nroute: blue.green.v1 # kpt-set: ${hue}.${hue}.${ver}\n";
+    let o = call("apply-setters", input, Some(&config_map(&[("ver", "v2")])));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    assert!(
+        o.items
+            .contains("route: green.green.v2 # kpt-set: ${hue}.${hue}.${ver}\n"),
+        "{}",
+        o.items
+    );
+}
