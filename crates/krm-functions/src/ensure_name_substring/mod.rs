@@ -261,7 +261,18 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
                 }
                 let new = cfg.edit(&old);
                 renames.push(nameref::Rename::new(o, &old, &new));
-                meta::sdk_set_string(o.ensure_mapping(&["metadata"]), "name", &new);
+                // The name is edited by the same prefix/suffix filter as any
+                // field: its quoting style stays, and a resource without a
+                // name (the default spec does not create) gets none.
+                let object = lookup::res_id(o);
+                if let Some(node) = o.get_path_mut(&["metadata", "name"]) {
+                    set_scalar(node, &new).map_err(|e| {
+                        FnError::Stderr(format!(
+                            "failed to transform name substring: considering field 'metadata/name' of object {object}: {}",
+                            lookup::wrong_kind(&["metadata", "name"], "ScalarNode", e)
+                        ))
+                    })?;
+                }
             } else {
                 // The catalog looks for the substring in the field's YAML
                 // text, so a mapping or list counts when any of it holds it.

@@ -312,3 +312,14 @@ data:
         out.items
     );
 }
+
+#[test]
+fn a_quoted_name_stays_quoted() {
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'web' # the site\n";
+    let out = call(F, input, Some(&config_map("  append: -eu\n")));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.items,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'web-eu' # the site\n"
+    );
+}
