@@ -269,6 +269,9 @@ impl Visitor for ApplySetters {
                 )));
             }
             let sv = self.setter_value(&pattern);
+            // The current release reports a list's current value as the
+            // list written out as YAML (`yaml.String`), line comment included.
+            let current = yaml::emit_node(value, yaml::SeqIndent::Compact);
             let field_path = format!("{path}.{}", key.as_str().unwrap_or_default());
             let field_path = field_path.trim_start_matches('.').to_string();
             if sv.is_empty() {
@@ -301,8 +304,7 @@ impl Visitor for ApplySetters {
                 file_path: self.file_path.clone(),
                 resource: self.resource.clone(),
                 field_path,
-                // yaml.v3 `Value` of a sequence node is empty.
-                current: String::new(),
+                current,
                 value: sv,
                 pattern: pattern.clone(),
             });

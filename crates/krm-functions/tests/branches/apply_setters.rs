@@ -318,3 +318,34 @@ fn repeated_recovered_setter_takes_its_last_match() {
         o.items
     );
 }
+
+/// The current release reports a list field's current value as the list
+/// written out as YAML, a flow list with its line comment.
+#[test]
+fn list_current_value_is_the_list_as_yaml() {
+    let input = "\
+apiVersion: v1
+kind: X
+metadata:
+  name: a
+hosts: # kpt-set: ${hosts}
+- one.local
+- two.local
+ports: [80, 443] # kpt-set: ${ports}
+";
+    let cfg = config_map(&[("hosts", "[three.local]"), ("ports", "[8443]")]);
+    let o = call("apply-setters", input, Some(&cfg));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    let current: Vec<Option<&str>> = o
+        .results
+        .iter()
+        .map(|r| r.field.as_ref().and_then(|f| f.current_value.as_deref()))
+        .collect();
+    assert_eq!(
+        current,
+        vec![
+            Some("- one.local\n- two.local\n"),
+            Some("[80, 443] # kpt-set: ${ports}\n")
+        ]
+    );
+}
