@@ -12,7 +12,7 @@
 //! `config.kubernetes.io/path` still names the file. No results.
 
 use kpt::resource_list::ResourceList;
-use kpt::yaml::Node;
+use kpt::yaml::{Node, NodeKind};
 
 use crate::FnError;
 use crate::common::{gomsg, meta};
@@ -40,9 +40,17 @@ fn upsert(list: &mut ResourceList) -> Result<(), String> {
         return Err("missing Resource metadata".to_string());
     };
     let resources: Vec<Node> = if gomsg::get_meta(&fc)?.kind == "List" {
-        fc.get("items")
-            .map(|i| i.items().to_vec())
-            .unwrap_or_default()
+        // kyaml's `unwrap` takes the raw content of `items`: a list's
+        // elements, a mapping's keys and values in turn (which then fail as
+        // resources), nothing from a scalar.
+        match fc.get("items").map(|i| &i.kind) {
+            Some(NodeKind::Sequence(elements)) => elements.clone(),
+            Some(NodeKind::Mapping(entries)) => entries
+                .iter()
+                .flat_map(|(k, v)| [k.clone(), v.clone()])
+                .collect(),
+            _ => Vec::new(),
+        }
     } else {
         vec![fc]
     };

@@ -162,3 +162,26 @@ items:
          internal.config.kubernetes.io/target-path: just-an-annotation.yaml"
     );
 }
+
+#[test]
+fn list_items_given_as_a_mapping_are_no_resources() {
+    // kyaml reads the mapping's keys and values as the resources to upsert;
+    // a key is a bare scalar without metadata.
+    assert_fails(
+        &call(
+            F,
+            SVC,
+            Some(
+                "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n  first: {kind: Service}\n",
+            ),
+        ),
+        "missing Resource metadata",
+    );
+    // A scalar `items` holds nothing to upsert.
+    let out = call(
+        F,
+        SVC,
+        Some("apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems: none\n"),
+    );
+    assert_eq!((out.exit_code, out.items.as_str()), (0, SVC));
+}
