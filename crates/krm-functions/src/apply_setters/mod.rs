@@ -118,7 +118,9 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             ..Default::default()
         };
         if legacy {
+            // Those releases had no redaction: the message shows the value.
             list.results.push(ResultItem {
+                message: format!("set field value to {}", go_quote(&c.value)),
                 field: item.field.map(|f| FieldRef {
                     current_value: None,
                     proposed_value: None,

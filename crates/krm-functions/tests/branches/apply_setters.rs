@@ -1,7 +1,7 @@
 //! apply-setters: setters from any config's `data`; errors are one
 //! `failed to apply setters: ...` error result and exit 1.
 
-use super::harness::{call, config_map};
+use super::harness::{call, call_image, config_map};
 
 const DEPLOY: &str = "\
 apiVersion: apps/v1
@@ -348,4 +348,23 @@ ports: [80, 443] # kpt-set: ${ports}
             Some("[80, 443] # kpt-set: ${ports}\n")
         ]
     );
+}
+
+/// Releases v0.1 and v0.2 had no redaction: their message shows the value
+/// even where the current release hides it.
+#[test]
+fn old_releases_show_values_the_current_one_redacts() {
+    let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nspec:\n  dbPassword: x # kpt-set: ${db-pass}\n";
+    let cfg = config_map(&[("db-pass", "open-sesame")]);
+    let o = call("apply-setters", input, Some(&cfg));
+    assert_eq!(o.results(), vec!["info|set field value to \"<redacted>\""]);
+    for tag in ["v0.1", "v0.2.0"] {
+        let image = format!("ghcr.io/kptdev/krm-functions-catalog/apply-setters:{tag}");
+        let o = call_image(&image, input, Some(&cfg));
+        assert_eq!(
+            o.results(),
+            vec!["info|set field value to \"open-sesame\""],
+            "{tag}"
+        );
+    }
 }
