@@ -14,6 +14,7 @@
 mod config;
 mod fieldpath;
 mod gojson;
+mod labelsel;
 mod lookup;
 mod select;
 

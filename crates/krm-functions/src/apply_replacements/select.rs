@@ -5,6 +5,7 @@
 use kpt::yaml::Node;
 
 use super::config::{ResId, Selector};
+use super::labelsel;
 use crate::common::scope;
 
 /// Annotations kustomize records previous names/kinds/namespaces in.
@@ -106,11 +107,11 @@ pub(crate) fn is_selected_by(id: &IdRef<'_>, sel: &ResId) -> bool {
 }
 
 /// Label and annotation selector strings of a selector both match.
+/// Both are parsed (and can fail) whatever the first gives.
 pub(crate) fn matches_label_and_annotation(node: &Node, sel: &Selector) -> Result<bool, String> {
-    Ok(
-        matches_selector(node, "annotations", &sel.annotation_selector)?
-            && matches_selector(node, "labels", &sel.label_selector)?,
-    )
+    let annotations = matches_selector(node, "annotations", &sel.annotation_selector)?;
+    let labels = matches_selector(node, "labels", &sel.label_selector)?;
+    Ok(annotations && labels)
 }
 
 /// A selected target is dropped when a reject's label/annotation selector
@@ -134,118 +135,22 @@ pub(crate) fn select_by_anno_and_label(
     Ok(true)
 }
 
+/// kyaml `MatchesLabelSelector` / `MatchesAnnotationSelector`: the selector
+/// string against the map under `metadata.<field>`, where a key with a value
+/// that is not a scalar is there with an empty value.
 fn matches_selector(node: &Node, field: &str, selector: &str) -> Result<bool, String> {
-    let reqs = parse_selector(selector)?;
+    let reqs = labelsel::parse(selector)?;
     let map = node.get_path(&["metadata", field]);
-    let get = |k: &str| map.and_then(|m| m.get(k)).and_then(Node::as_str);
-    Ok(reqs.iter().all(|r| r.matches(get(&r.key))))
-}
-
-/// One requirement of a Kubernetes selector string.
-#[derive(Debug, PartialEq)]
-struct Requirement {
-    key: String,
-    op: Op,
-    values: Vec<String>,
-}
-
-#[derive(Debug, PartialEq)]
-enum Op {
-    In,
-    NotIn,
-    Exists,
-    DoesNotExist,
-}
-
-impl Requirement {
-    fn matches(&self, value: Option<&str>) -> bool {
-        match self.op {
-            Op::Exists => value.is_some(),
-            Op::DoesNotExist => value.is_none(),
-            Op::In => value.is_some_and(|v| self.values.iter().any(|x| x == v)),
-            Op::NotIn => value.is_none_or(|v| !self.values.iter().any(|x| x == v)),
-        }
-    }
-}
-
-/// Parses `a=b,c!=d,e in (f,g),h notin (i),j,!k` (k8s `labels.Parse`).
-fn parse_selector(s: &str) -> Result<Vec<Requirement>, String> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    parts.push(cur);
-    let mut reqs = Vec::new();
-    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
-        reqs.push(parse_requirement(part)?);
-    }
-    Ok(reqs)
-}
-
-fn parse_requirement(p: &str) -> Result<Requirement, String> {
-    let req = |key: &str, op: Op, values: Vec<String>| Requirement {
-        key: key.trim().to_string(),
-        op,
-        values,
+    let get = |k: &str| {
+        map.and_then(|m| m.get(k))
+            .map(|v| v.as_str().unwrap_or_default())
     };
-    if let Some(key) = p.strip_prefix('!') {
-        return Ok(req(key, Op::DoesNotExist, Vec::new()));
-    }
-    for (word, op) in [(" notin ", Op::NotIn), (" in ", Op::In)] {
-        if let Some((key, rest)) = p.split_once(word) {
-            let rest = rest.trim();
-            let inner = rest
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| format!("unable to parse requirement: {p}"))?;
-            let values = inner.split(',').map(|v| v.trim().to_string()).collect();
-            return Ok(req(key, op, values));
-        }
-    }
-    if let Some((key, value)) = p.split_once("!=") {
-        return Ok(req(key, Op::NotIn, vec![value.trim().to_string()]));
-    }
-    if let Some((key, value)) = p.split_once("==").or_else(|| p.split_once('=')) {
-        return Ok(req(key, Op::In, vec![value.trim().to_string()]));
-    }
-    if p.contains(['<', '>', '(', ')', ' ']) {
-        return Err(format!("unable to parse requirement: {p}"));
-    }
-    Ok(req(p, Op::Exists, Vec::new()))
+    Ok(labelsel::matches_all(&reqs, get))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn selector_strings() {
-        let mut n = Node::mapping();
-        let labels = n.ensure_mapping(&["metadata", "labels"]);
-        labels.set("app", Node::string("web"));
-        labels.set("tier", Node::string("fe"));
-        let ok = |s: &str| matches_selector(&n, "labels", s).expect("parses");
-        assert!(ok(""));
-        assert!(ok("app=web"));
-        assert!(ok("app==web,tier"));
-        assert!(!ok("app!=web"));
-        assert!(ok("app in (api, web)"));
-        assert!(!ok("app notin (web)"));
-        assert!(ok("!missing"));
-        assert!(!ok("missing"));
-        assert!(matches_selector(&n, "labels", "a b").is_err());
-    }
 
     #[test]
     fn ids_and_selection() {

@@ -531,3 +531,68 @@ metadata:
         out.items
     );
 }
+
+/// Selector strings are read by apimachinery's label parser (as kyaml copies
+/// it): set and integer operators, keys and values validated, its error texts;
+/// a target's label selector is parsed even when its annotation selector
+/// already rules a resource out.
+#[test]
+fn selector_strings_read_as_apimachinery_reads_them() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  v: hello
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+  labels:
+    tier: web
+    size: \"3\"
+data:
+  v: old
+";
+    let with = |select: &str| {
+        config(&format!(
+            "\n- source: {{name: src, fieldPath: data.v}}\n  targets:\n  - select: {{{select}}}\n    fieldPaths: [data.v]\n"
+        ))
+    };
+    for select in [
+        "labelSelector: 'tier in (api,web),!legacy'",
+        "labelSelector: 'size>2,size<4'",
+        "labelSelector: 'tier notin ()'",
+    ] {
+        let out = call(F, input, Some(&with(select)));
+        assert_eq!(out.exit_code, 0, "{select}: {:?}", out.results);
+        assert_eq!(out.items.matches("v: hello").count(), 2, "{select}");
+    }
+    let wrong = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+    let cases = [
+        (
+            "annotationSelector: 'note=hello world'",
+            "found 'world', expected: ',' or 'end of string'".to_string(),
+        ),
+        (
+            "labelSelector: 'tier=-web'",
+            format!(
+                "unable to parse requirement: invalid label value: \"-web\": at key: \"tier\": {wrong}"
+            ),
+        ),
+        (
+            "annotationSelector: 'absent', labelSelector: 'tier in web'",
+            "unable to parse requirement: found 'web' expected: '('".to_string(),
+        ),
+        (
+            "labelSelector: 'size>three'",
+            "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer"
+                .to_string(),
+        ),
+    ];
+    for (select, error) in cases {
+        assert_fails(&call(F, input, Some(&with(select))), &error);
+    }
+}
