@@ -69,7 +69,23 @@ fn parse_config(fc: Option<&Node>) -> Result<Config, String> {
     if let Some(e) = gojson::first_type_error(&value) {
         return Err(wrap(e));
     }
-    serde_json::from_value(value).map_err(|e| wrap(e.to_string()))
+    serde_json::from_value(drop_null_fields(value)).map_err(|e| wrap(e.to_string()))
+}
+
+/// Go's JSON decoding leaves a field it reads `null` for at its zero value
+/// (`kind:` left empty is no kind), which is what a missing field gives here.
+fn drop_null_fields(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, drop_null_fields(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(drop_null_fields).collect()),
+        other => other,
+    }
 }
 
 fn apply_one(items: &mut [Node], r: &Replacement) -> Result<(), String> {
@@ -144,14 +160,15 @@ fn selector_text(source: &SourceSelector) -> String {
     parts.join(":")
 }
 
-/// kyaml `IsNilOrEmpty`: null, or an empty mapping/sequence/string.
+/// kyaml `IsNilOrEmpty`: tagged null, or an empty mapping/sequence. A
+/// quoted empty string is a value (only yaml.v3's zero node, which no parse
+/// gives, would count as empty).
 fn is_nil_or_empty(n: &Node) -> bool {
     n.is_null()
         || match &n.kind {
             NodeKind::Mapping(e) => e.is_empty(),
             NodeKind::Sequence(e) => e.is_empty(),
-            NodeKind::Scalar(s) => s.is_empty(),
-            NodeKind::Alias(_) => false,
+            NodeKind::Scalar(_) | NodeKind::Alias(_) => false,
         }
 }
 

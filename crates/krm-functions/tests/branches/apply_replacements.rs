@@ -596,3 +596,67 @@ data:
         assert_fails(&call(F, input, Some(&with(select))), &error);
     }
 }
+
+/// A source is missing when it is null or an empty mapping or list; a quoted
+/// empty string is a value like any other.
+#[test]
+fn an_empty_string_source_is_a_value() {
+    let input = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+data:
+  blank: \"\"
+  none:
+  nothing: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+data:
+  v: old
+";
+    let from = |field: &str| {
+        config(&format!(
+            "\n- source: {{name: src, fieldPath: data.{field}}}\n  targets:\n  - select: {{name: dst}}\n    fieldPaths: [data.v]\n"
+        ))
+    };
+    let out = call(F, input, Some(&from("blank")));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.ends_with("  v: \"\"\n"), "{}", out.items);
+    for field in ["none", "nothing"] {
+        assert_fails(
+            &call(F, input, Some(&from(field))),
+            &format!(
+                "fieldPath `data.{field}` is missing for replacement source [noKind].[noVer].[noGrp]/src.[noNs]"
+            ),
+        );
+    }
+}
+
+/// Fields left empty in the config (YAML null) are Go's zero values: no
+/// kind, no options, an empty name.
+#[test]
+fn null_config_fields_are_zero_values() {
+    let cfg = config(
+        "
+- source:
+    kind:
+    name: src
+    fieldPath: data.v
+    options:
+  targets:
+  - select:
+      kind: ConfigMap
+      namespace:
+      name: dst
+    reject:
+    fieldPaths: [data.v]
+",
+    );
+    let out = call(F, INPUT, Some(&cfg));
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert_eq!(out.items.matches("v: hello").count(), 2, "{}", out.items);
+}
