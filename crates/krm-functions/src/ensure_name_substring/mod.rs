@@ -436,11 +436,48 @@ fn strip_file_annotations(o: &mut Node) {
     ] {
         annotations.remove(key);
     }
-    if annotations.entries().is_empty()
-        && let Some(md) = o.get_mut("metadata")
-    {
-        md.remove("annotations");
+    if annotations.entries().is_empty() {
+        if let Some(md) = o.get_mut("metadata") {
+            md.remove("annotations");
+        }
+        return;
     }
+    rewrite_annotations(annotations);
+}
+
+/// kyaml's `SetAnnotations`, which the catalog calls on every resource that
+/// has annotations (`RemoveBuildAnnotations`): the map is written anew, keys
+/// sorted (kpt's order sync puts them back in a written file) and every
+/// value a fresh string node (`"x"` comes back plain, `1` as the string
+/// `"1"`); a key met twice keeps its last value. Comments stay for kpt to
+/// heal.
+fn rewrite_annotations(annotations: &mut Node) {
+    let mut pairs: Vec<(Node, Node)> = Vec::new();
+    for (k, v) in annotations.entries() {
+        let key = k.as_str().unwrap_or_default().to_string();
+        let value = if v.is_null() {
+            String::new()
+        } else {
+            v.as_str().unwrap_or_default().to_string()
+        };
+        // kyaml's `FieldSetter` makes a bare key node: written plain.
+        let mut key_node = Node::plain(key);
+        key_node.head_comment.clone_from(&k.head_comment);
+        key_node.line_comment.clone_from(&k.line_comment);
+        key_node.foot_comment.clone_from(&k.foot_comment);
+        let mut value_node = Node::string(value);
+        value_node.line_comment.clone_from(&v.line_comment);
+        value_node.foot_comment.clone_from(&v.foot_comment);
+        match pairs
+            .iter_mut()
+            .find(|(seen, _)| seen.as_str() == key_node.as_str())
+        {
+            Some(slot) => *slot = (key_node, value_node),
+            None => pairs.push((key_node, value_node)),
+        }
+    }
+    pairs.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+    annotations.kind = NodeKind::Mapping(pairs);
 }
 
 #[cfg(test)]

@@ -323,3 +323,24 @@ fn a_quoted_name_stays_quoted() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'web-eu' # the site\n"
     );
 }
+
+#[test]
+fn annotations_are_written_anew_as_kyaml_sets_them() {
+    // Every resource with annotations, renamed or skipped, gets them back
+    // through kyaml's SetAnnotations: keys sorted, values fresh strings.
+    let input = "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: space
+  annotations:
+    team: 'blue'
+    build: 7
+";
+    let out = call(F, input, Some(&config_map("  prepend: p-\n")));
+    assert_eq!(out.exit_code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.items,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: space\n  annotations:\n    build: \"7\"\n    team: blue\n"
+    );
+}
