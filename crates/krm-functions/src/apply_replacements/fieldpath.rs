@@ -38,10 +38,17 @@ impl Create {
 }
 
 /// kyaml `PathSplitter` + `SmarterPathSplitter`: split on `.` (a `\.` is a
-/// literal dot), keep `[a.b=c]` together, and unwrap `[a.b]` map keys.
+/// literal dot, a leading `.` is dropped), and join a `[` part with the parts
+/// up to the one ending in `]`: kept bracketed when it holds an `=` (a list
+/// entry), else stripped of its brackets (a map key with dots). A bracketed
+/// part without dots is left as it is.
 pub(crate) fn split(path: &str) -> Vec<String> {
+    let mut pieces: Vec<&str> = path.split('.').collect();
+    if pieces.len() > 1 && pieces[0].is_empty() {
+        pieces.remove(0);
+    }
     let mut raw: Vec<String> = Vec::new();
-    for part in path.split('.') {
+    for part in pieces {
         match raw.last_mut() {
             Some(last) if last.ends_with('\\') => {
                 last.pop();
@@ -65,21 +72,17 @@ pub(crate) fn split(path: &str) -> Vec<String> {
                     break;
                 }
             }
-            out.push(joined);
+            if joined.contains('=') {
+                out.push(joined);
+            } else {
+                out.push(joined.trim_matches(['[', ']']).to_string());
+            }
         } else {
             out.push(elem.clone());
         }
         i += 1;
     }
-    out.into_iter()
-        .map(|e| {
-            if e.starts_with('[') && e.ends_with(']') && !e.contains('=') {
-                e[1..e.len() - 1].to_string()
-            } else {
-                e
-            }
-        })
-        .collect()
+    out
 }
 
 fn is_list_index(p: &str) -> bool {
@@ -169,6 +172,10 @@ fn match_from(
     // kyaml treats a null node as missing: nothing under it matches, and what
     // `create` adds to it is appended to a scalar's content, which is never
     // written; the rest of the path is walked on that lost node.
+    // The list-entry form is checked before anything else about the node.
+    if is_list_index(part) {
+        split_index_name_value(part)?;
+    }
     if node.is_null() {
         return match_null(part, rest, create, patterns, f);
     }
@@ -359,5 +366,8 @@ mod tests {
             vec!["spec", "containers", "[name=a.b]", "image"]
         );
         assert_eq!(split(r"a\.b.c"), vec!["a.b", "c"]);
+        assert_eq!(split(".a.b"), vec!["a", "b"]);
+        assert_eq!(split("a.[key]"), vec!["a", "[key]"]);
+        assert_eq!(split("a.[[x.y]]"), vec!["a", "x.y"]);
     }
 }

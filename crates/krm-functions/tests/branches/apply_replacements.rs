@@ -660,3 +660,59 @@ fn null_config_fields_are_zero_values() {
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
     assert_eq!(out.items.matches("v: hello").count(), 2, "{}", out.items);
 }
+
+/// kyaml's path splitter unwraps a bracketed map key only when it spans
+/// dots; `[key]` alone is a list entry without `=`, an error on either side.
+/// A leading `.` is dropped.
+#[test]
+fn bracketed_keys_without_dots_are_list_entries() {
+    let entry = "list path element must contain fieldName=fieldValue for element to match";
+    assert_fails(
+        &call(
+            F,
+            SHAPES,
+            Some(&one(
+                "name: shapes, fieldPath: data.word",
+                "ConfigMap",
+                "    fieldPaths: ['data.[word]']\n",
+            )),
+        ),
+        &format!("unable to find field \"data.[word]\" in replacement target: {entry}"),
+    );
+    assert_fails(
+        &call(
+            F,
+            SHAPES,
+            Some(&one(
+                "name: shapes, fieldPath: 'data.[word]'",
+                "ConfigMap",
+                "",
+            )),
+        ),
+        &format!("error looking up replacement source: {entry}"),
+    );
+    let out = call(
+        F,
+        SHAPES,
+        Some(&one(
+            "name: shapes, fieldPath: '.data.[items.0.id]'",
+            "Deployment",
+            "    fieldPaths: [.metadata.name]\n",
+        )),
+    );
+    assert_fails(
+        &out,
+        "fieldPath `.data.[items.0.id]` is missing for replacement source [noKind].[noVer].[noGrp]/shapes.[noNs]",
+    );
+    let out = call(
+        F,
+        SHAPES,
+        Some(&one(
+            "name: shapes, fieldPath: .data.items.1.id",
+            "Deployment",
+            "    fieldPaths: [.metadata.name]\n",
+        )),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    assert!(out.items.contains("  name: second\n"), "{}", out.items);
+}
