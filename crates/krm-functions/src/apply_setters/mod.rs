@@ -10,6 +10,7 @@
 //! field; "no matches for input setter(s)" when nothing was tagged. Errors
 //! are reported as `failed to apply setters: ...`.
 
+pub(crate) mod kyaml_parse;
 mod sanitize;
 mod secret_scan;
 pub(crate) mod walk;
@@ -289,7 +290,7 @@ impl Visitor for ApplySetters {
                         go_quote(&sv)
                     ))
                 };
-                let mut parsed = yaml::parse_one(&sv).map_err(|_| bad())?;
+                let mut parsed = kyaml_parse::parse(&sv).ok_or_else(bad)?;
                 let NodeKind::Sequence(items) = &mut parsed.kind else {
                     return Err(bad());
                 };

@@ -10,9 +10,10 @@
 //! Finding nothing is an error, as in the catalog.
 
 use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem};
-use kpt::yaml::{self, Node, NodeKind, Style};
+use kpt::yaml::{Node, NodeKind, Style};
 
 use crate::FnError;
+use crate::apply_setters::kyaml_parse;
 use crate::apply_setters::walk::{Visitor, accept, file_path, go_quote, line_comment};
 use crate::common::config::kyaml_data_map;
 
@@ -86,11 +87,8 @@ fn decode(config: Option<&Node>) -> Result<CreateSetters, String> {
     }
     let mut cs = CreateSetters::default();
     for (name, value) in data {
-        if value.trim().is_empty() {
-            // yaml.Parse of an empty document fails in Go.
-            return Err("parsing error".into());
-        }
-        let parsed = yaml::parse_one(&value).map_err(|_| "parsing error".to_string())?;
+        // kyaml's yaml.Parse: the first document, an error without one.
+        let parsed = kyaml_parse::parse(&value).ok_or_else(|| "parsing error".to_string())?;
         match &parsed.kind {
             NodeKind::Sequence(items) => {
                 let mut values: Vec<String> = items.iter().map(scalar_text).collect();

@@ -368,3 +368,19 @@ fn old_releases_show_values_the_current_one_redacts() {
         );
     }
 }
+
+/// A list value is read like kyaml's `yaml.Parse`: the first document only,
+/// whatever follows a `---`.
+#[test]
+fn list_value_takes_its_first_document() {
+    let input =
+        "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nzones: # kpt-set: ${zones}\n- old\n";
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  zones: |\n    - north\n    ---\n    - [broken\n";
+    let o = call("apply-setters", input, Some(cfg));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    assert!(
+        o.items.ends_with("zones: # kpt-set: ${zones}\n- north\n"),
+        "{}",
+        o.items
+    );
+}

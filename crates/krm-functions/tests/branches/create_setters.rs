@@ -66,3 +66,21 @@ fn comments_scalars_and_arrays() {
     );
     assert!(o.items.contains("  envs: # kpt-set: ${envs}\n"));
 }
+
+/// Setter values are read like kyaml's `yaml.Parse`: the first document
+/// only; a value without any document (a comment) does not parse.
+#[test]
+fn values_are_read_up_to_their_first_document() {
+    error(
+        Some(&config_map(&[("image", "# nothing here")])),
+        "parsing error",
+    );
+    let cfg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  envs: |\n    [dev, stage]\n    ---\n    not: [read\n";
+    let o = call("create-setters", DEPLOY, Some(cfg));
+    assert_eq!(o.exit_code, 0, "{:?}", o.results());
+    assert!(
+        o.items.contains("  envs: # kpt-set: ${envs}\n"),
+        "{}",
+        o.items
+    );
+}
