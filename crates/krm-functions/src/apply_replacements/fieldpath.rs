@@ -169,13 +169,13 @@ fn match_from(
         f(node, fresh)?;
         return Ok(1);
     };
-    // kyaml treats a null node as missing: nothing under it matches, and what
-    // `create` adds to it is appended to a scalar's content, which is never
-    // written; the rest of the path is walked on that lost node.
     // The list-entry form is checked before anything else about the node.
     if is_list_index(part) {
         split_index_name_value(part)?;
     }
+    // kyaml treats a null node as missing: nothing under it matches, and what
+    // `create` adds to it is appended to a scalar's content, which is never
+    // written; the rest of the path is walked on that lost node.
     if node.is_null() {
         return match_null(part, rest, create, patterns, f);
     }
@@ -243,6 +243,9 @@ fn match_from(
         }
         return Ok(count);
     }
+    if part.is_empty() {
+        return match_empty_name(node, rest, create, patterns, f);
+    }
     if !node.is_mapping() {
         return Err(lookup::wrong_kind("", "MappingNode", node));
     }
@@ -296,6 +299,31 @@ fn match_null(
     }
 }
 
+/// An empty part (a path ending in `.`, or `..`): kyaml's field matcher
+/// without a name compares a scalar's text with "", so an empty scalar is its
+/// own match; a scalar with text has no such field, and `create` overwrites it
+/// with the new empty node while the rest of the path goes to a copy.
+fn match_empty_name(
+    node: &mut Node,
+    rest: &[String],
+    create: Option<Create>,
+    patterns: &mut Patterns,
+    f: &mut Visit<'_>,
+) -> Result<usize, String> {
+    if !node.is_scalar() {
+        return Err(lookup::wrong_kind("", "ScalarNode", node));
+    }
+    if lookup::go_value(node).is_empty() {
+        return match_from(node, rest, create, patterns, f, false);
+    }
+    let Some(c) = create else {
+        return Ok(0);
+    };
+    *node = part_kind(rest.first(), c).empty_node();
+    let mut copy = node.clone();
+    match_from(&mut copy, rest, create, patterns, f, true)
+}
+
 /// The element kyaml appends for an unmatched `[field=value]` (an untagged
 /// scalar, or a mapping holding one). kyaml then searches again, forever if
 /// the element does not match its own pattern or finds nothing under it: the
@@ -345,6 +373,7 @@ fn sequence_items(node: &mut Node) -> Result<&mut Vec<Node>, String> {
 fn part_kind(next: Option<&String>, leaf: Create) -> Create {
     match next {
         None => leaf,
+        Some(n) if n.is_empty() => leaf,
         Some(n) if is_list_index(n) || index_number(n).is_some() => Create::Sequence,
         Some(_) => Create::Mapping,
     }

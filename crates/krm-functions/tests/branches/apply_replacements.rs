@@ -716,3 +716,35 @@ fn bracketed_keys_without_dots_are_list_entries() {
     assert_eq!(out.exit_code, 0, "{:?}", out.results);
     assert!(out.items.contains("  name: second\n"), "{}", out.items);
 }
+
+/// An empty path part (a target path ending in `.`) is kyaml's nameless field
+/// match: it asks for a scalar, finds only an empty one, and with `create`
+/// overwrites a scalar that has text with an empty one.
+#[test]
+fn an_empty_target_path_part_is_a_nameless_match() {
+    let target = |path: &str, options: &str| {
+        config(&format!(
+            "\n- source: {{name: src, fieldPath: data.v}}\n  targets:\n  - select: {{name: dst}}\n    fieldPaths: ['{path}']\n{options}"
+        ))
+    };
+    assert_fails(
+        &call(F, INPUT, Some(&target("data.", ""))),
+        "unable to find field \"data.\" in replacement target: wrong Node Kind for  expected: ScalarNode was MappingNode: value: {v: old}",
+    );
+    assert_fails(
+        &call(F, INPUT, Some(&target("data.v.", ""))),
+        "unable to find field \"data.v.\" in replacement target",
+    );
+    let out = call(
+        F,
+        INPUT,
+        Some(&target("data.v.", "    options: {create: true}\n")),
+    );
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    // Emptied, then typed by the catalog's pass as the string source is.
+    assert!(
+        out.items.ends_with("  name: dst\ndata:\n  v: \"\"\n"),
+        "{}",
+        out.items
+    );
+}
