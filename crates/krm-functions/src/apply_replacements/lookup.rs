@@ -83,17 +83,17 @@ fn locate(node: &Node, path: &[String]) -> Result<Option<Vec<Pos>>, String> {
     // cleanPath: parts are trimmed and empty ones dropped.
     for p in path.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
         let step = part(p)?;
-        // The node's field path is the field names walked before this part.
-        let here = fields.join(".");
+        // An error names the node by the field names walked before this part.
+        let here = |fields: &[&str]| fields.join(".");
         let pos = match step {
             Part::Field(name) => {
-                fields.push(name);
                 if cur.is_null() {
                     return Ok(None);
                 }
                 let NodeKind::Mapping(entries) = &cur.kind else {
-                    return Err(wrong_kind(&here, "MappingNode", cur));
+                    return Err(wrong_kind(&here(&fields), "MappingNode", cur));
                 };
+                fields.push(name);
                 entries
                     .iter()
                     .position(|(k, _)| go_value(k) == name)
@@ -103,7 +103,7 @@ fn locate(node: &Node, path: &[String]) -> Result<Option<Vec<Pos>>, String> {
                 let items: &[Node] = match &cur.kind {
                     NodeKind::Sequence(items) => items,
                     _ if cur.is_null() => &[],
-                    _ => return Err(wrong_kind(&here, "SequenceNode", cur)),
+                    _ => return Err(wrong_kind(&here(&fields), "SequenceNode", cur)),
                 };
                 match seq {
                     SeqPart::Index(i) => (i < items.len()).then_some(Pos::Item(i)),
