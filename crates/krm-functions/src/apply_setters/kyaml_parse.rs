@@ -1,7 +1,8 @@
-//! kyaml's `yaml.Parse`, which the setter functions use on setter values:
-//! yaml.v3's decoder reads the first document only, so what follows a `---`
-//! (another document, or text that would not parse) is never looked at, and
-//! text without any document (empty, comments only) is an error (`EOF`).
+//! YAML as the Go setter functions read it. Setter values go through kyaml's
+//! `yaml.Parse`: yaml.v3's decoder reads the first document only, so what
+//! follows a `---` (another document, or text that would not parse) is never
+//! looked at, and text without any document (empty, comments only) is an
+//! error (`EOF`). Their output is YAML that kpt reads back ([`reread`]).
 
 use kpt::yaml::{self, Node};
 
@@ -34,6 +35,20 @@ fn first_document(text: &str) -> Option<&str> {
         offset += line.len();
     }
     begun.then_some(text)
+}
+
+/// A Go function writes its items out as YAML that kpt parses back, and
+/// yaml.v3 writes a block list's own line comment at the next place that
+/// takes a line comment (after the following field, say), so that is where
+/// kpt finds the comment. Writing and reading the item the same way puts it
+/// there for later functions too. (Past the item's end Go would carry it into
+/// the next item; one item at a time it is dropped instead.) Should the text
+/// not parse back, the item stays as it is: written out, it reads the same.
+pub(crate) fn reread(item: &mut Node) {
+    let text = yaml::emit_node(item, yaml::SeqIndent::Compact);
+    if let Ok(parsed) = yaml::parse_one(&text) {
+        *item = parsed;
+    }
 }
 
 #[cfg(test)]

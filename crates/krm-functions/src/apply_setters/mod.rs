@@ -84,7 +84,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         accept(&mut s, item, "")
             .map_err(|e| FnError::Failed(format!("failed to apply setters: {e}")))?;
         if s.stale_comment {
-            reread(item);
+            kyaml_parse::reread(item);
         }
     }
     if s.changes.is_empty() {
@@ -134,20 +134,6 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         }
     }
     Ok(())
-}
-
-/// The Go function writes its items out as YAML that kpt parses back, and
-/// yaml.v3 writes a block list's own line comment at the next place that
-/// takes a line comment (after the following field, say), so that is where
-/// kpt finds the comment. Writing and reading the item the same way puts it
-/// there for later functions too. (Past the item's end Go would carry it into
-/// the next item; one item at a time it is dropped instead.) Should the text
-/// not parse back, the item stays as it is: written out, it reads the same.
-fn reread(item: &mut Node) {
-    let text = yaml::emit_node(item, yaml::SeqIndent::Compact);
-    if let Ok(parsed) = yaml::parse_one(&text) {
-        *item = parsed;
-    }
 }
 
 /// The KRM header of an item (what a result's `resourceRef` needs), so

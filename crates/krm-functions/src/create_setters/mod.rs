@@ -45,6 +45,10 @@ struct CreateSetters {
     arrays: Vec<ArraySetter>,
     added: Vec<Added>,
     file_path: String,
+    /// A commented flow list in the current item became a block list; its
+    /// comment stays on the list as in Go, so the item is re-read as kpt
+    /// re-reads the function's output (see `kyaml_parse::reread`).
+    stale_comment: bool,
 }
 
 /// Run the function.
@@ -53,7 +57,11 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
     let mut cs = decode(list.function_config.as_ref()).map_err(fail)?;
     for item in list.items.iter_mut() {
         cs.file_path = file_path(item);
+        cs.stale_comment = false;
         accept(&mut cs, item, "").map_err(|e| fail(e.to_string()))?;
+        if cs.stale_comment {
+            kyaml_parse::reread(item);
+        }
     }
     if cs.added.is_empty() {
         return Err(fail("no matches for the input list of setters".into()));
@@ -157,14 +165,17 @@ impl Visitor for CreateSetters {
             // flow lists (which become block lists when an element will get
             // a scalar setter comment).
             let mut on_key = true;
+            let commented_flow = value.style == Style::Flow && !value.line_comment.is_empty();
             if value.style == Style::Flow {
                 if self.any_scalar_match(&values) {
                     value.style = Style::Any;
+                    self.stale_comment |= commented_flow;
                 } else {
                     on_key = false;
                 }
             }
             if let Some(a) = self.arrays.iter().find(|a| a.values == values) {
+                self.stale_comment |= commented_flow && !values.is_empty();
                 if !on_key && !values.is_empty() {
                     value.style = Style::Any;
                     on_key = true;

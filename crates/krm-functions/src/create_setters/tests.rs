@@ -136,3 +136,23 @@ fn errors() {
         Some("failed to create setters: no matches for the input list of setters")
     );
 }
+
+/// A commented flow list that becomes a block list keeps its comment on the
+/// list (as in Go); yaml.v3 writes it after the next field, which is where
+/// kpt, reading the output back, finds it: the item is re-read the same way.
+#[test]
+fn stale_flow_comment_moves_to_the_next_field() {
+    let input =
+        "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nzones: [eu, us] # regions\nowner: team\n";
+    let config =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  zones: '[us, eu]'\n";
+    let mut list = kpt::resource_list::ResourceList::new(crate::common::testing::items(input));
+    list.function_config = Some(crate::common::testing::node(config));
+    super::run(&mut list).expect("runs");
+    let item = &list.items[0];
+    assert_eq!(
+        item.get("owner").map(|n| n.line_comment.as_str()),
+        Some("# regions")
+    );
+    assert_eq!(item.get("zones").map(|n| n.line_comment.as_str()), Some(""));
+}
