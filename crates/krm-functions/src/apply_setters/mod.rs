@@ -119,9 +119,11 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
             ..Default::default()
         };
         if legacy {
-            // Those releases had no redaction: the message shows the value.
+            // Those releases had no redaction (the message shows the value)
+            // and set no severity (kpt prints such a result as `[info]`).
             list.results.push(ResultItem {
                 message: format!("set field value to {}", go_quote(&c.value)),
+                severity: None,
                 field: item.field.map(|f| FieldRef {
                     current_value: None,
                     proposed_value: None,

@@ -351,7 +351,7 @@ ports: [80, 443] # kpt-set: ${ports}
 }
 
 /// Releases v0.1 and v0.2 had no redaction: their message shows the value
-/// even where the current release hides it.
+/// even where the current release hides it; nor did they set a severity.
 #[test]
 fn old_releases_show_values_the_current_one_redacts() {
     let input = "apiVersion: v1\nkind: X\nmetadata:\n  name: a\nspec:\n  dbPassword: x # kpt-set: ${db-pass}\n";
@@ -363,7 +363,7 @@ fn old_releases_show_values_the_current_one_redacts() {
         let o = call_image(&image, input, Some(&cfg));
         assert_eq!(
             o.results(),
-            vec!["info|set field value to \"open-sesame\""],
+            vec!["-|set field value to \"open-sesame\""],
             "{tag}"
         );
     }
