@@ -425,3 +425,120 @@ async fn an_author_clones_with_a_secret_only_when_granted_it() {
         .expect("create binding");
     assert_eq!(ok(alice, &clone), "dep.app.w created\n");
 }
+
+/// Upstream's RunForEachPackage for the lifecycle commands: a `-n` without a value is
+/// refused before anything is sent, every name is tried (an unreadable one is reported
+/// and the next taken), and a deletion proposal is withdrawn through the approval
+/// subresource (an approver's right).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_commands_report_each_name() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let remote = tmp.path().join("shelf.git");
+    let work = tmp.path().join("work");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", "-b", "main", "shelf.git"],
+    );
+    git(
+        tmp.path(),
+        &["clone", "-q", remote.to_str().expect("utf-8"), "work"],
+    );
+    std::fs::write(work.join("README.md"), "shelf\n").expect("write");
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-qm", "start"]);
+    git(&work, &["push", "-q", "origin", "HEAD:main"]);
+
+    let s = Server::start_with_people();
+    let admin = s.client().await;
+    create_namespace(&admin, "life").await;
+    let [_, alice, bob] = common::PEOPLE;
+    common::golden::bind(&admin, "life", alice, "porch-author").await;
+    common::golden::bind(&admin, "life", bob, "porch-approver").await;
+    let run = |user: &str, args: &[&str]| {
+        let out = s.porchctl_as(user, args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let url = format!("file://{}", remote.display());
+    s.porchctl_ok(&["repo", "reg", &url, "--name", "shelf", "-n", "life"]);
+    wait_ready(&admin, "life", "shelf").await;
+    for pkg in ["kettle", "mug"] {
+        let (code, _, err) = run(
+            alice,
+            &[
+                "rpkg",
+                "init",
+                pkg,
+                "--repository=shelf",
+                "--workspace=one",
+                "-n",
+                "life",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let (code, _, err) = run(
+        alice,
+        &["rpkg", "propose", "shelf.kettle.one", "-n", "life"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run(bob, &["rpkg", "approve", "shelf.kettle.one", "-n", "life"]);
+    assert_eq!(code, Some(0), "{err}");
+
+    for cmd in ["approve", "propose", "propose-delete", "del", "reject"] {
+        let (code, out, err) = run(alice, &["rpkg", cmd, "shelf.mug.one", "-n", ""]);
+        assert_eq!(code, Some(1), "{cmd}: {err}");
+        assert_eq!(out, "", "{cmd}");
+        assert_eq!(
+            err,
+            "Error: namespace flag specified without a value; please provide a value for --namespace/-n or omit the flag \n",
+            "{cmd}"
+        );
+    }
+
+    let (code, out, err) = run(
+        alice,
+        &[
+            "rpkg",
+            "propose-delete",
+            "shelf.teapot.one",
+            "shelf.mug.one",
+            "shelf.kettle.one",
+            "-n",
+            "life",
+        ],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(out, "shelf.kettle.one proposed for deletion\n");
+    assert_eq!(
+        err,
+        "shelf.teapot.one failed (packagerevisions.porch.kpt.dev \"shelf.teapot.one\" not found)\n\
+         shelf.mug.one failed (can only propose published packages for deletion; package shelf.mug.one is not published)\n\
+         Error: errors:\n  packagerevisions.porch.kpt.dev \"shelf.teapot.one\" not found\n  \
+         can only propose published packages for deletion; package shelf.mug.one is not published \n"
+    );
+
+    // The author may update revisions but not approve them, so withdrawing the deletion
+    // proposal is the approver's call.
+    let (code, _, err) = run(alice, &["rpkg", "reject", "shelf.kettle.one", "-n", "life"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("cannot update resource \"packagerevisions/approval\""),
+        "{err}"
+    );
+    let (code, out, err) = run(bob, &["rpkg", "reject", "shelf.kettle.one", "-n", "life"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "shelf.kettle.one no longer proposed for deletion\n");
+}

@@ -140,11 +140,7 @@ fn table_not_found(name: &str) -> RemoteError {
 }
 
 pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
-    if conn.namespace.as_deref() == Some("") {
-        return Err(RemoteError::Usage(
-            "namespace flag specified without a value; please provide a value for --namespace/-n or omit the flag".into(),
-        ));
-    }
+    super::check_namespace_flag(conn)?;
     if args.show_kptfile {
         args.check_show_kptfile()?;
         return show_kptfile(conn, &args.names[0]).await;

@@ -12,7 +12,7 @@ use porch_api::PackageRevision;
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 
-use super::{errors_summary, retry_on_conflict};
+use super::{check_namespace_flag, errors_summary, retry_on_conflict};
 use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::connection::Remote;
 use crate::remote::spinner::Spinner;
@@ -138,6 +138,7 @@ impl Outcomes {
 }
 
 pub async fn propose(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteError> {
+    check_namespace_flag(conn)?;
     let remote = conn.connect().await?;
     let mut outcomes = Outcomes::default();
     for name in &a.names {
@@ -169,6 +170,7 @@ pub async fn propose(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteE
 }
 
 pub async fn approve(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteError> {
+    check_namespace_flag(conn)?;
     let remote = conn.connect().await?;
     let mut outcomes = Outcomes::default();
     for name in &a.names {
@@ -197,6 +199,7 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
             "PACKAGE_REVISION is a required positional argument".into(),
         ));
     }
+    check_namespace_flag(conn)?;
     let remote = conn.connect().await?;
     let mut outcomes = Outcomes::default();
     for name in &a.names {
@@ -208,7 +211,8 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
                     Ok("approval")
                 }
                 "DeletionProposed" => {
-                    withdraw_deletion(&remote, name, with_lifecycle(pr.raw, "Published")).await?;
+                    // As upstream, through the approval subresource (an approver's right).
+                    update_approval(&remote, pr, "Published").await?;
                     Ok("deletion")
                 }
                 other => Err(RemoteError::Failed(format!(
@@ -225,53 +229,39 @@ pub async fn reject(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteEr
     outcomes.finish()
 }
 
-/// Upstream withdraws a deletion proposal with an update of the revision, which the
-/// `porch-author` role allows. The server takes the same change through the approval
-/// subresource, which `porch-approver` allows: when RBAC refuses the update, that is tried
-/// too, so an approver can turn a deletion proposal down. Upstream's error stands if both
-/// are refused.
-async fn withdraw_deletion(remote: &Remote, name: &str, body: Value) -> Result<(), RemoteError> {
-    match update(remote, name, body.clone()).await {
-        Err(refused @ RemoteError::Api { code: 403, .. }) => PACKAGE_REVISIONS
-            .replace_subresource(&remote.client, &remote.namespace, name, "approval", &body)
-            .await
-            .map(|_| ())
-            .map_err(|_| refused),
-        other => other,
-    }
-}
-
 pub async fn propose_delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteError> {
+    check_namespace_flag(conn)?;
     let remote = conn.connect().await?;
     let mut outcomes = Outcomes::default();
     for name in &a.names {
-        // Upstream stops at the first revision it cannot read.
-        let pr = get(&remote, name).await?;
-        match lifecycle_of(&pr.typed) {
-            "Published" => {}
-            "DeletionProposed" => {
-                eprintln!("{name} is already proposed for deletion");
-                continue;
+        // Upstream's RunForEachPackage: a revision that cannot be read is reported and the
+        // next name is tried.
+        let r = retry_on_conflict(|| async {
+            let pr = get(&remote, name).await?;
+            match lifecycle_of(&pr.typed) {
+                "Published" => {
+                    update(&remote, name, with_lifecycle(pr.raw, "DeletionProposed")).await?;
+                    remote::out(&format!("{name} proposed for deletion\n"))
+                }
+                "DeletionProposed" => {
+                    eprintln!("{name} is already proposed for deletion");
+                    Ok(())
+                }
+                _ => Err(RemoteError::Failed(format!(
+                    "can only propose published packages for deletion; package {name} is not published"
+                ))),
             }
-            _ => {
-                outcomes.failed(
-                    name,
-                    &RemoteError::Failed(format!(
-                        "can only propose published packages for deletion; package {name} is not published"
-                    )),
-                );
-                continue;
-            }
-        }
-        match update(&remote, name, with_lifecycle(pr.raw, "DeletionProposed")).await {
-            Ok(()) => remote::out(&format!("{name} proposed for deletion\n"))?,
-            Err(e) => outcomes.failed(name, &e),
+        })
+        .await;
+        if let Err(e) = r {
+            outcomes.failed(name, &e);
         }
     }
     outcomes.finish()
 }
 
 pub async fn delete(conn: &ConnectionFlags, a: NamesArgs) -> Result<(), RemoteError> {
+    check_namespace_flag(conn)?;
     let remote = conn.connect().await?;
     let mut outcomes = Outcomes::default();
     for name in &a.names {

@@ -127,6 +127,17 @@ where
     }
 }
 
+/// Upstream's `InitClient`: a namespace flag given an empty value (`-n ""`, `--namespace=`)
+/// is refused before anything is sent instead of falling back to the context's namespace.
+fn check_namespace_flag(conn: &ConnectionFlags) -> Result<(), RemoteError> {
+    if conn.namespace.as_deref() == Some("") {
+        return Err(RemoteError::Usage(
+            "namespace flag specified without a value; please provide a value for --namespace/-n or omit the flag".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `errors:\n  <msg>\n  <msg>` — the summary multi-name commands end with.
 fn errors_summary(messages: &[String]) -> RemoteError {
     RemoteError::Failed(format!("errors:\n  {}", messages.join("\n  ")))
