@@ -212,6 +212,14 @@ async fn errors_use_upstream_texts() {
         String::from_utf8_lossy(&out.stderr),
         "Error: repository name(s) required unless --all is set \n"
     );
+    // With -A, naming repositories that cannot be read reports the scope as all namespaces.
+    let out = s.porchctl(&["repo", "sync", "ghost-repo", "-A"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error fetching repository \"ghost-repo\": repositories.config.porch.kpt.dev \"ghost-repo\" not found\n\
+         Error: no repositories found across all namespaces \n"
+    );
 
     // No kubeconfig at all: a configuration error plus a hint.
     let home = tempfile::tempdir().expect("home");
