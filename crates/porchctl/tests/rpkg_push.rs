@@ -63,12 +63,31 @@ fn push_refuses_a_directory_without_a_kptfile_before_sending_anything() {
     );
     assert!(out.stdout.is_empty(), "nothing pushed");
 
-    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm\n    annotations:\n      config.kubernetes.io/path: cm.yaml\n";
-    let out = push(&["r.p.ws", "-"], &server, tmp.path(), Some(list));
+    let cm = "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm\n    annotations:\n      config.kubernetes.io/path: cm.yaml\n";
+    let meta = "- apiVersion: \"\"\n  kind: KptRevisionMetadata\n  metadata:\n    name: r.p.ws\n    namespace: default\n    resourceVersion: \"5\"\n    annotations:\n      config.kubernetes.io/path: .KptRevisionMetadata\n";
+    let list = |items: &str| {
+        format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}")
+    };
+    let out = push(
+        &["r.p.ws", "-"],
+        &server,
+        tmp.path(),
+        Some(&list(&format!("{meta}{cm}"))),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("the ResourceList on stdin is not a kpt package"),
+        "{stderr}"
+    );
+    // Upstream's own check, the pulled metadata, is reported first.
+    let out = push(&["r.p.ws", "-"], &server, tmp.path(), Some(&list(cm)));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "\".KptRevisionMetadata\" not found in PackageRevisionResources 'default/r.p.ws'"
+        ),
         "{stderr}"
     );
 

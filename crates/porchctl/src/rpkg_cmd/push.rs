@@ -161,16 +161,17 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<
         }
         Some(dir) => resources::read_dir(Path::new(dir))?,
     };
-    // Checked before anything is sent: without a Kptfile the server would take the files
-    // and only approval would fail.
-    check_kptfile(&files, source)?;
     let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
+    // Upstream's own check (the pulled metadata) comes first.
     let rv = resources::resource_version(&files, ns, name).map_err(|e| {
         RemoteError::Usage(format!(
             "{e}\nuse \"porchctl rpkg pull\" to download the remote package metadata before pushing"
         ))
     })?;
+    // Checked before anything is sent: without a Kptfile the server would take the files
+    // and only approval would fail.
+    check_kptfile(&files, source)?;
     files.remove(REVISION_METADATA_FILE);
     let body = update_body(ns, name, &rv, files);
     // The server renders the package before it answers.

@@ -224,9 +224,32 @@ fn kptfile_name(text: &str) -> Option<String> {
 
 /// Every regular file under `dir`, keyed by its `/`-separated relative path.
 pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, String>, RemoteError> {
+    // Upstream walks DIR with filepath.Walk, whose first step is an lstat of DIR: a
+    // missing DIR fails with that call's Go error text.
+    if let Err(e) = std::fs::symlink_metadata(dir) {
+        return Err(RemoteError::Usage(format!(
+            "lstat {}: {}",
+            dir.display(),
+            go_errno_text(&e)
+        )));
+    }
     let mut out = BTreeMap::new();
     read_into(dir, dir, &mut out)?;
     Ok(out)
+}
+
+/// An OS error as Go's `syscall.Errno` prints it (lower case, no error number).
+fn go_errno_text(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::NotADirectory => "not a directory".into(),
+        _ => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            text.to_lowercase()
+        }
+    }
 }
 
 fn read_into(
@@ -266,6 +289,17 @@ fn read_into(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_missing_directory_fails_as_go_lstat_does() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let gone = tmp.path().join("not-pulled");
+        let e = read_dir(&gone).expect_err("missing");
+        assert_eq!(
+            e.to_string(),
+            format!("lstat {}: no such file or directory", gone.display())
+        );
+    }
 
     fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
