@@ -147,7 +147,8 @@ pub fn repository_body(args: &RegArgs, repository: &str, ns: &str, secret_name: 
     if !args.sync_schedule.is_empty() {
         spec.insert("sync".into(), json!({ "schedule": args.sync_schedule }));
     }
-    let mut metadata = json!({"name": args.name, "namespace": ns, "creationTimestamp": null});
+    // Newer apimachinery omits a zero creationTimestamp (`omitzero`) instead of sending null.
+    let mut metadata = json!({"name": args.name, "namespace": ns});
     if args.v1alpha2 {
         metadata["annotations"] = json!({"porch.kpt.dev/v1alpha2-migration": "true"});
     }
@@ -168,8 +169,7 @@ fn auth_secret(args: &RegArgs, ns: &str) -> Result<Option<Value>, RemoteError> {
             "both username/password and workload identity specified".into(),
         ));
     }
-    let meta =
-        json!({"name": format!("{}-auth", args.name), "namespace": ns, "creationTimestamp": null});
+    let meta = json!({"name": format!("{}-auth", args.name), "namespace": ns});
     if args.repo_workload_identity {
         return Ok(Some(json!({
             "kind": "Secret", "apiVersion": "v1", "metadata": meta, "data": {},
@@ -212,15 +212,53 @@ pub fn validate_cron(expr: &str) -> Result<(), RemoteError> {
             fields.len()
         )));
     }
-    let ok = |f: &str| {
-        !f.is_empty()
-            && f.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '*' | '/' | ',' | '-' | '?'))
-    };
-    if let Some(bad) = fields.iter().find(|f| !ok(f)) {
-        return Err(invalid(&format!("bad field {bad:?}")));
+    // Standard cron fields: minute, hour, day of month, month (or JAN-DEC), day of week
+    // (or SUN-SAT); a letter anywhere else (`a b c d e`) is no schedule.
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    const DAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+    let bounds: [(u32, u32, &[&str]); 5] = [
+        (0, 59, &[]),
+        (0, 23, &[]),
+        (1, 31, &[]),
+        (1, 12, &MONTHS),
+        (0, 6, &DAYS),
+    ];
+    for (f, (lo, hi, names)) in fields.iter().zip(bounds) {
+        if !cron_field_ok(f, lo, hi, names) {
+            return Err(invalid(&format!("bad field {f:?}")));
+        }
     }
     Ok(())
+}
+
+/// One cron field: comma-separated `*`, `?`, `v` or `v-v`, each with an optional `/step`;
+/// a value is a number in `lo..=hi` or one of `names` (1-based for months, 0-based for days).
+fn cron_field_ok(field: &str, lo: u32, hi: u32, names: &[&str]) -> bool {
+    let value = |v: &str| -> Option<u32> {
+        if let Ok(n) = v.parse::<u32>() {
+            return (lo..=hi).contains(&n).then_some(n);
+        }
+        let i = names.iter().position(|n| n.eq_ignore_ascii_case(v))?;
+        u32::try_from(i).ok().map(|i| i + lo)
+    };
+    field.split(',').all(|part| {
+        let (range, step) = match part.split_once('/') {
+            Some((r, s)) => (r, Some(s)),
+            None => (part, None),
+        };
+        if step.is_some_and(|s| s.parse::<u32>().map_or(true, |n| n == 0)) {
+            return false;
+        }
+        match range {
+            "*" | "?" => true,
+            _ => match range.split_once('-') {
+                Some((a, b)) => matches!((value(a), value(b)), (Some(a), Some(b)) if a <= b),
+                None => value(range).is_some(),
+            },
+        }
+    })
 }
 
 /// Polls until the Ready condition is True; fails on timeout or an Error condition that
@@ -351,6 +389,8 @@ mod tests {
             json!({"registry": "reg/x", "secretRef": {"name": "x-auth"}})
         );
         let s = auth_secret(&a, "ns").expect("ok").expect("secret");
+        assert_eq!(s["metadata"], json!({"name": "x-auth", "namespace": "ns"}));
+        assert_eq!(body["metadata"], json!({"name": "x", "namespace": "ns"}));
         assert_eq!(s["type"], "kubernetes.io/basic-auth");
         assert_eq!(s["data"], json!({"username": "dQ==", "password": "cA=="}));
         a.repo_workload_identity = true;
@@ -363,5 +403,15 @@ mod tests {
         assert!(validate_cron("@hourly").is_ok());
         assert!(validate_cron("* * *").is_err());
         assert!(validate_cron("* * * * $").is_err());
+        assert!(validate_cron("15 4 1-15/2 jan,Jul mon-FRI").is_ok());
+        assert!(validate_cron("0 0 ? * 0").is_ok());
+        // Letters where cron has no names, and numbers out of a field's range.
+        assert!(validate_cron("x y z q w").is_err());
+        assert!(validate_cron("60 * * * *").is_err());
+        assert!(validate_cron("* 24 * * *").is_err());
+        assert!(validate_cron("* * 0 * *").is_err());
+        assert!(validate_cron("* * * 13 *").is_err());
+        assert!(validate_cron("*/0 * * * *").is_err());
+        assert!(validate_cron("5-1 * * * *").is_err());
     }
 }
