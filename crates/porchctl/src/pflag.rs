@@ -34,9 +34,16 @@ fn normalize(name: &str) -> String {
     name.replace('_', "-")
 }
 
+/// A long flag by name or alias (a command's own normalize function, as `rpkg get`'s
+/// `--ws` for `--workspace`).
 fn long_flag<'a>(cmd: &'a Command, name: &str) -> Option<&'a Arg> {
     let wanted = normalize(name);
-    flags(cmd).find(|a| a.get_long().is_some_and(|l| normalize(l) == wanted))
+    flags(cmd).find(|a| {
+        a.get_long()
+            .into_iter()
+            .chain(a.get_all_aliases().unwrap_or_default())
+            .any(|l| normalize(l) == wanted)
+    })
 }
 
 fn short_flag(cmd: &Command, c: char) -> Option<&Arg> {

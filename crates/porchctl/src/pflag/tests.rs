@@ -324,3 +324,22 @@ fn upstream_argument_validators_count_every_argument() {
     // Help comes before the validator.
     assert_eq!(run(&["pkg", "get", "-h"]), ["pkg", "get", "--help"]);
 }
+
+#[test]
+fn a_commands_flag_aliases_are_its_flags() {
+    // `rpkg get` names three flags also by a short alias (upstream's normalize function);
+    // they are spelled out under the flag's own name.
+    assert_eq!(
+        run(&["rpkg", "get", "--ws", "w2", "--repo=shelf", "--rev", "3"]),
+        ["rpkg", "get", "--workspace=w2", "--repository=shelf", "--revision=3"]
+    );
+    // `rpkg copy` has `--workspace` alone.
+    assert_eq!(
+        refused(&["rpkg", "copy", "--ws", "w2", "a.b.c"]),
+        "unknown flag: --ws"
+    );
+    assert_eq!(
+        refused(&["rpkg", "copy", "-w", "w2", "a.b.c"]),
+        "unknown shorthand flag: 'w' in -w"
+    );
+}

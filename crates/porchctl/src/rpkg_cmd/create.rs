@@ -64,13 +64,7 @@ pub struct CopyArgs {
     #[arg(value_name = "SOURCE_PACKAGE_REV_NAME")]
     pub args: Vec<String>,
     /// Workspace name of the copy of the package.
-    #[arg(
-        short = 'w',
-        long,
-        visible_alias = "ws",
-        default_value = "",
-        hide_default_value = true
-    )]
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub workspace: String,
 }
 

@@ -27,14 +27,25 @@ pub struct GetArgs {
     #[arg(long, default_value = "", hide_default_value = true)]
     pub name: String,
     /// Revision of the packages to get (-1: the placeholder on the registered branch).
-    #[arg(long, default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true, value_parser = crate::cli::GoInt::<i64>::new())]
+    #[arg(long, alias = "rev", default_value_t = ANY_REVISION, allow_negative_numbers = true, hide_default_value = true, value_parser = crate::cli::GoInt::<i64>::new())]
     pub revision: i64,
     /// WorkspaceName of the packages to get.
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        short = 'w',
+        long,
+        alias = "ws",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub workspace: String,
-    /// Repository of the packages to get (exact match; filtered here, so the request is
-    /// the same with or without it).
-    #[arg(long, default_value = "", hide_default_value = true)]
+    /// Repository of the packages to get.
+    #[arg(
+        short = 'r',
+        long,
+        alias = "repo",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub repository: String,
     /// Display the root Kptfile of the specified package revision (one name required).
     #[arg(long)]
@@ -44,20 +55,28 @@ pub struct GetArgs {
 }
 
 impl GetArgs {
-    /// The one field selector upstream sends: of revision, workspace and package name the
-    /// last one given wins.
+    /// The field selector upstream sends: every filter given, as apimachinery's
+    /// `fields.Set` writes it (keys sorted, `\\`, `,` and `=` escaped in values).
     fn field_selector(&self) -> Option<String> {
-        let mut sel = None;
-        if self.revision != ANY_REVISION {
-            sel = Some(format!("spec.revision={}", self.revision));
-        }
-        if !self.workspace.is_empty() {
-            sel = Some(format!("spec.workspaceName={}", self.workspace));
-        }
-        if !self.name.is_empty() {
-            sel = Some(format!("spec.packageName={}", self.name));
-        }
-        sel
+        let escape = |v: &str| {
+            v.replace('\\', "\\\\")
+                .replace(',', "\\,")
+                .replace('=', "\\=")
+        };
+        let revision = (self.revision != ANY_REVISION).then(|| self.revision.to_string());
+        let terms: Vec<String> = [
+            ("spec.packageName", Some(self.name.clone())),
+            ("spec.repository", Some(self.repository.clone())),
+            ("spec.revision", revision),
+            ("spec.workspaceName", Some(self.workspace.clone())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| {
+            v.filter(|v| !v.is_empty())
+                .map(|v| format!("{k}={}", escape(&v)))
+        })
+        .collect();
+        (!terms.is_empty()).then(|| terms.join(","))
     }
 
     fn matches(&self, package: &str, revision: Option<i64>, workspace: &str, repo: &str) -> bool {
@@ -303,17 +322,35 @@ mod tests {
     }
 
     #[test]
-    fn last_selector_wins() {
+    fn every_filter_goes_into_one_sorted_selector() {
         assert_eq!(args(&[]).field_selector(), None);
         assert_eq!(
             args(&["--revision=-1"]).field_selector().as_deref(),
             Some("spec.revision=-1")
         );
         assert_eq!(
-            args(&["--name=empty", "--revision=1", "--workspace=v1"])
-                .field_selector()
-                .as_deref(),
-            Some("spec.packageName=empty")
+            args(&[
+                "-w",
+                "draft,b",
+                "--name=kettle",
+                "-r",
+                "shelf",
+                "--revision=0"
+            ])
+            .field_selector()
+            .as_deref(),
+            Some(
+                "spec.packageName=kettle,spec.repository=shelf,spec.revision=0,spec.workspaceName=draft\\,b"
+            )
+        );
+        let short = args(&["--ws=w2", "--repo=shelf", "--rev=3"]);
+        assert_eq!(
+            (
+                short.workspace.as_str(),
+                short.repository.as_str(),
+                short.revision
+            ),
+            ("w2", "shelf", 3)
         );
     }
 
