@@ -212,6 +212,12 @@ async fn errors_use_upstream_texts() {
         String::from_utf8_lossy(&out.stderr),
         "Error: repository name(s) required unless --all is set \n"
     );
+    let out = s.porchctl(&["repo", "sync", "--all", "-n", ""]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error: namespace must be specified unless --all-namespaces is set \n"
+    );
     // With -A, naming repositories that cannot be read reports the scope as all namespaces.
     let out = s.porchctl(&["repo", "sync", "ghost-repo", "-A"]);
     assert_eq!(out.status.code(), Some(1));

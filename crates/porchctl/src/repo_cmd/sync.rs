@@ -170,6 +170,13 @@ fn rfc3339_at(t: SystemTime, offset_secs: i32) -> String {
 pub async fn run(conn: &ConnectionFlags, args: SyncArgs) -> Result<(), RemoteError> {
     // Upstream builds its client before it reads --run-once.
     let remote = conn.connect().await?;
+    // An absent -n means the context's namespace here (upstream requires -n); an empty
+    // one is refused as upstream refuses it.
+    if conn.namespace.as_deref() == Some("") && !args.all_namespaces {
+        return Err(RemoteError::Usage(
+            "namespace must be specified unless --all-namespaces is set".into(),
+        ));
+    }
     let when = run_once_at(&args.run_once, SystemTime::now())?;
     let client = &remote.client;
     let ns = remote.namespace.as_str();
