@@ -2,11 +2,14 @@
 //! the step runs only when the expression, evaluated over the step's input as the
 //! list variable `resources`, yields `true`.
 //!
-//! Like kpt, an expression that does not parse or whose result is not a boolean is
-//! an error of the step, not a skip.
+//! Like kpt, an expression that does not parse, names anything but `resources`,
+//! or whose checked type is not `bool` is an error of the step, not a skip; so is
+//! an evaluation that fails.
+
+mod types;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value as Json;
 
@@ -25,7 +28,7 @@ pub enum WhenError {
     #[error("failed to evaluate CEL expression: {0}")]
     Eval(String),
     #[error("CEL expression must return a boolean, got {0}")]
-    NotBool(&'static str),
+    NotBool(String),
 }
 
 fn to_cel(v: &Json) -> cel::Value {
@@ -51,6 +54,27 @@ fn to_cel(v: &Json) -> cel::Value {
     }
 }
 
+/// A resource as kpt hands it to CEL: its fields as plain data, with
+/// `apiVersion`, `kind` and `metadata.name` present (empty when the resource has
+/// none), so `r.kind == "Deployment"` never fails for want of a field.
+fn resource_value(node: &Node) -> cel::Value {
+    let mut value = node.to_value();
+    if let Json::Object(map) = &mut value {
+        for key in ["apiVersion", "kind"] {
+            map.entry(key)
+                .or_insert_with(|| Json::String(String::new()));
+        }
+        let metadata = map
+            .entry("metadata")
+            .or_insert_with(|| Json::Object(Default::default()));
+        if let Json::Object(meta) = metadata {
+            meta.entry("name")
+                .or_insert_with(|| Json::String(String::new()));
+        }
+    }
+    to_cel(&value)
+}
+
 fn type_name(v: &cel::Value) -> &'static str {
     match v {
         cel::Value::Int(_) => "int",
@@ -66,21 +90,68 @@ fn type_name(v: &cel::Value) -> &'static str {
     }
 }
 
+/// kpt's CEL environment, as far as the `cel` crate has it: the standard
+/// library, optional values (`r.?spec.?replicas.orValue(0)`), and the string and
+/// list extensions (`lowerAscii`, `split`, `join`, `sort`, `distinct`, …).
+fn environment() -> Option<Arc<cel::Env>> {
+    static ENV: OnceLock<Option<Arc<cel::Env>>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = cel::Env::stdlib().with_optional_support(true);
+        env.add_extension(cel::extensions::strings).ok()?;
+        env.add_extension(cel::extensions::lists).ok()?;
+        Some(Arc::new(env))
+    })
+    .clone()
+}
+
+/// cel-go's `ext.Sets()`: lists compared as sets, by CEL equality.
+fn add_sets(ctx: &mut cel::Context) -> Result<(), cel::DeclarationError> {
+    type List = Arc<Vec<cel::Value>>;
+    ctx.add_function("sets.contains", |a: List, b: List| {
+        b.iter().all(|x| a.contains(x))
+    })?;
+    ctx.add_function("sets.equivalent", |a: List, b: List| {
+        b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x))
+    })?;
+    ctx.add_function("sets.intersects", |a: List, b: List| {
+        b.iter().any(|x| a.contains(x))
+    })
+}
+
+/// cel-go words some evaluation errors differently.
+fn eval_message(e: &cel::ExecutionError) -> String {
+    match e {
+        cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        other => other.to_string(),
+    }
+}
+
 /// Evaluate `expr` over `resources`: `Ok(true)` runs the step, `Ok(false)` skips it.
 pub fn evaluate(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
     if expr.len() > MAX_EXPRESSION_LEN {
         return Err(WhenError::TooLong);
     }
-    let program = cel::Program::compile(expr).map_err(|e| WhenError::Compile(e.to_string()))?;
-    let list: Vec<cel::Value> = resources.iter().map(|n| to_cel(&n.to_value())).collect();
-    let mut ctx = cel::Context::default();
+    let env = environment()
+        .ok_or_else(|| WhenError::Compile("failed to create CEL environment".into()))?;
+    let program = env
+        .compile(expr)
+        .map_err(|e| WhenError::Compile(e.to_string()))?;
+    // What cel-go's checker refuses before anything is evaluated.
+    match types::check(program.expression(), program.source_info()) {
+        Err(undeclared) => return Err(WhenError::Compile(undeclared)),
+        Ok(types::Ty::Bool | types::Ty::Unknown) => {}
+        Ok(other) => return Err(WhenError::NotBool(other.to_string())),
+    }
+    let list: Vec<cel::Value> = resources.iter().map(resource_value).collect();
+    let mut ctx = cel::Context::with_env(env);
+    add_sets(&mut ctx).map_err(|e| WhenError::Compile(e.to_string()))?;
     ctx.add_variable_from_value("resources", cel::Value::List(Arc::new(list)));
     match program
         .execute(&ctx)
-        .map_err(|e| WhenError::Eval(e.to_string()))?
+        .map_err(|e| WhenError::Eval(eval_message(&e)))?
     {
         cel::Value::Bool(b) => Ok(b),
-        other => Err(WhenError::NotBool(type_name(&other))),
+        other => Err(WhenError::NotBool(type_name(&other).to_string())),
     }
 }
 
@@ -127,7 +198,7 @@ mod tests {
         let r = items();
         assert_eq!(
             evaluate("resources.size()", &r),
-            Err(WhenError::NotBool("int"))
+            Err(WhenError::NotBool("int".into()))
         );
         assert!(matches!(
             evaluate("resources.exists(r, ", &r),
@@ -142,5 +213,73 @@ mod tests {
     #[test]
     fn empty_input_is_an_empty_list() {
         assert_eq!(evaluate("resources.size() == 0", &[]), Ok(true));
+    }
+
+    #[test]
+    fn the_checker_refuses_undeclared_names_and_non_boolean_types_before_evaluating() {
+        // No resources at all: these fail on their checked type alone.
+        let not_bool = [
+            ("resources[0].metadata.name", "dyn"),
+            ("resources.map(x, x.kind)", "list(dyn)"),
+            ("resources.filter(x, true)", "list(dyn)"),
+            ("'text'", "string"),
+            ("[7, 8]", "list(int)"),
+            ("resources.size() + 2", "int"),
+        ];
+        for (e, ty) in not_bool {
+            assert_eq!(
+                evaluate(e, &[]),
+                Err(WhenError::NotBool(ty.to_string())),
+                "{e}"
+            );
+        }
+        let err = evaluate("resources.exists(x, x.kind == wanted)", &[]).expect_err("undeclared");
+        assert_eq!(
+            err.to_string(),
+            "failed to compile CEL expression: ERROR: <input>:1:31: undeclared reference to \
+             'wanted' (in container '')\n | resources.exists(x, x.kind == wanted)\n | \
+             ..............................^"
+        );
+        // Comprehension variables, type names and a ternary of booleans are fine.
+        assert_eq!(
+            evaluate("resources.all(x, type(x) == map) ? true : false", &items()),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn resources_lacking_identity_fields_read_as_empty_strings() {
+        let bare = vec![parse_one("data:\n  k: v\n").expect("yaml")];
+        assert_eq!(
+            evaluate(
+                "resources.exists(x, x.kind == '' && x.apiVersion == '' && x.metadata.name == '')",
+                &bare
+            ),
+            Ok(true)
+        );
+        // Other missing fields are still errors, in cel-go's words.
+        assert_eq!(
+            evaluate("resources.exists(x, x.spec.paused)", &bare),
+            Err(WhenError::Eval("no such key: spec".into()))
+        );
+    }
+
+    #[test]
+    fn string_list_set_and_optional_extensions_are_available() {
+        let r = items();
+        let yes = [
+            "resources.exists(x, x.kind.lowerAscii() == 'deployment')",
+            "resources.map(x, x.metadata.name).join('+') == 'app-config+web'",
+            "'a.b.c'.split('.').size() == 3",
+            "resources.map(x, x.kind).sort() == ['ConfigMap', 'Deployment']",
+            "sets.contains(resources.map(x, x.kind), ['Deployment'])",
+            "sets.equivalent(['a', 'b'], ['b', 'a'])",
+            "sets.intersects(resources.map(x, x.metadata.name), ['web', 'db'])",
+            "resources.exists(x, x.?spec.?replicas.orValue(0) == 3)",
+        ];
+        for e in yes {
+            assert_eq!(evaluate(e, &r), Ok(true), "{e}");
+        }
+        assert_eq!(evaluate("sets.contains(['a'], ['a', 'z'])", &r), Ok(false));
     }
 }
