@@ -24,8 +24,9 @@ fn candidate(tag: &str) -> bool {
 }
 
 /// The image a step runs: [`resolve_image`], then the `tag:` override as kpt HEAD
-/// does it. A constraint asks every tag lister of `runtime`; a lister that fails or
-/// knows no tags is passed over, and the highest matching version of all wins.
+/// does it. A constraint asks the tag listers of `runtime` in order; a lister that
+/// fails or knows no matching tag is passed over, and the first that has one gives
+/// its highest matching version (a later lister's higher version is not looked at).
 pub fn resolve_image_tag(
     image: &str,
     tag: &str,
@@ -62,11 +63,13 @@ pub fn resolve_image_tag(
         .list_tags(bare)
         .into_iter()
         .filter_map(Result::ok)
-        .flatten()
-        .filter(|t| candidate(t))
-        .filter_map(|t| Version::parse(&t))
-        .filter(|v| constraint.check(v))
-        .max();
+        .find_map(|tags| {
+            tags.iter()
+                .filter(|t| candidate(t))
+                .filter_map(|t| Version::parse(t))
+                .filter(|v| constraint.check(v))
+                .max()
+        });
     match best {
         Some(v) => Ok(format!("{bare}:{}", v.original())),
         None => Err(format!(
@@ -149,14 +152,16 @@ mod tests {
             r("~0", &Listers(vec![tags(&["0.4", "v0.3.9"])])),
             Ok(format!("{IMG}:0.4"))
         );
-        // A failing or empty lister is passed over; the others' tags are pooled.
-        let pooled = Listers(vec![
+        // A failing, empty or unmatching lister is passed over; the first lister
+        // with a match decides, even when a later one has a higher version.
+        let ordered = Listers(vec![
             Err("registry unreachable".into()),
             tags(&[]),
+            tags(&["v0.3.0", "latest"]),
             tags(&["v0.2.1", "latest"]),
             tags(&["v0.2.4", "v0.3.0"]),
         ]);
-        assert_eq!(r("~0.2", &pooled), Ok(format!("{IMG}:v0.2.4")));
+        assert_eq!(r("~0.2", &ordered), Ok(format!("{IMG}:v0.2.1")));
         // Signature and git-build tags, words and pre-releases are not candidates.
         let noisy = Listers(vec![tags(&[
             "sha256-0123.sig",
