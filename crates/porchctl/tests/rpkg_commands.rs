@@ -489,6 +489,46 @@ async fn lifecycle_commands_report_each_name() {
         );
         assert_eq!(code, Some(0), "{err}");
     }
+    // The filter flags are the server's field selector, which named revisions skip.
+    let (code, out, err) = run(
+        alice,
+        &[
+            "rpkg",
+            "get",
+            "--name=mug",
+            "-r",
+            "shelf",
+            "--ws",
+            "one",
+            "-o",
+            "name",
+            "-n",
+            "life",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "packagerevision.porch.kpt.dev/shelf.mug.one\n"),
+        "{err}"
+    );
+    let (code, out, err) = run(
+        alice,
+        &[
+            "rpkg",
+            "get",
+            "shelf.kettle.one",
+            "--name=mug",
+            "-o",
+            "name",
+            "-n",
+            "life",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "packagerevision.porch.kpt.dev/shelf.kettle.one\n"),
+        "{err}"
+    );
     let (code, _, err) = run(
         alice,
         &["rpkg", "propose", "shelf.kettle.one", "-n", "life"],

@@ -1,18 +1,14 @@
-//! `rpkg get [NAME...]`: the server's Table by default (filtered client-side by `--name`,
-//! `--revision`, `--workspace` as upstream does), the objects for yaml/json/jsonpath/
+//! `rpkg get [NAME...]`: the server's Table by default (the filter flags go to the server
+//! as one field selector, as upstream sends them), the objects for yaml/json/jsonpath/
 //! custom-columns/name, or one revision's root Kptfile with `--show-kptfile`.
 
-use clap::Args;
-use serde_json::Value;
-
-use porch_api::PackageRevision;
-
 use super::pull::resources_of;
-use super::typed::{self, RevisionExt};
 use crate::remote::api::{PACKAGE_REVISION_RESOURCES, PACKAGE_REVISIONS};
 use crate::remote::listing::{SortBy, list_items, merge_tables};
 use crate::remote::print::{self, OutputFormat, PrintFlags};
 use crate::remote::{self, ConnectionFlags, RemoteError};
+use clap::Args;
+use serde_json::Value;
 
 /// `--revision`'s "not given" value (upstream's default).
 const ANY_REVISION: i64 = -2;
@@ -77,53 +73,6 @@ impl GetArgs {
         })
         .collect();
         (!terms.is_empty()).then(|| terms.join(","))
-    }
-
-    fn matches(&self, package: &str, revision: Option<i64>, workspace: &str, repo: &str) -> bool {
-        (self.name.is_empty() || self.name == package)
-            && (self.revision == ANY_REVISION || revision.is_none_or(|r| r == self.revision))
-            && (self.workspace.is_empty() || self.workspace == workspace)
-            && (self.repository.is_empty() || self.repository == repo)
-    }
-
-    /// Whether an object the server sent passes the flags (decided on its typed reading;
-    /// the object itself is printed as sent).
-    fn object_matches(&self, pr: &Value) -> Result<bool, RemoteError> {
-        let pr: PackageRevision = typed::decode(pr, "package revision")?;
-        Ok(self.matches(
-            pr.package(),
-            Some(pr.revision()),
-            pr.spec.workspace_name.as_deref().unwrap_or_default(),
-            pr.repository(),
-        ))
-    }
-
-    /// Keeps the Table rows that pass the flags (cells found by column name).
-    fn filter_rows(&self, table: &mut Value) {
-        let col = |name: &str| {
-            table
-                .get("columnDefinitions")
-                .and_then(Value::as_array)
-                .and_then(|cs| {
-                    cs.iter()
-                        .position(|c| c.get("name").and_then(Value::as_str) == Some(name))
-                })
-        };
-        let (pkg, rev, ws) = (col("Package"), col("Revision"), col("WorkspaceName"));
-        let repo = col("Repository");
-        if let Some(Value::Array(rows)) = table.get_mut("rows") {
-            rows.retain(|row| {
-                let cell = |i: Option<usize>| i.and_then(|i| row.pointer(&format!("/cells/{i}")));
-                self.matches(
-                    cell(pkg).and_then(Value::as_str).unwrap_or(&self.name),
-                    cell(rev).and_then(Value::as_i64),
-                    cell(ws).and_then(Value::as_str).unwrap_or(&self.workspace),
-                    cell(repo)
-                        .and_then(Value::as_str)
-                        .unwrap_or(&self.repository),
-                )
-            });
-        }
     }
 
     fn check_show_kptfile(&self) -> Result<(), RemoteError> {
@@ -207,8 +156,9 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 tables.push(t);
             }
         }
+        // No filtering here: without names the server applied the selector, and with
+        // names upstream sends none (`rpkg get NAME --name=other` shows NAME).
         let mut merged = merge_tables(tables)?;
-        args.filter_rows(&mut merged);
         if let Some(sort_by) = &sort_by {
             sort_by.sort_table(&mut merged)?;
         }
@@ -232,13 +182,6 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 );
             }
         }
-        let mut kept = Vec::with_capacity(objects.len());
-        for o in objects {
-            if args.object_matches(&o)? {
-                kept.push(o);
-            }
-        }
-        let mut objects = kept;
         print::hide_managed_fields(&mut objects);
         if let Some(sort_by) = &sort_by {
             sort_by.sort_objects(&mut objects)?;
@@ -355,18 +298,6 @@ mod tests {
     }
 
     #[test]
-    fn rows_filtered_by_flags() {
-        let row = |p: &str, r: i64, w: &str| json!({"cells": [format!("x.{p}.{w}"), p, w, r, false, "Published", "x"]});
-        let mut t = json!({"kind": "Table", "columnDefinitions": [
-            {"name": "Name"}, {"name": "Package"}, {"name": "WorkspaceName"}, {"name": "Revision"},
-            {"name": "Latest"}, {"name": "Lifecycle"}, {"name": "Repository"}],
-            "rows": [row("basens", 1, "v1"), row("basens", -1, "main"), row("empty", 1, "v1")]});
-        args(&["--name=basens", "--revision=1"]).filter_rows(&mut t);
-        assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
-        assert_eq!(t["rows"][0]["cells"][0], "x.basens.v1");
-    }
-
-    #[test]
     fn names_from_table_rows() {
         let t = json!({"kind": "Table", "columnDefinitions": [{"name": "Name"}, {"name": "Package"}],
         "rows": [
@@ -378,32 +309,6 @@ mod tests {
             "packagerevision.porch.kpt.dev/x.p.v1\npackagerevision.porch.kpt.dev/x.p.v2\n"
         );
         assert_eq!(row_names(&json!({"kind": "Table", "rows": []})), "");
-    }
-
-    #[test]
-    fn objects_filtered_by_flags() {
-        let m = |a: &[&str], pr: &Value| args(a).object_matches(pr).expect("decodes");
-        let pr = json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
-            "metadata": {}, "spec": {"packageName": "empty", "workspaceName": "v1", "revision": 1}});
-        assert!(m(&["--name=empty", "--revision=1"], &pr));
-        assert!(!m(&["--revision=2"], &pr));
-        assert!(!m(&["--workspace=v2"], &pr));
-        let pr = json!({"apiVersion": "porch.kpt.dev/v1alpha1", "kind": "PackageRevision",
-            "metadata": {}, "spec": {"packageName": "p", "repository": "blueprints"}});
-        assert!(m(&["--repository=blueprints"], &pr));
-        assert!(!m(&["--repository", "other"], &pr));
-    }
-
-    #[test]
-    fn rows_filtered_by_repository() {
-        let row = |p: &str, repo: &str| json!({"cells": [format!("{repo}.{p}.v1"), p, "v1", 1, false, "Published", repo]});
-        let mut t = json!({"kind": "Table", "columnDefinitions": [
-            {"name": "Name"}, {"name": "Package"}, {"name": "WorkspaceName"}, {"name": "Revision"},
-            {"name": "Latest"}, {"name": "Lifecycle"}, {"name": "Repository"}],
-            "rows": [row("a", "r1"), row("a", "r2"), row("b", "r1")]});
-        args(&["--repository=r1", "--name=a"]).filter_rows(&mut t);
-        assert_eq!(t["rows"].as_array().map(Vec::len), Some(1));
-        assert_eq!(t["rows"][0]["cells"][0], "r1.a.v1");
     }
 
     #[test]
