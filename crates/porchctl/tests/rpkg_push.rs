@@ -91,6 +91,15 @@ fn push_refuses_a_directory_without_a_kptfile_before_sending_anything() {
         "{stderr}"
     );
 
+    // No DIR at all reads stdin too, with nothing said about it.
+    let out = push(&["r.p.ws"], &server, tmp.path(), Some(&list(cm)));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("Error: \".KptRevisionMetadata\" not found"),
+        "{stderr}"
+    );
+
     match listener.accept() {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
         other => panic!("porchctl connected to the server: {other:?}"),

@@ -151,10 +151,9 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<
     };
     let source = a.args.get(1).map(String::as_str);
     let mut files = match source {
+        // No DIR: stdin, silently, as upstream; `-` says the same (upstream would look
+        // for a directory named `-`).
         Some("-") | None => {
-            if a.args.len() < 2 {
-                eprintln!("Warning: reading from stdin without '-' is deprecated; pass '-' as DIR");
-            }
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
             resources::from_resource_list(&text)?
