@@ -146,6 +146,15 @@ pub fn fetch_remote_subpackages(files: &mut PackageFiles) -> Result<(), GetError
 
 /// `kpt pkg get` into directory `dest`.
 pub fn get(dest: &Path, opts: &GetOptions) -> Result<PackageFiles, GetError> {
+    get_with_warnings(dest, opts).map(|(files, _)| files)
+}
+
+/// [`get`], also returning the warnings kpt prints (`[Warn] Ignoring symlink
+/// "PATH"` for each symlink of the fetched package, which is not copied).
+pub fn get_with_warnings(
+    dest: &Path,
+    opts: &GetOptions,
+) -> Result<(PackageFiles, Vec<String>), GetError> {
     let io = |e: std::io::Error| GetError::Io {
         path: dest.display().to_string(),
         source: e,
@@ -154,15 +163,17 @@ pub fn get(dest: &Path, opts: &GetOptions) -> Result<PackageFiles, GetError> {
         return Err(GetError::DestinationExists(dest.display().to_string()));
     }
     let fetched = git::fetch(&opts.repo, &opts.directory, &opts.git_ref)?;
-    for l in &fetched.skipped_symlinks {
-        tracing::warn!("[Warn] Ignoring symlink {l:?}");
-    }
+    let warnings = fetched
+        .skipped_symlinks
+        .iter()
+        .map(|l| format!("[Warn] Ignoring symlink {l:?}"))
+        .collect();
     let mut files = build(opts, &fetched)?;
     fetch_remote_subpackages(&mut files)?;
     ids::add_identities(&mut files);
     std::fs::create_dir_all(dest).map_err(io)?;
     fs::write_changes(dest, &PackageFiles::new(), &files).map_err(io)?;
-    Ok(files)
+    Ok((files, warnings))
 }
 
 /// Split a `kpt pkg get` argument `REPO_URI[.git]/PKG_PATH[@VERSION]` into

@@ -214,39 +214,16 @@ fn fetch_into(
         repo: shown.clone(),
         message: m,
     })?;
-    let tried = candidate_refs(directory, git_ref);
-    let mut found = None;
-    for (i, cand) in tried.iter().enumerate() {
-        let last = i + 1 == tried.len();
-        let mut names = vec![format!("refs/tags/{cand}")];
-        if last {
-            names.push(format!("refs/remotes/origin/{cand}"));
-        }
-        for n in names {
-            if let Ok(obj) = r.revparse_single(&n)
-                && let Ok(c) = obj.peel_to_commit()
-            {
-                found = Some((cand.clone(), c.id()));
-                break;
-            }
-        }
-        if found.is_some() {
-            break;
-        }
-    }
-    if found.is_none()
-        && git_ref.len() >= 4
-        && git_ref.chars().all(|c| c.is_ascii_hexdigit())
-        && let Ok(obj) = r.revparse_single(git_ref)
-        && let Ok(c) = obj.peel_to_commit()
-    {
-        found = Some((git_ref.to_string(), c.id()));
-    }
-    let Some((resolved_ref, oid)) = found else {
+    let Some(Resolved {
+        git_ref: resolved_ref,
+        lock_commit,
+        commit: oid,
+    }) = resolve(&r, directory, git_ref)
+    else {
         return Err(FetchError::RefNotFound {
             repo: shown,
             git_ref: git_ref.to_string(),
-            tried,
+            tried: candidate_refs(directory, git_ref),
         });
     };
     let commit = r.find_commit(oid).map_err(git_err)?;
@@ -273,8 +250,57 @@ fn fetch_into(
     Ok(Fetched {
         files,
         resolved_ref,
-        commit: oid.to_string(),
+        commit: lock_commit,
         skipped_symlinks,
+    })
+}
+
+/// A ref resolved as kpt's `ClonerUsingGitExec` resolves it.
+struct Resolved {
+    /// The ref kpt records (a directory-prefixed tag when one exists).
+    git_ref: String,
+    /// What kpt records as `upstreamLock.commit`: the id `ls-remote` lists for a
+    /// branch or tag (an annotated tag's own object), else the ref as given.
+    lock_commit: String,
+    commit: git2::Oid,
+}
+
+fn ref_target(r: &Repository, name: &str) -> Option<(git2::Oid, git2::Oid)> {
+    let reference = r.find_reference(name).ok()?;
+    let listed = reference.target()?;
+    let commit = reference.peel_to_commit().ok()?.id();
+    Some((listed, commit))
+}
+
+/// kpt first looks for a tag `<dir>/<ref>` for the package directory and each of
+/// its parents; then resolves the ref as a branch (`refs/heads/` optional), then
+/// as a tag (`refs/tags/` optional), and last as anything `git show` accepts after
+/// a full fetch (a commit, short or full).
+fn resolve(r: &Repository, directory: &str, git_ref: &str) -> Option<Resolved> {
+    let tried = candidate_refs(directory, git_ref);
+    let mut chosen = git_ref.to_string();
+    for cand in &tried[..tried.len().saturating_sub(1)] {
+        if ref_target(r, &format!("refs/tags/{cand}")).is_some() {
+            chosen = cand.clone();
+            break;
+        }
+    }
+    let branch = chosen.strip_prefix("refs/heads/").unwrap_or(&chosen);
+    let tag = chosen.strip_prefix("refs/tags/").unwrap_or(&chosen);
+    let listed = ref_target(r, &format!("refs/remotes/origin/{branch}"))
+        .or_else(|| ref_target(r, &format!("refs/tags/{tag}")));
+    if let Some((listed, commit)) = listed {
+        return Some(Resolved {
+            git_ref: chosen,
+            lock_commit: listed.to_string(),
+            commit,
+        });
+    }
+    let commit = r.revparse_single(&chosen).ok()?.peel_to_commit().ok()?.id();
+    Some(Resolved {
+        lock_commit: chosen.clone(),
+        git_ref: chosen,
+        commit,
     })
 }
 

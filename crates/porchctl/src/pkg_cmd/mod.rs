@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use kpt::package::{PackageFiles, fs};
 use kpt::pkg::Strategy;
 use kpt::pkg::context::customize_dir;
-use kpt::pkg::get::{GetOptions, destination, get, resolve_package_arg};
+use kpt::pkg::get::{GetOptions, destination, get_with_warnings, resolve_package_arg};
 use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
 use kpt::pkg::update::driver::update_dir;
 
@@ -117,7 +117,11 @@ fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
         strategy,
     };
     eprintln!("Package {:?}:", base_name(&dest));
-    let files: PackageFiles = get(&dest, &opts)?;
+    let (files, warnings): (PackageFiles, _) = get_with_warnings(&dest, &opts)?;
+    for w in warnings {
+        // kpt's printer ends the line with a space after the quoted path.
+        eprintln!("{w} ");
+    }
     eprintln!("\nFetched {} file(s).", files.len());
     if a.for_deployment {
         eprintln!("\nCustomizing package for deployment.");
