@@ -249,6 +249,9 @@ impl ResourceList {
     /// `functionConfig`; a list with only `results` is unwrapped here too rather than taken
     /// for a resource (COMPATIBILITY.md).
     pub fn from_function_output(text: &str) -> Result<ResourceList, ResourceListError> {
+        if let Some(message) = crate::package::resources::invalid_separator(text) {
+            return Err(ResourceListError::Shape(message));
+        }
         let docs = yaml::parse_stream(text)?;
         if let [only] = docs.as_slice() {
             let kind = only.root.get("kind").and_then(Node::as_str);
@@ -277,9 +280,15 @@ impl ResourceList {
     /// refuses `text`, in its words: a document that does not parse
     /// (`MalformedYAMLError: yaml: ...`), or a scalar where a resource or the list
     /// should be (`wrong Node Kind for  expected: MappingNode ...`), at the top or
-    /// among a ResourceList's items. `None` when kyaml reads it.
+    /// among a ResourceList's items; before any of these, a `---` line with more than a
+    /// comment after it (`invalid document separator: --- x`). `None` when kyaml reads it.
     pub fn kyaml_read_error(text: &str) -> Option<String> {
-        use crate::package::resources::{document_error, not_a_mapping};
+        use crate::package::resources::{
+            document_error, invalid_separator, is_empty_doc, not_a_mapping,
+        };
+        if let Some(message) = invalid_separator(text) {
+            return Some(message);
+        }
         let docs = match yaml::parse_stream(text) {
             Ok(docs) => docs,
             Err(e) => {
@@ -289,7 +298,12 @@ impl ResourceList {
                 ));
             }
         };
-        if let Some(m) = docs.iter().find_map(|d| not_a_mapping(&d.root)) {
+        // kyaml skips an empty document (`---` right after `---`) before it looks at it.
+        if let Some(m) = docs
+            .iter()
+            .filter(|d| !is_empty_doc(&d.root))
+            .find_map(|d| not_a_mapping(&d.root))
+        {
             return Some(m);
         }
         let [only] = docs.as_slice() else {
@@ -303,6 +317,19 @@ impl ResourceList {
             .get("items")
             .filter(|n| n.is_sequence())
             .and_then(|items| items.items().iter().find_map(not_a_mapping))
+    }
+
+    /// Is `reason` one of [`ResourceList::kyaml_read_error`]'s texts? kpt reports those
+    /// as plain errors (kyaml's reader failed, not the function), without the step's
+    /// exit code.
+    pub fn is_kyaml_read_error(reason: &str) -> bool {
+        [
+            "MalformedYAMLError: ",
+            "wrong Node Kind for ",
+            "invalid document separator: ",
+        ]
+        .iter()
+        .any(|p| reason.starts_with(p))
     }
 
     /// Interpret a parsed wrapper node.
@@ -343,5 +370,43 @@ impl ResourceList {
             function_config,
             results,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_separator_with_text_after_it_is_refused_before_anything_else() {
+        let text = "kind: One\nmetadata:\n  name: first\n--- trailing\nkind: Two\n";
+        assert_eq!(
+            ResourceList::kyaml_read_error(text).as_deref(),
+            Some("invalid document separator: --- trailing")
+        );
+        assert!(ResourceList::from_function_output(text).is_err());
+        let reason = ResourceList::kyaml_read_error(text).unwrap_or_default();
+        assert!(ResourceList::is_kyaml_read_error(&reason));
+        // A comment or blanks after the `---` are fine.
+        let ok = "kind: One\nmetadata:\n  name: first\n---   # two\nkind: Two\nmetadata:\n  name: second\n";
+        assert_eq!(ResourceList::kyaml_read_error(ok), None);
+        assert_eq!(
+            ResourceList::from_function_output(ok)
+                .map(|l| l.items.len())
+                .ok(),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn an_empty_document_between_separators_is_skipped() {
+        let text = "---\nkind: One\nmetadata:\n  name: first\n---\n---\nkind: Two\nmetadata:\n  name: second\n";
+        assert_eq!(ResourceList::kyaml_read_error(text), None);
+        assert_eq!(
+            ResourceList::from_function_output(text)
+                .map(|l| l.items.len())
+                .ok(),
+            Some(2)
+        );
     }
 }

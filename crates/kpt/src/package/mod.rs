@@ -7,6 +7,8 @@ pub mod fs;
 pub mod krmignore;
 mod replace;
 pub mod resources;
+pub mod walk;
+mod write;
 
 use std::collections::BTreeMap;
 

@@ -5,9 +5,12 @@
 //! while in flight; [`strip_reader`] removes them before [`write_items`] writes every
 //! file through the encoder, as kpt's package writer does.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::krmignore::KrmIgnore;
+pub use super::write::{
+    clean_path, clean_path_cow, default_path, prune, write_items, write_items_keeping_duplicates,
+};
 use super::{PackageFiles, join};
 use crate::kptfile::KPTFILE;
 use crate::yaml::{self, Node, NodeKind, SeqIndent, Style};
@@ -71,6 +74,9 @@ pub enum ResourceError {
     /// A file is not UTF-8.
     #[error("{0}: not valid UTF-8")]
     NotUtf8(String),
+    /// A file's resources cannot be put in order: kyaml's `SortNodes` text.
+    #[error("{0}")]
+    BadIndex(String),
 }
 
 impl ResourceError {
@@ -120,44 +126,90 @@ pub fn read_package(
         if ignore.as_ref().is_some_and(|k| k.is_ignored(&rel)) {
             continue;
         }
-        let text = files
-            .get_text(&full)
-            .ok_or_else(|| ResourceError::NotUtf8(full.clone()))?;
-        let docs = yaml::parse_stream(text).map_err(|e| ResourceError::Yaml {
-            path: full.clone(),
-            message: format!("MalformedYAMLError: {}", document_error(text, &e).go_yaml()),
-        })?;
-        let mut index = 0usize;
-        for doc in docs {
-            if is_empty_doc(&doc.root) {
-                continue;
-            }
-            if let Some(message) = not_a_mapping(&doc.root) {
-                return Err(ResourceError::Yaml {
-                    path: full.clone(),
-                    message,
-                });
-            }
-            let seq_indent = doc.seq_indent();
-            let mut node = doc.root;
-            // kyaml's reader (`WrapBareSeqNode`) wraps a document that is a bare list in
-            // a mapping, so it carries its file annotations like any resource.
-            if matches!(node.kind, crate::yaml::NodeKind::Sequence(_)) {
-                let mut wrapper = Node::mapping();
-                wrapper.set(BARE_SEQ_KEY, node);
-                node = wrapper;
-            }
-            annotate(&mut node, &rel, index, seq_indent, pkg);
-            items.push(node);
-            index += 1;
-        }
-        // kyaml's reader yields nothing for an empty or comment-only file, so kpt never
-        // learns of it and never prunes it: only files that held a resource are tracked.
-        if index > 0 {
-            sources.files.insert(full);
-        }
+        read_file(files, &full, &rel, pkg, &mut items, sources)?;
     }
     Ok(items)
+}
+
+/// Read one resource file as kyaml's `ByteReader` does, appending its documents to
+/// `items` annotated with `rel` (the path the item is written back to) and package `pkg`.
+pub(crate) fn read_file(
+    files: &PackageFiles,
+    full: &str,
+    rel: &str,
+    pkg: &str,
+    items: &mut Vec<Node>,
+    sources: &mut Sources,
+) -> Result<(), ResourceError> {
+    let text = files
+        .get_text(full)
+        .ok_or_else(|| ResourceError::NotUtf8(full.to_string()))?;
+    if let Some(message) = invalid_separator(text) {
+        return Err(ResourceError::Yaml {
+            path: full.to_string(),
+            message,
+        });
+    }
+    let docs = yaml::parse_stream(text).map_err(|e| ResourceError::Yaml {
+        path: full.to_string(),
+        message: format!("MalformedYAMLError: {}", document_error(text, &e).go_yaml()),
+    })?;
+    let mut index = 0usize;
+    for doc in docs {
+        if is_empty_doc(&doc.root) {
+            continue;
+        }
+        if let Some(message) = not_a_mapping(&doc.root) {
+            return Err(ResourceError::Yaml {
+                path: full.to_string(),
+                message,
+            });
+        }
+        let seq_indent = doc.seq_indent();
+        let mut node = doc.root;
+        // kyaml's reader (`WrapBareSeqNode`) wraps a document that is a bare list in
+        // a mapping, so it carries its file annotations like any resource.
+        if matches!(node.kind, crate::yaml::NodeKind::Sequence(_)) {
+            let mut wrapper = Node::mapping();
+            wrapper.set(BARE_SEQ_KEY, node);
+            node = wrapper;
+        }
+        annotate(&mut node, rel, index, seq_indent, pkg);
+        items.push(node);
+        index += 1;
+    }
+    // kyaml's reader yields nothing for an empty or comment-only file, so kpt never
+    // learns of it and never prunes it: only files that held a resource are tracked.
+    if index > 0 {
+        sources.files.insert(full.to_string());
+    }
+    Ok(())
+}
+
+/// kyaml's `ByteReader` cuts a stream into documents itself, at every `\n---` up to the
+/// next line break (its `splitDocuments` regexp, matches not overlapping, after `\r\n`
+/// became `\n`), and refuses a separator line with anything but blanks or a comment
+/// after the `---`, before any document is parsed. A `---` on the first line, or on a
+/// last line without a line break, is left to the YAML parser.
+pub(crate) fn invalid_separator(text: &str) -> Option<String> {
+    let text = text.replace("\r\n", "\n");
+    let mut pos = 0;
+    while let Some(i) = text[pos..].find("\n---") {
+        let start = pos + i;
+        let Some(nl) = text[start + 4..].find('\n') else {
+            break;
+        };
+        let end = start + 4 + nl;
+        let rest = text[start + 4..end].trim();
+        if !rest.is_empty() && !rest.starts_with('#') {
+            return Some(format!(
+                "invalid document separator: {}",
+                text[start..end].trim()
+            ));
+        }
+        pos = end + 1;
+    }
+    None
 }
 
 /// kyaml's `ByteReader` splits a file at its `---` lines and decodes each document on
@@ -233,7 +285,7 @@ fn wrong_kind(path: &str, n: &Node) -> String {
 
 /// kyaml's `IsYNodeEmptyDoc`: the reader skips a document whose node is a null
 /// (empty, `~`, `null`, or tagged `!!null`).
-fn is_empty_doc(root: &Node) -> bool {
+pub(crate) fn is_empty_doc(root: &Node) -> bool {
     if !root.is_scalar() {
         return false;
     }
@@ -404,10 +456,13 @@ pub fn remove_annotations(node: &mut Node, keys: &[&str]) {
     }
 }
 
-/// Remove every kpt-internal annotation (path/index twins, ids, seqindent, ...).
+/// Remove every kpt-internal annotation (path/index twins, ids, seqindent, ...), then,
+/// as kyaml's writer does (`ClearEmptyAnnotations`), an `annotations` or `metadata`
+/// field left with nothing in it.
 pub fn strip_internal(node: &mut Node) {
     remove_annotations(node, READER);
     remove_annotations(node, BOOKKEEPING);
+    clear_empty_metadata(node);
 }
 
 /// Remove the call ids, selection ids and merge bookkeeping, keeping the reader's
@@ -463,6 +518,9 @@ pub fn item_index(node: &Node) -> Option<&str> {
     annotation(node, INDEX).or_else(|| annotation(node, LEGACY_INDEX))
 }
 
+/// The key kyaml wraps a bare list document under (`kio.BareSeqNodeWrappingKey`).
+pub const BARE_SEQ_KEY: &str = "bareSeqNodeWrappingKey";
+
 /// Make the path/index twins agree (internal wins when both exist).
 pub fn sync_twins(node: &mut Node) {
     for (internal, legacy) in [(PATH, LEGACY_PATH), (INDEX, LEGACY_INDEX)] {
@@ -473,167 +531,6 @@ pub fn sync_twins(node: &mut Node) {
             (Some(i), None) => set_annotation(node, legacy, &i),
             (None, Some(l)) => set_annotation(node, internal, &l),
             _ => {}
-        }
-    }
-}
-
-/// `<ns>/<kind>_<name>.yaml` for a resource without a path (kyaml's default).
-pub fn default_path(node: &Node) -> String {
-    let kind = node
-        .get("kind")
-        .and_then(Node::as_str)
-        .unwrap_or_default()
-        .to_lowercase();
-    let name = node
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or_default();
-    let file = format!("{kind}_{name}.yaml");
-    match node
-        .get_path(&["metadata", "namespace"])
-        .and_then(Node::as_str)
-    {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{file}"),
-        _ => file,
-    }
-}
-
-/// Normalise a slash path, rejecting anything that escapes the package.
-///
-/// A leading `/` means the package root (kpt writes `/a/b.yaml` to `a/b.yaml` inside the
-/// package); `..` may never climb out of it.
-pub fn clean_path(p: &str) -> Result<String, ResourceError> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in p.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(ResourceError::OutsidePackage(p.to_string()));
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    Ok(parts.join("/"))
-}
-
-/// [`clean_path`] without a copy when the path is already clean (the usual case).
-pub fn clean_path_cow(p: &str) -> Result<std::borrow::Cow<'_, str>, ResourceError> {
-    let clean = !p.is_empty() && p.split('/').all(|seg| !matches!(seg, "" | "." | ".."));
-    if clean {
-        Ok(std::borrow::Cow::Borrowed(p))
-    } else {
-        clean_path(p).map(std::borrow::Cow::Owned)
-    }
-}
-
-/// Write items (paths root-relative) into `files` as kpt's package writer does: every
-/// file that holds an output item is written whole through the encoder (unchanged
-/// documents included, so a non-canonical file comes back in kpt's form); files whose
-/// resources all disappeared are left for [`prune`], other files are not touched.
-/// Returns the set of files that hold output resources.
-pub fn write_items(
-    files: &mut PackageFiles,
-    items: Vec<Node>,
-) -> Result<BTreeSet<String>, ResourceError> {
-    write_items_with(files, items, true)
-}
-
-/// [`write_items`] as kyaml's package writer, which `pkg update` writes through: two
-/// resources at one path and index (a resource upstream renamed while it was edited
-/// locally, both kept) are written one after the other, in the order given. Render
-/// refuses that instead (kpt's `detectPathConflicts`).
-pub fn write_items_keeping_duplicates(
-    files: &mut PackageFiles,
-    items: Vec<Node>,
-) -> Result<BTreeSet<String>, ResourceError> {
-    write_items_with(files, items, false)
-}
-
-fn write_items_with(
-    files: &mut PackageFiles,
-    items: Vec<Node>,
-    refuse_duplicates: bool,
-) -> Result<BTreeSet<String>, ResourceError> {
-    type Entry = (Option<usize>, Node, Option<String>);
-    let mut by_file: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
-    for mut item in items {
-        let path = match item_path(&item) {
-            Some(p) => clean_path(p)?,
-            None => default_path(&item),
-        };
-        let index = item_index(&item).and_then(|i| i.parse::<usize>().ok());
-        let seq = annotation(&item, SEQ_INDENT).map(str::to_string);
-        strip_reader(&mut item);
-        by_file.entry(path).or_default().push((index, item, seq));
-    }
-    let written: BTreeSet<String> = by_file.keys().cloned().collect();
-    for (path, mut entries) in by_file {
-        // Stable: resources without an index first, then by index.
-        entries.sort_by_key(|(i, _, _)| i.map_or(0, |i| i + 1));
-        let mut seen = BTreeSet::new();
-        let mut next = entries
-            .iter()
-            .filter_map(|(i, _, _)| *i)
-            .max()
-            .map_or(0, |m| m + 1);
-        let mut docs = Vec::with_capacity(entries.len());
-        for (index, node, seq) in entries {
-            let index = match index {
-                Some(i) => i,
-                None => {
-                    next += 1;
-                    next - 1
-                }
-            };
-            if !seen.insert(index) && refuse_duplicates {
-                return Err(ResourceError::Duplicate {
-                    path: path.clone(),
-                    index: index.to_string(),
-                });
-            }
-            // kyaml indents sequences as the item's seqindent annotation says (compact
-            // when it has none).
-            let seq_indent = if seq.as_deref() == Some("wide") {
-                SeqIndent::Wide
-            } else {
-                SeqIndent::Compact
-            };
-            docs.push((node, seq_indent));
-        }
-        files.insert(path.clone(), file_text(&path, &docs).into_bytes());
-    }
-    Ok(written)
-}
-
-/// The key kyaml wraps a bare list document under (`kio.BareSeqNodeWrappingKey`).
-pub const BARE_SEQ_KEY: &str = "bareSeqNodeWrappingKey";
-
-/// A resource file as kyaml's `ByteWriter` writes it, which kpt does for every file it
-/// read resources from or writes resources to (unchanged or not): a lone resource of a
-/// `.json` file as indented JSON, anything else as YAML documents joined by `---`.
-fn file_text(path: &str, docs: &[(Node, SeqIndent)]) -> String {
-    if let [(node, _)] = docs
-        && path.ends_with(".json")
-        && let Ok(value) = node.try_to_value()
-    {
-        return crate::yaml::go_json::encode_indented(&value);
-    }
-    // One encoder for the whole file, as kyaml's: a comment it leaves pending at the end
-    // of one document is written at the start of the next. A wrapped bare list is
-    // written as the list it was.
-    yaml::emit_documents(
-        docs.iter()
-            .map(|(node, seq)| (node.get(BARE_SEQ_KEY).unwrap_or(node), *seq)),
-    )
-}
-
-/// Delete the resource files read into `sources` that no output item lives in.
-pub fn prune(files: &mut PackageFiles, sources: &Sources, output_paths: &BTreeSet<String>) {
-    for f in sources.files() {
-        if !output_paths.contains(f) {
-            files.remove(f);
         }
     }
 }
@@ -693,6 +590,37 @@ mod tests {
             one_at_a_time(&mut b, keys);
             assert_eq!(a, b, "{keys:?}: {}", emit_node(&a, SeqIndent::Compact));
         }
+    }
+
+    #[test]
+    fn separators_are_checked_as_kyamls_split_checks_them() {
+        let bad = "a: 1\n---  more\nb: 2\n";
+        assert_eq!(
+            invalid_separator(bad).as_deref(),
+            Some("invalid document separator: ---  more")
+        );
+        assert_eq!(
+            invalid_separator("a: 1\r\n---next\r\nb: 2\r\n").as_deref(),
+            Some("invalid document separator: ---next")
+        );
+        // Blanks or a comment after the marker; a first line; a last line without a
+        // line break; a line right after a separator (the matches do not overlap).
+        for fine in [
+            "a: 1\n---   \nb: 2\n",
+            "a: 1\n--- # two\nb: 2\n",
+            "--- x\na: 1\n",
+            "a: 1\n---x",
+            "a: 1\n---\n--- z\nb: 1\n",
+        ] {
+            assert_eq!(invalid_separator(fine), None, "{fine:?}");
+        }
+        let mut files = PackageFiles::new();
+        files.insert("r.yaml", bad.as_bytes().to_vec());
+        let e = read_package(&files, "", &mut Sources::default()).expect_err("separator");
+        assert_eq!(
+            e.to_string(),
+            "r.yaml: invalid document separator: ---  more"
+        );
     }
 
     #[test]
