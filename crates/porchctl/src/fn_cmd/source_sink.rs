@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use kpt::package::resources::{self, Sources};
-use kpt::package::{PackageFiles, fs, join};
+use kpt::package::{PackageFiles, fs, walk};
 use kpt::resource_list::ResourceList;
 
 use super::output::{self, Output};
@@ -57,24 +57,16 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
     let dir = super::resolve_symlink(&std::path::absolute(&a.dir)?)?;
     let (files, _) =
         fs::read_dir(&dir).with_context(|| format!("reading directory {}", dir.display()))?;
-    let mut dirs = files.package_dirs();
-    if !dirs.iter().any(String::is_empty) {
-        dirs.insert(0, String::new());
-    }
-    dirs.sort();
-    let mut sources = Sources::default();
-    let mut items = Vec::new();
-    for dir in &dirs {
-        for mut item in resources::read_package(&files, dir, &mut sources)? {
-            if let Some(p) = resources::item_path(&item).map(str::to_string) {
-                let full = join(dir, &p);
-                resources::set_annotation(&mut item, resources::PATH, &full);
-                resources::set_annotation(&mut item, resources::LEGACY_PATH, &full);
-            }
-            items.push(item);
-        }
-    }
-    kpt::package::sort_in_walk_order(&mut items);
+    // One walk over the package and its sub-packages, as kyaml's package reader with
+    // `IncludeSubpackages` (a sub-package a `.krmignore` names is skipped whole); a file
+    // it cannot read is named by its full path.
+    let items = walk::read_tree(&files, &mut Sources::default()).map_err(|e| match e {
+        resources::ResourceError::Yaml { path, message } => resources::ResourceError::Yaml {
+            path: dir.join(path).display().to_string(),
+            message,
+        },
+        other => other,
+    })?;
     if let (Some(path), Output::Stdout) = (&a.fn_config, &out) {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("failed to read file {:?}", path.display()))?;
@@ -84,8 +76,22 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
         print!("{}", list.to_yaml());
         return Ok(ExitCode::SUCCESS);
     }
+    // kyaml's `ByteWriter` writes a wrapped bare list as the list it was (one with
+    // items: an empty one keeps its wrapper).
+    let items = if out == Output::Unwrap {
+        items.into_iter().map(unwrap_bare_list).collect()
+    } else {
+        items
+    };
     output::write(&out, items)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn unwrap_bare_list(node: kpt::yaml::Node) -> kpt::yaml::Node {
+    match node.get(resources::BARE_SEQ_KEY) {
+        Some(list) if !list.items().is_empty() => list.clone(),
+        _ => node,
+    }
 }
 
 /// kpt's `fn sink DIR`: the directory must not exist (kpt's `CheckDirectoryNotPresent`).
@@ -96,10 +102,22 @@ pub fn sink(a: SinkArgs) -> anyhow::Result<ExitCode> {
             a.dir.display().to_string()
         );
     }
-    let list = output::read_stdin()?;
-    let mut files = PackageFiles::new();
-    resources::write_items(&mut files, list.items)?;
+    // kpt creates the directory before it reads anything, so it is there even when the
+    // input is refused.
     std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
+    // stdin is read as kyaml's `ByteReader` reads it (a lone `ResourceList` or `List`
+    // unwrapped, other documents taken as they are, empty ones skipped), in its words
+    // when it cannot.
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("reading stdin")?;
+    if let Some(message) = ResourceList::kyaml_read_error(&text) {
+        anyhow::bail!(message);
+    }
+    let list = ResourceList::from_function_output(&text)?;
+    let mut files = PackageFiles::new();
+    // kyaml's `LocalPackageWriter` writes two resources at one path and index one after
+    // the other; only kpt's function runner refuses them.
+    resources::write_items_keeping_duplicates(&mut files, list.items)?;
     fs::write_changes(&a.dir, &PackageFiles::new(), &files)
         .with_context(|| format!("writing {}", a.dir.display()))?;
     Ok(ExitCode::SUCCESS)
