@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::heal::{Snapshot, Snapshots};
-use super::run::check_krm;
+use super::run::{check_krm, krm_problem};
 use crate::package::resources::{self as res, annotation, set_annotation};
 use crate::yaml::Node;
 
@@ -60,32 +60,37 @@ pub(super) struct Owner<'a> {
 }
 
 impl Owner<'_> {
-    /// Generated resources belong to this package, next to their config file.
-    pub fn claim(&self, item: &mut Node) {
+    /// What kpt and kyaml give an output item that lacks them: this package's path
+    /// annotation (kpt's `setPkgPathAnnotationIfNotExist`) and, when the function
+    /// succeeded, a default file next to the function config (kyaml's
+    /// `DefaultPathAnnotation`, which a failed function's output never reaches).
+    pub fn claim(&self, item: &mut Node, with_path: bool) {
         if annotation(item, res::PACKAGE_PATH).is_none() {
             set_annotation(item, res::PACKAGE_PATH, self.pkg);
-            if res::item_path(item).is_none() {
-                let p = crate::package::join(self.config_dir, &res::default_path(item));
-                set_annotation(item, res::PATH, &p);
-                set_annotation(item, res::LEGACY_PATH, &p);
-            }
+        }
+        if with_path && res::item_path(item).is_none() {
+            let p = crate::package::join(self.config_dir, &res::default_path(item));
+            set_annotation(item, res::PATH, &p);
+            set_annotation(item, res::LEGACY_PATH, &p);
         }
     }
 }
 
 /// After a call: heal each output item from the input its call id names, drop the
-/// ids, and check it is KRM. With an `owner` (a mutator that saw every item, so its
-/// output is the package's new item list), also claim unowned items and check kpt's
-/// invariants, in the same pass.
+/// ids, claim unowned items for `owner`'s package and check what kpt's runner checks
+/// on every function's output (`FunctionRunner.do`), whether the function succeeded
+/// or not: first the path invariants over all items, then that each is KRM.
 ///
-/// The error is what kpt reports: the first item that is not KRM, else the first
-/// invariant broken.
+/// The error is kpt's: the first invariant broken, else the first item that is not
+/// KRM (`output resource list must contain only KRM resources: ...`).
 pub(super) fn finish(
     items: &mut [Node],
     originals: &Snapshots,
-    owner: Option<&Owner<'_>>,
+    owner: &Owner<'_>,
+    succeeded: bool,
 ) -> Result<(), String> {
-    let mut invariants = Invariants::with_capacity(if owner.is_some() { items.len() } else { 0 });
+    let mut invariants = Invariants::with_capacity(items.len());
+    let mut not_krm = None;
     for item in items.iter_mut() {
         if let Some(orig) = annotation(item, res::ID)
             .and_then(call_index)
@@ -96,15 +101,21 @@ pub(super) fn finish(
         }
         // kyaml drops its migration id after every function along with the call ids.
         res::remove_annotations(item, &[res::ID, res::LEGACY_ID, res::MIGRATION_ID]);
-        check_krm(item)?;
-        if let Some(owner) = owner {
-            owner.claim(item);
-            // Done changing it: the check keeps borrowed keys into the item.
-            let item: &Node = item;
-            invariants.check(item);
+        owner.claim(item, succeeded);
+        if not_krm.is_none() {
+            not_krm = krm_problem(item);
         }
+        // Done changing it: the check keeps borrowed keys into the item.
+        let item: &Node = item;
+        invariants.check(item);
     }
-    invariants.result()
+    invariants.result()?;
+    match not_krm {
+        Some(problem) => Err(format!(
+            "output resource list must contain only KRM resources: {problem}"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The position of the input an id annotation (`1`, `2`, ...) names; ids written
@@ -158,24 +169,25 @@ impl<'a> Invariants<'a> {
         }
     }
 
-    /// Check the next item (in list order).
+    /// Check the next item (in list order). As kyaml's `GetFileAnnotations`, a missing
+    /// path or index reads as empty (a path that is empty is `.` once cleaned), so two
+    /// items without them, or with one path and no index, clash.
     pub fn check(&mut self, item: &'a Node) {
         if self.error.is_some() {
             return;
         }
-        let Some(path) = res::item_path(item) else {
-            return;
+        let cleaned = match res::item_path(item) {
+            None | Some("") => Cow::Borrowed("."),
+            Some(path) => match res::clean_path_cow(path) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    return;
+                }
+            },
         };
-        let cleaned = match res::clean_path_cow(path) {
-            Ok(c) => c,
-            Err(e) => {
-                self.error = Some(e.to_string());
-                return;
-            }
-        };
-        if let Some(index) = res::item_index(item)
-            && !self.seen.insert((pkg_of(item), cleaned.clone(), index))
-        {
+        let index = res::item_index(item).unwrap_or_default();
+        if !self.seen.insert((pkg_of(item), cleaned.clone(), index)) {
             self.error = Some(format!(
                 "resource at path {cleaned:?} and index {index:?} already exists"
             ));
@@ -194,4 +206,53 @@ impl<'a> Invariants<'a> {
 /// The package an item belongs to (`.` when it names none).
 pub(super) fn pkg_of(item: &Node) -> &str {
     annotation(item, res::PACKAGE_PATH).unwrap_or(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_one;
+
+    fn item(name: &str, annotations: &str) -> Node {
+        parse_one(&format!(
+            "apiVersion: v1\nkind: Thing\nmetadata:\n  name: {name}\n  annotations:\n    x: y\n{annotations}"
+        ))
+        .expect("yaml")
+    }
+
+    fn check(items: &[Node]) -> Result<(), String> {
+        let mut inv = Invariants::with_capacity(items.len());
+        for i in items {
+            inv.check(i);
+        }
+        inv.result()
+    }
+
+    #[test]
+    fn a_missing_path_or_index_reads_as_empty() {
+        let no_path = [item("a", ""), item("b", "")];
+        assert_eq!(
+            check(&no_path),
+            Err("resource at path \".\" and index \"\" already exists".into())
+        );
+        let path = "    internal.config.kubernetes.io/path: 'out/t.yaml'\n";
+        let no_index = [item("a", path), item("b", path)];
+        assert_eq!(
+            check(&no_index),
+            Err("resource at path \"out/t.yaml\" and index \"\" already exists".into())
+        );
+        let other = "    internal.config.kubernetes.io/path: './out/t.yaml'\n    internal.config.kubernetes.io/index: '1'\n";
+        assert_eq!(check(&[item("a", path), item("b", other)]), Ok(()));
+    }
+
+    #[test]
+    fn the_same_slot_in_two_packages_is_no_clash() {
+        let at = |pkg: &str| {
+            format!(
+                "    internal.config.kubernetes.io/path: 't.yaml'\n    internal.config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/package-path: '{pkg}'\n"
+            )
+        };
+        assert_eq!(check(&[item("a", &at(".")), item("b", &at("sub"))]), Ok(()));
+        assert!(check(&[item("a", &at("sub")), item("b", &at("sub"))]).is_err());
+    }
 }

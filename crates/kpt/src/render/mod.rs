@@ -189,6 +189,7 @@ pub(crate) struct Ctx<'a> {
     sources: Sources,
     mutation_steps: Vec<StepResult>,
     validation_steps: Vec<StepResult>,
+    fn_results: Vec<StepResult>,
     log: Vec<String>,
     packages: usize,
     functions: usize,
@@ -209,7 +210,38 @@ pub(crate) struct Ctx<'a> {
 
 /// Render the package tree rooted at the top of `files`.
 pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
+    render_recorded(files, opts).output
+}
+
+/// A render and what kpt's results list (`--results-dir`) records of it.
+pub struct Recorded {
+    /// The render.
+    pub output: RenderOutput,
+    /// The calls kpt's results list records, in the order they ran (mutators and
+    /// validators of every package interleaved): every function that was started, not
+    /// those refused before they ran or whose output broke kpt's checks.
+    pub fn_results: Vec<StepResult>,
+}
+
+impl Recorded {
+    /// The results list's `exitCode`: kpt sets it when a call it recorded failed, not
+    /// for errors outside a function call.
+    pub fn fn_results_failed(&self) -> bool {
+        self.fn_results.iter().any(|s| s.exit_code != 0)
+    }
+}
+
+/// [`render`], keeping what kpt's results list records.
+pub fn render_recorded(files: &PackageFiles, opts: &RenderOptions<'_>) -> Recorded {
     let mut ctx = Ctx::new(opts, files);
+    let output = render_in(&mut ctx, files, opts);
+    Recorded {
+        output,
+        fn_results: std::mem::take(&mut ctx.fn_results),
+    }
+}
+
+fn render_in(ctx: &mut Ctx<'_>, files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
     let root_text = match files.get_text(KPTFILE) {
         Some(t) => t.to_string(),
         None => {
@@ -255,7 +287,7 @@ pub fn render(files: &PackageFiles, opts: &RenderOptions<'_>) -> RenderOutput {
                     // kpt HEAD records the Rendered condition after every in-place
                     // render, one that ran no function too (`updateRenderStatus`).
                     if opts.write_status {
-                        status::write(&mut out_files, &root_kf, &ctx, None);
+                        status::write(&mut out_files, &root_kf, ctx, None);
                     }
                     let mut out = ctx.finish(out_files, None);
                     out.items = rendered;
@@ -321,6 +353,7 @@ impl<'a> Ctx<'a> {
             sources: Sources::default(),
             mutation_steps: Vec::new(),
             validation_steps: Vec::new(),
+            fn_results: Vec::new(),
             log: Vec::new(),
             packages: 0,
             functions: 0,
@@ -333,19 +366,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn finish(self, files: PackageFiles, error: Option<RenderError>) -> RenderOutput {
+    /// The output so far (steps and log are moved out; what kpt's results list
+    /// recorded stays for [`render_recorded`]).
+    fn finish(&mut self, files: PackageFiles, error: Option<RenderError>) -> RenderOutput {
         RenderOutput {
             files,
-            mutation_steps: self.mutation_steps,
-            validation_steps: self.validation_steps,
+            mutation_steps: std::mem::take(&mut self.mutation_steps),
+            validation_steps: std::mem::take(&mut self.validation_steps),
             packages: self.packages,
             error,
-            log: self.log,
+            log: std::mem::take(&mut self.log),
             items: Vec::new(),
         }
     }
 
-    fn fail(mut self, files: &PackageFiles, root_kf: &Kptfile, err: RenderError) -> RenderOutput {
+    fn fail(&mut self, files: &PackageFiles, root_kf: &Kptfile, err: RenderError) -> RenderOutput {
         let mut out_files = files.clone();
         let save = root_kf.annotation_is_true(SAVE_ON_RENDER_FAILURE);
         if save && let Some(items) = self.last_good.take() {
@@ -375,7 +410,7 @@ impl<'a> Ctx<'a> {
         // starts: kpt records no status for them.
         let before_start = matches!(err, RenderError::Kptfile { .. } | RenderError::Config(_));
         if self.opts.write_status && !before_start {
-            status::write(&mut out_files, root_kf, &self, Some(&err));
+            status::write(&mut out_files, root_kf, self, Some(&err));
         }
         self.finish(out_files, Some(err))
     }

@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::call::{self, Invariants, Owner, pkg_of};
+use super::call::{self, Owner, pkg_of};
 use super::image::resolve_image_tag;
 use super::{Ctx, RenderError, pkg_label, printer, select, when};
 use crate::kptfile::{ConfigRef, Function, Kptfile, KptfileError, StepResult};
 use crate::package::resources::{self as res, annotation, remove_annotation, set_annotation};
 use crate::resource_list::{ResourceList, ResultItem};
 use crate::runtime::{FunctionRef, RuntimeError};
-use crate::yaml::Node;
+use crate::yaml::{Node, Style};
 
 /// Default registry prefix for short image names.
 pub const IMAGE_PREFIX: &str = "ghcr.io/kptdev/krm-functions-catalog";
@@ -44,6 +44,9 @@ pub fn config_map(data: &std::collections::BTreeMap<String, String>) -> Node {
     cm.ensure_mapping(&["metadata"])
         .set("name", Node::string("function-input"));
     let d = cm.ensure_mapping(&["data"]);
+    // kpt fills the `data: {}` of its ConfigMap template, so a function reads the
+    // data as a flow mapping (`data: {tier: web}`).
+    d.style = Style::Flow;
     for (k, v) in data {
         d.set(k, Node::string(v.clone()));
     }
@@ -52,6 +55,17 @@ pub fn config_map(data: &std::collections::BTreeMap<String, String>) -> Node {
 
 /// Check an item is KRM (kustomizations excepted); the error is kpt's.
 pub fn check_krm(item: &Node) -> Result<(), String> {
+    match krm_problem(item) {
+        Some(problem) => Err(format!(
+            "input resource list must contain only KRM resources: {problem}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why an item is not KRM, as kpt's `AreKRM` words it (`<path>: resource must have
+/// ...`), or `None` when it is (kustomizations are exempt).
+pub(super) fn krm_problem(item: &Node) -> Option<String> {
     let path = res::item_path(item).unwrap_or_default();
     let s = |p: &[&str]| item.get_path(p).and_then(Node::as_str).unwrap_or_default();
     let base = path.rsplit('/').next().unwrap_or_default();
@@ -62,20 +76,16 @@ pub fn check_krm(item: &Node) -> Result<(), String> {
     ) || api_version.starts_with("kustomize.config.k8s.io")
         || (api_version.is_empty() && s(&["kind"]) == "Kustomization");
     if kustomization {
-        return Ok(());
+        return None;
     }
-    for (field, p) in [
+    [
         ("apiVersion", &["apiVersion"][..]),
         ("kind", &["kind"][..]),
         ("metadata.name", &["metadata", "name"][..]),
-    ] {
-        if s(p).is_empty() {
-            return Err(format!(
-                "input resource list must contain only KRM resources: {path}: resource must have `{field}`"
-            ));
-        }
-    }
-    Ok(())
+    ]
+    .into_iter()
+    .find(|(_, p)| s(p).is_empty())
+    .map(|(field, _)| format!("{path}: resource must have `{field}`"))
 }
 
 /// Whether item `n` is the resource `r` names (apiVersion and namespace only when given).
@@ -432,6 +442,7 @@ impl Ctx<'_> {
                     self.log
                         .push(format!("[SKIPPED] {shown:?} (celCondition not met)"));
                     step.skipped = true;
+                    self.fn_results.push(step.clone());
                     let mut back = if !selective && !validator {
                         selected
                     } else {
@@ -453,6 +464,7 @@ impl Ctx<'_> {
                     let message = e.to_string();
                     step.execution_error = message.clone();
                     step.exit_code = 1;
+                    self.fn_results.push(step.clone());
                     return Err(fail(self, step, message));
                 }
             }
@@ -537,6 +549,9 @@ impl Ctx<'_> {
                 };
                 step.execution_error = message.clone();
                 step.exit_code = 1;
+                // A function that failed to run is still a call kpt's results list
+                // records, with exit code 1.
+                self.fn_results.push(step.clone());
                 self.log.push(format!(
                     "[FAIL] {shown:?} in {}s",
                     started.elapsed().as_secs()
@@ -552,6 +567,33 @@ impl Ctx<'_> {
                 return Err(fail(self, step, message));
             }
         };
+        // kpt's runner checks a function's output before it reads its results, whether
+        // the function succeeded or not (`FunctionRunner.do`): path invariants and KRM.
+        // A broken one fails the step with nothing but the error shown, and the call
+        // never reaches kpt's results list, so the step keeps no results or stderr.
+        let config_dir = f
+            .config_path
+            .rsplit_once('/')
+            .map(|(d, _)| {
+                d.strip_suffix("/functions")
+                    .unwrap_or(if d == "functions" { "" } else { d })
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let owner = Owner {
+            pkg: pkg_key(pkg),
+            config_dir: &config_dir,
+        };
+        let mut out_items = output.list.items;
+        let checked = call::finish(&mut out_items, &originals, &owner, output.exit_code == 0);
+        self.snapshots = originals;
+        let secs = started.elapsed().as_secs();
+        if let Err(message) = checked {
+            self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
+            step.execution_error = message.clone();
+            step.exit_code = 1;
+            return Err(fail(self, step, message));
+        }
         step.exit_code = output.exit_code;
         step.stderr = output.stderr.clone();
         step.results = output.list.results.clone();
@@ -562,7 +604,7 @@ impl Ctx<'_> {
             .filter(|r| r.is_error())
             .cloned()
             .collect::<Vec<ResultItem>>();
-        let secs = started.elapsed().as_secs();
+        self.fn_results.push(step.clone());
         if output.exit_code != 0 {
             self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
             // A container's stderr comes line by line through the CLI filter (no final
@@ -587,31 +629,6 @@ impl Ctx<'_> {
             self.details_style,
         ));
 
-        // Generated resources belong to this package, next to their config file.
-        let config_dir = f
-            .config_path
-            .rsplit_once('/')
-            .map(|(d, _)| {
-                d.strip_suffix("/functions")
-                    .unwrap_or(if d == "functions" { "" } else { d })
-                    .to_string()
-            })
-            .unwrap_or_default();
-        let owner = Owner {
-            pkg: pkg_key(pkg),
-            config_dir: &config_dir,
-        };
-        // A mutator over every item: its output is the package's new list, so claims
-        // and invariants are checked in the same pass as healing.
-        let whole = !selective && !validator;
-        let mut out_items = output.list.items;
-        let healed = call::finish(&mut out_items, &originals, whole.then_some(&owner));
-        self.snapshots = originals;
-        if let Err(message) = healed {
-            step.execution_error = message.clone();
-            step.exit_code = 1;
-            return Err(fail(self, step, message));
-        }
         if validator {
             // kpt counts a function once it has passed (the summary after a failure).
             self.functions += 1;
@@ -650,18 +667,10 @@ impl Ctx<'_> {
                 }
             }
             merged.extend(fresh);
+            // kpt checks invariants on the function's output only (above), not on the
+            // merged list.
             for item in &mut merged {
                 remove_annotation(item, res::KPT_RESOURCE_ID);
-                owner.claim(item);
-            }
-            let mut invariants = Invariants::with_capacity(merged.len());
-            for item in &merged {
-                invariants.check(item);
-            }
-            if let Err(message) = invariants.result() {
-                step.execution_error = message.clone();
-                step.exit_code = 1;
-                return Err(fail(self, step, message));
             }
             merged
         } else {
@@ -681,6 +690,32 @@ fn is_kyaml_read_error(reason: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_map_data_is_a_flow_mapping_of_strings() {
+        let mut data = std::collections::BTreeMap::new();
+        data.insert("replicas".to_string(), "4".to_string());
+        data.insert("zone".to_string(), "north".to_string());
+        let text = crate::yaml::emit_node(&config_map(&data), crate::yaml::SeqIndent::Compact);
+        assert!(
+            text.ends_with("data: {replicas: \"4\", zone: north}\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn krm_problems_name_the_path_and_the_missing_field() {
+        let item = crate::yaml::parse_one(
+            "apiVersion: v1\nkind: Thing\nmetadata:\n  annotations:\n    internal.config.kubernetes.io/path: 'a/t.yaml'\n",
+        )
+        .expect("yaml");
+        assert_eq!(
+            krm_problem(&item).as_deref(),
+            Some("a/t.yaml: resource must have `metadata.name`")
+        );
+        let err = check_krm(&item).expect_err("not KRM");
+        assert!(err.starts_with("input resource list must contain only KRM resources: "));
+    }
 
     #[test]
     fn resolves_images_like_kpt() {

@@ -9,11 +9,11 @@ fn summary<'s>(steps: impl Iterator<Item = &'s StepResult>) -> String {
     steps
         .filter(|s| s.exit_code != 0 || !s.execution_error.is_empty())
         .map(|s| {
-            let who = if s.image.is_empty() {
-                &s.exec
-            } else {
-                &s.image
-            };
+            // kpt's `stepName`: the step's own name, else its image, else its exec.
+            let who = [&s.name, &s.image, &s.exec]
+                .into_iter()
+                .find(|w| !w.is_empty())
+                .unwrap_or(&s.exec);
             if s.execution_error.is_empty() {
                 format!("{who}: exit code {}", s.exit_code)
             } else {
@@ -70,4 +70,34 @@ pub(super) fn write(
     };
     kf.status = Some(status);
     files.insert(KPTFILE, kf.to_yaml().into_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(name: &str, image: &str, exec: &str, exit_code: i32, error: &str) -> StepResult {
+        StepResult {
+            name: name.into(),
+            image: image.into(),
+            exec: exec.into(),
+            exit_code,
+            execution_error: error.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_summary_names_a_step_by_its_name_then_image_then_exec() {
+        let steps = [
+            step("tidy-up", "example.org/tidy:v2", "", 3, ""),
+            step("", "example.org/check:v1", "", 1, ""),
+            step("", "", "./local.sh", 1, "could not start"),
+            step("fine", "example.org/ok:v1", "", 0, ""),
+        ];
+        assert_eq!(
+            summary(steps.iter()),
+            "tidy-up: exit code 3\nexample.org/check:v1: exit code 1\n./local.sh: could not start"
+        );
+    }
 }

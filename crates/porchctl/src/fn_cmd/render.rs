@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use kpt::package::fs;
-use kpt::render::{RenderOptions, render};
+use kpt::render::{RenderOptions, render_recorded};
 use kpt::runtime::RunOptions;
 
 use super::output::Output;
@@ -81,7 +81,8 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
         root_name: super::dir_name(&a.dir),
         write_status: output == Output::InPlace,
     };
-    let out = render(&before, &opts);
+    let recorded = render_recorded(&before, &opts);
+    let out = &recorded.output;
     for line in &out.log {
         // Out of place, kpt keeps the progress lines but not the summary.
         if output == Output::InPlace || !line.starts_with("Successfully") {
@@ -95,9 +96,8 @@ pub fn run(mut a: RenderArgs) -> anyhow::Result<ExitCode> {
         super::output::write(&output, out.items.clone())?;
     }
     if let Some(dir) = &a.results_dir {
-        let mut steps = out.mutation_steps.clone();
-        steps.extend(out.validation_steps.iter().cloned());
-        super::write_results(dir, &steps, out.error.is_some())?;
+        // kpt's results list: the calls it recorded, in the order they ran.
+        super::write_results(dir, &recorded.fn_results, recorded.fn_results_failed())?;
         eprintln!(
             "For complete results, see {}",
             dir.join("results.yaml").display()

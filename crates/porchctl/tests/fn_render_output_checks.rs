@@ -1,0 +1,219 @@
+//! What `fn render` does with a function's output before it takes it, as kpt's
+//! `FunctionRunner.do`: the path invariants and the KRM check fail the step with
+//! `[FAIL]` and the error only (no results, stderr or exit code shown), and such a call
+//! is not in the results list; the results list holds the calls in the order they ran.
+//! Exec functions are `sh` scripts printing fixed output.
+
+mod pkgfix;
+use pkgfix::{package, render};
+
+fn kptfile(name: &str, pipeline: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
+}
+
+const GADGET: &str = "apiVersion: example.org/v1\nkind: Gadget\nmetadata:\n  name: g0\n";
+
+/// A script that drops its input and prints `items` (YAML list entries, indented by
+/// two) and `results` as a ResourceList.
+fn script(items: &str, results: &str) -> String {
+    format!(
+        "#!/bin/sh\ncat >/dev/null\ncat <<'OUT'\napiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{results}OUT\n"
+    )
+}
+
+/// Writes `text` as an executable script next to (not inside) the package.
+fn write_script(tmp: &std::path::Path, name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = tmp.join(name);
+    std::fs::write(&path, text).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.display().to_string()
+}
+
+fn gadget_at(name: &str, path: &str, index: Option<&str>) -> String {
+    let mut s = format!(
+        "- apiVersion: example.org/v1\n  kind: Gadget\n  metadata:\n    name: {name}\n    annotations:\n      internal.config.kubernetes.io/path: '{path}'\n"
+    );
+    if let Some(i) = index {
+        s.push_str(&format!(
+            "      internal.config.kubernetes.io/index: '{i}'\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn two_outputs_in_one_slot_fail_the_step_without_its_results() {
+    let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
+    let items = format!(
+        "{}{}",
+        gadget_at("left", "pair.yaml", Some("0")),
+        gadget_at("right", "pair.yaml", Some("0"))
+    );
+    let results = "results:\n- message: looked at both\n  severity: info\n";
+    let fn_path = write_script(tmp.path(), "clash.sh", &script(&items, results));
+    std::fs::write(
+        dir.join("Kptfile"),
+        kptfile(
+            "pkg",
+            &format!("pipeline:\n  mutators:\n    - exec: {fn_path}\n"),
+        ),
+    )
+    .expect("Kptfile");
+    let results_dir = tmp.path().join("results");
+    let (code, err) = render(
+        &dir,
+        &[
+            "--allow-exec",
+            "--results-dir",
+            &results_dir.to_string_lossy(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&format!("[FAIL] {fn_path:?} in ")), "{err}");
+    assert!(!err.contains("[PASS]"), "{err}");
+    assert!(
+        !err.contains("looked at both"),
+        "results are not shown: {err}"
+    );
+    assert!(!err.contains("Exit code"), "{err}");
+    assert!(
+        err.contains("Error: resource at path \"pair.yaml\" and index \"0\" already exists"),
+        "{err}"
+    );
+    // kpt's results list never records the call, and its exit code stays 0.
+    let list = std::fs::read_to_string(results_dir.join("results.yaml")).expect("results");
+    assert!(list.contains("exitCode: 0"), "{list}");
+    assert!(!list.contains("clash.sh"), "{list}");
+    // The step is in the Kptfile's renderStatus with the error and no results.
+    let kf = std::fs::read_to_string(dir.join("Kptfile")).expect("Kptfile");
+    assert!(kf.contains("executionError"), "{kf}");
+    assert!(!kf.contains("looked at both"), "{kf}");
+}
+
+#[test]
+fn outputs_with_one_path_and_no_index_clash_on_the_empty_index() {
+    let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
+    let items = format!(
+        "{}{}",
+        gadget_at("first", "made.yaml", None),
+        gadget_at("second", "made.yaml", None)
+    );
+    let fn_path = write_script(tmp.path(), "twins.sh", &script(&items, ""));
+    std::fs::write(
+        dir.join("Kptfile"),
+        kptfile(
+            "pkg",
+            &format!("pipeline:\n  mutators:\n    - exec: {fn_path}\n"),
+        ),
+    )
+    .expect("Kptfile");
+    let (code, err) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("resource at path \"made.yaml\" and index \"\" already exists"),
+        "{err}"
+    );
+    assert!(!dir.join("made.yaml").exists());
+}
+
+#[test]
+fn an_output_item_without_a_name_is_refused_by_its_default_path() {
+    let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
+    let items =
+        "- apiVersion: example.org/v1\n  kind: Widget\n  metadata:\n    labels:\n      a: b\n";
+    let fn_path = write_script(tmp.path(), "nameless.sh", &script(items, ""));
+    std::fs::write(
+        dir.join("Kptfile"),
+        kptfile(
+            "pkg",
+            &format!("pipeline:\n  mutators:\n    - exec: {fn_path}\n"),
+        ),
+    )
+    .expect("Kptfile");
+    let (code, err) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "Error: output resource list must contain only KRM resources: widget_.yaml: resource must have `metadata.name`"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("[PASS]"), "{err}");
+}
+
+#[test]
+fn a_check_on_a_selective_step_looks_at_what_the_function_returned() {
+    // The function sees only g0 and returns it next to a copy in the same slot.
+    let (tmp, dir) = package(&[
+        ("gadget.yaml", GADGET),
+        (
+            "other.yaml",
+            "apiVersion: example.org/v1\nkind: Gadget\nmetadata:\n  name: g9\n",
+        ),
+    ]);
+    let items = format!(
+        "{}{}",
+        gadget_at("g0", "gadget.yaml", Some("0")),
+        gadget_at("g0-copy", "gadget.yaml", Some("0"))
+    );
+    let fn_path = write_script(tmp.path(), "copy.sh", &script(&items, ""));
+    std::fs::write(
+        dir.join("Kptfile"),
+        kptfile(
+            "pkg",
+            &format!(
+                "pipeline:\n  mutators:\n    - exec: {fn_path}\n      selectors:\n        - name: g0\n"
+            ),
+        ),
+    )
+    .expect("Kptfile");
+    let (code, err) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("[FAIL]"), "{err}");
+    assert!(
+        err.contains("resource at path \"gadget.yaml\" and index \"0\" already exists"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_results_list_keeps_the_order_the_functions_ran_in() {
+    let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
+    let pass = write_script(
+        tmp.path(),
+        "pass.sh",
+        "#!/bin/sh\necho \"step $1\" >&2\nexec cat\n",
+    );
+    let pipeline = |who: &str| {
+        format!(
+            "pipeline:\n  mutators:\n    - exec: {pass} {who}-mutator\n  validators:\n    - exec: {pass} {who}-validator\n"
+        )
+    };
+    std::fs::write(dir.join("Kptfile"), kptfile("pkg", &pipeline("top"))).expect("Kptfile");
+    std::fs::create_dir_all(dir.join("inner")).expect("mkdir");
+    std::fs::write(
+        dir.join("inner/Kptfile"),
+        kptfile("inner", &pipeline("inner")),
+    )
+    .expect("Kptfile");
+    let results_dir = tmp.path().join("results");
+    let (code, err) = render(
+        &dir,
+        &[
+            "--allow-exec",
+            "--results-dir",
+            &results_dir.to_string_lossy(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let list = std::fs::read_to_string(results_dir.join("results.yaml")).expect("results");
+    let at = |needle: &str| {
+        list.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing: {list}"))
+    };
+    // The sub-package's validator ran before the parent's mutator.
+    assert!(at("inner-mutator") < at("inner-validator"), "{list}");
+    assert!(at("inner-validator") < at("top-mutator"), "{list}");
+    assert!(at("top-mutator") < at("top-validator"), "{list}");
+}
