@@ -396,3 +396,24 @@ fn fn_eval_refuses_a_second_directory_after_its_own_checks() {
         "error: must specify --image or --exec\n",
     );
 }
+
+/// Upstream's rpkg commands build their client in preRunE, before they look at their
+/// arguments: with no usable configuration that is the error, whatever the arguments.
+#[test]
+fn rpkg_commands_need_a_configuration_before_their_arguments() {
+    for args in [
+        &["rpkg", "init"][..],
+        &["rpkg", "clone", "only-source"],
+        &["rpkg", "copy"],
+        &["rpkg", "upgrade"],
+        &["rpkg", "pull"],
+        &["rpkg", "push"],
+    ] {
+        let (code, stdout, stderr) = porchctl(args);
+        assert_eq!((code, stdout.as_str()), (1, ""), "{args:?}");
+        assert!(
+            stderr.starts_with("Error: ") && !stderr.contains("positional argument"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ use porch_api::{PackageRevision, PackageRevisionSpec, PackageRevisionStatus, Tas
 use super::source::CloneSource;
 use super::typed::{self, RevisionExt};
 use crate::remote::api::PACKAGE_REVISIONS;
+use crate::remote::connection::Remote;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
 /// Flags of `rpkg init`.
@@ -112,10 +113,9 @@ pub fn init_task(description: &str, keywords: &[String], site: &str) -> Task {
 }
 
 async fn create(
-    conn: &ConnectionFlags,
+    remote: &Remote,
     body: impl FnOnce(&str) -> PackageRevision,
 ) -> Result<(), RemoteError> {
-    let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     let created = PACKAGE_REVISIONS
         .create(&remote.client, ns, &typed::to_body(&body(ns))?)
@@ -125,6 +125,8 @@ async fn create(
 }
 
 pub async fn init(conn: &ConnectionFlags, a: InitArgs) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before it looks at the arguments.
+    let remote = conn.connect().await?;
     let Some(name) = a.name else {
         return Err(RemoteError::Usage(
             "PACKAGE_NAME is a required positional argument".into(),
@@ -145,13 +147,14 @@ pub async fn init(conn: &ConnectionFlags, a: InitArgs) -> Result<(), RemoteError
         &crate::cli::csv_elements(&a.keywords),
         &a.site,
     );
-    create(conn, |ns| {
+    create(&remote, |ns| {
         package_revision(ns, &name, &a.workspace, &a.repository, task)
     })
     .await
 }
 
 pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteError> {
+    let remote = conn.connect().await?;
     let [source, target] = a.args.as_slice() else {
         return Err(RemoteError::Usage(format!(
             "SOURCE_PACKAGE and NAME are required positional arguments; {} provided",
@@ -169,13 +172,14 @@ pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteErr
         ));
     }
     let task = CloneSource::parse(source, &a.directory, &a.git_ref, &a.secret_ref)?.task();
-    create(conn, |ns| {
+    create(&remote, |ns| {
         package_revision(ns, target, &a.workspace, &a.repository, task)
     })
     .await
 }
 
 pub async fn copy(conn: &ConnectionFlags, a: CopyArgs) -> Result<(), RemoteError> {
+    let remote = conn.connect().await?;
     let source = match a.args.as_slice() {
         [] => {
             return Err(RemoteError::Usage(
@@ -190,7 +194,6 @@ pub async fn copy(conn: &ConnectionFlags, a: CopyArgs) -> Result<(), RemoteError
             ));
         }
     };
-    let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     // Upstream reads the source before it checks the workspace flag.
     let src: PackageRevision = typed::decode(

@@ -35,12 +35,13 @@ pub fn resources_of(prr: &Value) -> BTreeMap<String, String> {
 }
 
 pub async fn run(conn: &ConnectionFlags, a: PullArgs) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before runE looks at the arguments.
+    let remote = conn.connect().await?;
     let Some(name) = a.args.first() else {
         return Err(RemoteError::Usage(
             "PACKAGE is a required positional argument".into(),
         ));
     };
-    let remote = conn.connect().await?;
     let prr = PACKAGE_REVISION_RESOURCES
         .get(&remote.client, &remote.namespace, name)
         .await?;

@@ -144,6 +144,8 @@ fn check_kptfile(
 }
 
 pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before runE looks at the arguments.
+    let remote = conn.connect().await?;
     let Some(name) = a.args.first() else {
         return Err(RemoteError::Usage(
             "PACKAGE is a required positional argument".into(),
@@ -160,7 +162,6 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<
         }
         Some(dir) => resources::read_dir(Path::new(dir))?,
     };
-    let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     // Upstream's own check (the pulled metadata) comes first.
     let rv = resources::resource_version(&files, ns, name).map_err(|e| {

@@ -136,8 +136,9 @@ impl Revisions {
 }
 
 pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteError> {
-    a.validate()?;
+    // Upstream's preRunE builds the client before it checks the flags.
     let remote = conn.connect().await?;
+    a.validate()?;
     let ns = remote.namespace.as_str();
     let list = PACKAGE_REVISIONS
         .list(&remote.client, Some(ns), None)
