@@ -85,10 +85,10 @@ fn temp_name(f: &Function) -> String {
     if !f.exec.is_empty() {
         return format!("{TMP_PREFIX}{}", f.exec);
     }
-    let image = match f.image.rsplit_once(':') {
-        Some((base, tag)) if !tag.contains('/') => base,
-        _ => f.image.as_str(),
-    };
+    // kpt's `addName` keys on the text before the image's first `:`, so images of
+    // one registry with a port (`host:5000/a`, `host:5000/b`) share the key
+    // `host`, and then no function is named (the keys are not unique).
+    let image = f.image.split(':').next().unwrap_or_default();
     format!("{TMP_PREFIX}{image}")
 }
 
@@ -131,5 +131,59 @@ fn clear_temp_names(k: &mut Kptfile) {
                 f.name.clear();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kf(images: &[&str]) -> Kptfile {
+        let mut text = String::from(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: shop\npipeline:\n  mutators:\n",
+        );
+        for i in images {
+            text.push_str(&format!("    - image: {i}\n"));
+        }
+        Kptfile::parse(&text).expect("kptfile")
+    }
+
+    fn images(k: &Kptfile) -> Vec<String> {
+        k.pipeline
+            .iter()
+            .flat_map(|p| p.mutators.iter().map(|f| f.image.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn images_of_one_registry_port_share_a_key_so_the_list_is_not_keyed() {
+        let origin = kf(&["registry.local:5443/team/lint:v1"]);
+        let updated = kf(&["registry.local:5443/team/lint:v2"]);
+        let local = kf(&[
+            "registry.local:5443/team/lint:v1",
+            "registry.local:5443/team/fmt:v1",
+        ]);
+        let out = merge_kptfiles(&local, &updated, Some(&origin), false, "Kptfile").expect("merge");
+        // Without merge keys the changed list is taken from upstream whole.
+        assert_eq!(images(&out), ["registry.local:5443/team/lint:v2"]);
+    }
+
+    #[test]
+    fn images_without_a_port_are_keyed_by_name_before_the_tag() {
+        let origin = kf(&["example.org/team/lint:v1"]);
+        let updated = kf(&["example.org/team/lint:v2"]);
+        let local = kf(&["example.org/team/lint:v1", "example.org/team/fmt:v1"]);
+        let out = merge_kptfiles(&local, &updated, Some(&origin), false, "Kptfile").expect("merge");
+        assert_eq!(
+            images(&out),
+            ["example.org/team/lint:v2", "example.org/team/fmt:v1"]
+        );
+        assert!(
+            out.pipeline
+                .iter()
+                .flat_map(|p| p.mutators.iter())
+                .all(|f| f.name.is_empty()),
+            "temporary names are removed"
+        );
     }
 }
