@@ -6,6 +6,7 @@
 //! or whose checked type is not `bool` is an error of the step, not a skip; so is
 //! an evaluation that fails.
 
+mod twovar;
 mod types;
 
 use std::collections::HashMap;
@@ -99,6 +100,9 @@ fn environment() -> Option<Arc<cel::Env>> {
         let mut env = cel::Env::stdlib().with_optional_support(true);
         env.add_extension(cel::extensions::strings).ok()?;
         env.add_extension(cel::extensions::lists).ok()?;
+        for m in twovar::macros() {
+            env.add_macro(m).ok()?;
+        }
         Some(Arc::new(env))
     })
     .clone()
@@ -135,7 +139,7 @@ pub fn evaluate(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
         .ok_or_else(|| WhenError::Compile("failed to create CEL environment".into()))?;
     let program = env
         .compile(expr)
-        .map_err(|e| WhenError::Compile(e.to_string()))?;
+        .map_err(|e| WhenError::Compile(e.to_string().replace("\n| ", "\n | ")))?;
     // What cel-go's checker refuses before anything is evaluated.
     match types::check(program.expression(), program.source_info()) {
         Err(undeclared) => return Err(WhenError::Compile(undeclared)),
@@ -145,6 +149,8 @@ pub fn evaluate(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
     let list: Vec<cel::Value> = resources.iter().map(resource_value).collect();
     let mut ctx = cel::Context::with_env(env);
     add_sets(&mut ctx).map_err(|e| WhenError::Compile(e.to_string()))?;
+    ctx.add_function(twovar::ENTRIES, twovar::entries)
+        .map_err(|e| WhenError::Compile(e.to_string()))?;
     ctx.add_variable_from_value("resources", cel::Value::List(Arc::new(list)));
     match program
         .execute(&ctx)
@@ -281,5 +287,46 @@ mod tests {
             assert_eq!(evaluate(e, &r), Ok(true), "{e}");
         }
         assert_eq!(evaluate("sets.contains(['a'], ['a', 'z'])", &r), Ok(false));
+    }
+
+    #[test]
+    fn two_variable_quantifiers_see_index_or_key_and_value() {
+        let r = items();
+        let yes = [
+            "resources.all(i, x, i < 2 && x.kind != '')",
+            "resources.exists(i, x, i == 1 && x.metadata.name == 'web')",
+            "resources.existsOne(i, x, x.kind == 'ConfigMap')",
+            "resources[0].data.exists(k, v, k == 'env' && v == 'prod')",
+            // An inner quantifier may reuse a name; it hides the outer one.
+            "resources.exists(i, x, [7].all(i, y, i == 0 && y == 7))",
+        ];
+        for e in yes {
+            assert_eq!(evaluate(e, &r), Ok(true), "{e}");
+        }
+        assert_eq!(evaluate("resources.exists(i, x, i > 1)", &r), Ok(false));
+    }
+
+    #[test]
+    fn compile_errors_are_laid_out_as_cel_go_lays_them_out() {
+        let err = evaluate("1 +", &[]).expect_err("syntax");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("failed to compile CEL expression: ERROR: <input>:1:4: "),
+            "{text}"
+        );
+        assert!(text.ends_with("\n | 1 +\n | ...^"), "{text}");
+        // A wide character before the reference is marked with a wide dot.
+        let err = evaluate("'\u{e9}' == nope", &[]).expect_err("undeclared");
+        assert!(
+            err.to_string()
+                .ends_with(" | '\u{e9}' == nope\n | .\u{ff0e}.....^"),
+            "{err}"
+        );
+        // Names of functions outside kpt's environment are undeclared too.
+        let err = evaluate("math.greatest(1, 2) == 2", &[]).expect_err("undeclared");
+        assert!(
+            err.to_string().contains("undeclared reference to 'math'"),
+            "{err}"
+        );
     }
 }

@@ -97,7 +97,7 @@ const TYPE_NAMES: &[&str] = &[
 
 /// Function namespaces of kpt's environment (a call `sets.contains(…)` parses as a
 /// call on the identifier `sets`).
-const NAMESPACES: &[&str] = &["sets", "strings", "lists", "optional", "math", "base64"];
+const NAMESPACES: &[&str] = &["sets", "strings", "lists", "optional"];
 
 const BOOL_FUNCTIONS: &[&str] = &[
     operators::LOGICAL_AND,
@@ -158,15 +158,24 @@ impl Checker<'_> {
         }
         let source = &self.info.source;
         let start = self.info.offset_for(id).map_or(0, |(s, _)| s as usize);
-        let before = source.get(..start).unwrap_or_default();
+        // The parser's offsets count bytes; cel-go's columns count characters.
+        let before = source.get(..start).unwrap_or(source.as_str());
         let line_no = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before[line_start..].chars().count();
+        let column: Vec<char> = before[line_start..].chars().collect();
         let line = source[line_start..].lines().next().unwrap_or_default();
         self.error = Some(format!(
-            "ERROR: <input>:{line_no}:{}: undeclared reference to '{name}' (in container '')\n | {line}\n | {}^",
-            column + 1,
-            ".".repeat(column)
+            "ERROR: <input>:{line_no}:{}: undeclared reference to '{name}' (in container '')\n | {}\n | {}{}",
+            column.len() + 1,
+            line.replace('\t', " "),
+            column
+                .iter()
+                .map(|c| if c.len_utf8() > 1 { '\u{ff0e}' } else { '.' })
+                .collect::<String>(),
+            match line.chars().nth(column.len()) {
+                Some(c) if c.len_utf8() > 1 => '\u{ff3e}',
+                _ => '^',
+            }
         ));
     }
 
