@@ -397,10 +397,10 @@ fn fn_eval_refuses_a_second_directory_after_its_own_checks() {
     );
 }
 
-/// Upstream's rpkg commands build their client in preRunE, before they look at their
+/// Upstream's rpkg and repo commands build their client in preRunE, before they look at their
 /// arguments: with no usable configuration that is the error, whatever the arguments.
 #[test]
-fn rpkg_commands_need_a_configuration_before_their_arguments() {
+fn commands_need_a_configuration_before_their_arguments() {
     for args in [
         &["rpkg", "init"][..],
         &["rpkg", "clone", "only-source"],
@@ -408,6 +408,8 @@ fn rpkg_commands_need_a_configuration_before_their_arguments() {
         &["rpkg", "upgrade"],
         &["rpkg", "pull"],
         &["rpkg", "push"],
+        &["repo", "reg"],
+        &["repo", "unreg"],
     ] {
         let (code, stdout, stderr) = porchctl(args);
         assert_eq!((code, stdout.as_str()), (1, ""), "{args:?}");

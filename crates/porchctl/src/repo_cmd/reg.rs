@@ -87,6 +87,8 @@ pub fn last_segment(url: &str) -> String {
 }
 
 pub async fn run(conn: &ConnectionFlags, mut args: RegArgs) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before runE looks at the arguments.
+    let remote = conn.connect().await?;
     let Some(repository) = args.repository.clone() else {
         return Err(RemoteError::Usage(
             "repository is required positional argument".into(),
@@ -96,7 +98,6 @@ pub async fn run(conn: &ConnectionFlags, mut args: RegArgs) -> Result<(), Remote
         validate_cron(&args.sync_schedule)?;
     }
     let timeout = args.timeout;
-    let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     if args.name.is_empty() {
         args.name = last_segment(&repository);

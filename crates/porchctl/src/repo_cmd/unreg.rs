@@ -31,12 +31,13 @@ pub struct UnregArgs {
 }
 
 pub async fn run(conn: &ConnectionFlags, args: UnregArgs) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before runE looks at the arguments.
+    let remote = conn.connect().await?;
     let Some(name) = args.name else {
         return Err(RemoteError::Usage(
             "REPOSITORY is a required positional argument".into(),
         ));
     };
-    let remote = conn.connect().await?;
     let ns = remote.namespace.as_str();
     let repo = REPOSITORIES.get(&remote.client, ns, &name).await?;
     REPOSITORIES.delete(&remote.client, ns, &name).await?;
