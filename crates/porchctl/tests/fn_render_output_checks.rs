@@ -1,7 +1,8 @@
 //! What `fn render` does with a function's output before it takes it, as kpt's
 //! `FunctionRunner.do`: the path invariants and the KRM check fail the step with
 //! `[FAIL]` and the error only (no results, stderr or exit code shown), and such a call
-//! is not in the results list; the results list holds the calls in the order they ran.
+//! is not in the results list; the results list holds the calls in the order they ran;
+//! a failed mutator call leaves no call ids on what save-on-render-failure writes.
 //! Exec functions are `sh` scripts printing fixed output.
 
 mod pkgfix;
@@ -216,4 +217,48 @@ fn the_results_list_keeps_the_order_the_functions_ran_in() {
     assert!(at("inner-mutator") < at("inner-validator"), "{list}");
     assert!(at("inner-validator") < at("top-mutator"), "{list}");
     assert!(at("top-mutator") < at("top-validator"), "{list}");
+}
+
+/// A resource whose file carries call and selection ids, in a package that saves on
+/// render failure, failing at `list` with a script that exits 1.
+fn failing_with_ids(list: &str) -> String {
+    let (tmp, dir) = package(&[(
+        "thing.yaml",
+        "apiVersion: example.org/v1\nkind: Gadget\nmetadata:\n  name: g1\n  annotations:\n    config.k8s.io/id: \"4\"\n    internal.config.kubernetes.io/id: \"4\"\n    internal.config.kubernetes.io/kpt-resource-id: \"q\"\n    owner: team-b\n",
+    )]);
+    let fail = write_script(
+        tmp.path(),
+        "fail.sh",
+        "#!/bin/sh\ncat >/dev/null\necho refused >&2\nexit 1\n",
+    );
+    std::fs::write(
+        dir.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    kpt.dev/save-on-render-failure: \"true\"\npipeline:\n  {list}:\n    - exec: {fail}\n"
+        ),
+    )
+    .expect("Kptfile");
+    let (code, err) = render(&dir, &["--allow-exec"]);
+    assert_eq!(code, 1, "{err}");
+    std::fs::read_to_string(dir.join("thing.yaml")).expect("thing")
+}
+
+#[test]
+fn a_failed_mutator_saves_the_items_without_any_call_ids() {
+    let saved = failing_with_ids("mutators");
+    assert!(saved.contains("owner: team-b"), "{saved}");
+    for id in [
+        "config.k8s.io/id",
+        "internal.config.kubernetes.io/id",
+        "kpt-resource-id",
+    ] {
+        assert!(!saved.contains(id), "{id} left: {saved}");
+    }
+}
+
+#[test]
+fn a_failed_validator_saves_the_items_as_they_were() {
+    let saved = failing_with_ids("validators");
+    assert!(saved.contains("config.k8s.io/id: \"4\""), "{saved}");
+    assert!(saved.contains("kpt-resource-id: \"q\""), "{saved}");
 }

@@ -198,7 +198,13 @@ impl Ctx<'_> {
         }
         let mut items = input;
         for (i, (f, fref)) in pipeline.mutators.iter().zip(chain).enumerate() {
-            items = self.run_resolved(pkg, "mutators", i, f, fref, items, false)?;
+            items = match self.run_resolved(pkg, "mutators", i, f, fref, items, false) {
+                Ok(items) => items,
+                Err(e) => {
+                    self.clear_ids_on_mutator_failure(&e);
+                    return Err(e);
+                }
+            };
             if self.keep_last_good {
                 self.last_good = Some(items.clone());
             }
@@ -208,6 +214,29 @@ impl Ctx<'_> {
         }
         self.log.push(String::new());
         Ok(items)
+    }
+
+    /// kpt's `clearAnnotationsOnMutFailure`: when a mutator's call fails, the items
+    /// save-on-render-failure writes lose every call and selection id, those a source
+    /// file carried included. A function config that cannot be found fails before the
+    /// call, and kpt keeps the items as they are then.
+    fn clear_ids_on_mutator_failure(&mut self, err: &RenderError) {
+        if matches!(err, RenderError::Config(_) | RenderError::Package { .. }) {
+            return;
+        }
+        if let Some(saved) = self.last_good.as_mut() {
+            for item in saved {
+                res::remove_annotations(
+                    item,
+                    &[
+                        res::LEGACY_ID,
+                        res::MIGRATION_ID,
+                        res::ID,
+                        res::KPT_RESOURCE_ID,
+                    ],
+                );
+            }
+        }
     }
 
     /// The config-file checks kpt makes when it loads a package (one KRM resource per
