@@ -75,6 +75,61 @@ fn a_when_that_does_not_compile_or_is_not_boolean_fails_the_render() {
 }
 
 #[test]
+fn when_is_checked_before_it_is_evaluated_and_sees_kpts_cel_extensions() {
+    // A resource field is `dyn` to the checker, so a bare field is refused even
+    // though it holds a boolean; so is a name other than `resources`.
+    let flagged = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\n  labels:\n    tier: edge\ndata:\n  on: \"true\"\nimmutable: true\n";
+    for (expr, want) in [
+        (
+            "resources[0].immutable",
+            "CEL expression must return a boolean, got dyn",
+        ),
+        (
+            "resources.exists(r, r.kind == wanted)",
+            "undeclared reference to 'wanted' (in container '')",
+        ),
+    ] {
+        let pipeline = format!(
+            "  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        seen: \"yes\"\n      when: \"{expr}\"\n"
+        );
+        let (tmp, dir) = package(&[("Kptfile", &kptfile(&pipeline)), ("cm.yaml", flagged)]);
+        let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+        assert_eq!(code, 1, "{expr}: {err}");
+        assert!(err.contains(want), "{expr}: {err}");
+        assert_eq!(read(&dir, "cm.yaml"), flagged);
+    }
+    // Two-variable quantifiers over labels, string functions and sets decide; a
+    // resource without `spec` does not make `exists` fail when another matches.
+    for (expr, runs) in [
+        (
+            "resources.exists(r, r.metadata.labels.exists(k, v, k == 'tier' && v.upperAscii() == 'EDGE'))",
+            true,
+        ),
+        (
+            "sets.contains(resources.map(r, r.metadata.name), ['flags', 'other'])",
+            false,
+        ),
+        (
+            "resources.exists(r, r.immutable == true || r.spec.paused)",
+            true,
+        ),
+    ] {
+        let pipeline = format!(
+            "  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        seen: \"yes\"\n      when: \"{expr}\"\n"
+        );
+        let (tmp, dir) = package(&[("Kptfile", &kptfile(&pipeline)), ("cm.yaml", flagged)]);
+        let (code, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
+        assert_eq!(code, 0, "{expr}: {err}");
+        assert_eq!(err.contains("[SKIPPED]"), !runs, "{expr}: {err}");
+        assert_eq!(
+            read(&dir, "cm.yaml").contains("seen: \"yes\""),
+            runs,
+            "{expr}"
+        );
+    }
+}
+
+#[test]
 fn resource_file_regexp_selects_and_excludes_by_file_path() {
     let pipeline = format!(
         "  mutators:\n    - image: {SET_LABELS}\n      configMap:\n        picked: \"yes\"\n      selectors:\n        - resourceFileRegexp: \"^apps/.*\"\n      exclude:\n        - resourceFileRegexp: \"legacy\"\n"
