@@ -212,7 +212,7 @@ async fn send(
     body: Option<&Value>,
     accept: Option<&str>,
 ) -> Result<Value, RemoteError> {
-    let mut builder = Request::builder().method(method).uri(path);
+    let mut builder = Request::builder().method(method.clone()).uri(path);
     if let Some(a) = accept {
         builder = builder.header(http::header::ACCEPT, a);
     } else {
@@ -228,12 +228,71 @@ async fn send(
     let req = builder
         .body(bytes)
         .map_err(|e| RemoteError::Usage(format!("cannot build request: {e}")))?;
-    Ok(client.request::<Value>(req).await?)
+    client
+        .request::<Value>(req)
+        .await
+        .map_err(|e| refused_in_go_words(e, &method, path))
+}
+
+/// A refused connection as client-go reports it (Go's `url.Error` around the dial error:
+/// `Get "<url>": dial tcp <addr>: connect: connection refused`); other errors as they are.
+fn refused_in_go_words(e: kube::Error, method: &Method, path: &str) -> RemoteError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    let mut refused = false;
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            refused = true;
+        }
+        source = s.source();
+    }
+    match super::connection::server_url().filter(|_| refused) {
+        Some(base) => RemoteError::Transport(refused_text(base, method, path)),
+        None => e.into(),
+    }
+}
+
+fn refused_text(base: &http::Uri, method: &Method, path: &str) -> String {
+    let scheme = base.scheme_str().unwrap_or("https");
+    let authority = base.authority().map(|a| a.as_str()).unwrap_or_default();
+    let host = base.host().unwrap_or_default();
+    let port = base
+        .port_u16()
+        .unwrap_or(if scheme == "http" { 80 } else { 443 });
+    // Go names the address it dialled: a host name's first resolved address.
+    let addr = if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        format!("{host}:{port}")
+    } else {
+        std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .ok()
+            .and_then(|mut a| a.next())
+            .map_or_else(|| format!("{host}:{port}"), |a| a.to_string())
+    };
+    let op = method.as_str();
+    let op = format!("{}{}", &op[..1], op[1..].to_lowercase());
+    let prefix = base.path().trim_end_matches('/');
+    let url = format!("{scheme}://{authority}{prefix}{path}");
+    format!("{op} {url:?}: dial tcp {addr}: connect: connection refused")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_connection_reads_as_client_gos() {
+        let base: http::Uri = "https://127.0.0.1:1".parse().expect("uri");
+        assert_eq!(
+            refused_text(&base, &Method::PUT, "/apis/x/v1/namespaces/ns/things/a"),
+            "Put \"https://127.0.0.1:1/apis/x/v1/namespaces/ns/things/a\": dial tcp 127.0.0.1:1: connect: connection refused"
+        );
+        let base: http::Uri = "http://[::1]/prefix/".parse().expect("uri");
+        assert_eq!(
+            refused_text(&base, &Method::GET, "/api/v1/secrets"),
+            "Get \"http://[::1]/prefix/api/v1/secrets\": dial tcp [::1]:80: connect: connection refused"
+        );
+    }
 
     #[test]
     fn paths() {

@@ -3,6 +3,7 @@
 //! that trusts the kubeconfig's CA.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use clap::Args;
@@ -82,6 +83,13 @@ pub struct ConnectionFlags {
     pub request_timeout: String,
 }
 
+static SERVER_URL: OnceLock<http::Uri> = OnceLock::new();
+
+/// The API server this run connected to (set by `connect`).
+pub fn server_url() -> Option<&'static http::Uri> {
+    SERVER_URL.get()
+}
+
 /// A ready client plus the namespace commands act in.
 pub struct Remote {
     pub client: kube::Client,
@@ -97,6 +105,8 @@ impl ConnectionFlags {
             _ => config.default_namespace.clone(),
         };
         config.default_namespace = namespace.clone();
+        // One server per run: kept for error texts that name the request's URL.
+        let _ = SERVER_URL.set(config.cluster_url.clone());
         let client = kube::Client::try_from(config)
             .map_err(|e| RemoteError::Config(format!("cannot create the client: {e}")))?;
         Ok(Remote { client, namespace })
