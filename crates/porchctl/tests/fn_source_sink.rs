@@ -167,3 +167,21 @@ fn sink_writes_by_path_and_index_as_kyamls_package_writer() {
         )
     );
 }
+
+#[test]
+fn source_unwrap_removes_only_the_readers_annotations() {
+    let own = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tagged\n  annotations:\n    config.k8s.io/id: \"5\"\n    config.kubernetes.io/merge-source: dest\ndata:\n  k: v\n";
+    let (tmp, _dir) = package(&[
+        ("Kptfile", KPTFILE),
+        ("own.yaml", own),
+        ("plain.yaml", "- first\n- second\n"),
+    ]);
+    let (code, out, err) = porchctl(tmp.path(), &["fn", "source", "pkg", "-o", "unwrap"]);
+    assert_eq!(code, 0, "{err}");
+    // The id's twin, added when read, stays; the list comes back as a list.
+    let tagged = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tagged\n  annotations:\n    config.k8s.io/id: \"5\"\n    config.kubernetes.io/merge-source: dest\n    internal.config.kubernetes.io/id: '5'\ndata:\n  k: v\n";
+    assert_eq!(
+        out,
+        format!("{KPTFILE}---\n{tagged}---\n- first\n- second\n")
+    );
+}

@@ -341,6 +341,9 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
     };
     let idx = index.to_string();
     let pkg = if pkg.is_empty() { "." } else { pkg };
+    // kyaml's `ByteReader` copies the twins a file already carries first, then sets its
+    // own annotations in key order, so a twin it adds comes before them.
+    copy_twins(node);
     clear_empty_metadata(node);
     let ann = node.ensure_mapping(&["metadata", "annotations"]);
     for (k, v) in [
@@ -353,20 +356,21 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
     ] {
         set_like_kyaml(ann, k, v);
     }
-    copy_id_twin(node);
 }
 
-/// kyaml's `CopyLegacyAnnotations` for the call id: a source file that carries only
-/// one of the two id annotations gets the other (an empty value counts as absent).
-/// Two that differ are left as they are; a function refuses them
+/// kyaml's `CopyLegacyAnnotations`: for the path, the index and the call id, a resource
+/// that carries only one of the two annotations gets the other (an empty value counts as
+/// absent). Two ids that differ are left as they are; a function refuses them
 /// ([`mismatched_ids`]).
-fn copy_id_twin(node: &mut Node) {
-    let id = annotation(node, ID).filter(|v| !v.is_empty());
-    let legacy = annotation(node, LEGACY_ID).filter(|v| !v.is_empty());
-    match (id.map(str::to_string), legacy.map(str::to_string)) {
-        (Some(v), None) => set_annotation(node, LEGACY_ID, &v),
-        (None, Some(v)) => set_annotation(node, ID, &v),
-        _ => {}
+fn copy_twins(node: &mut Node) {
+    for (legacy_key, key) in [(LEGACY_PATH, PATH), (LEGACY_INDEX, INDEX), (LEGACY_ID, ID)] {
+        let new = annotation(node, key).filter(|v| !v.is_empty());
+        let legacy = annotation(node, legacy_key).filter(|v| !v.is_empty());
+        match (new.map(str::to_string), legacy.map(str::to_string)) {
+            (Some(v), None) => set_annotation(node, legacy_key, &v),
+            (None, Some(v)) => set_annotation(node, key, &v),
+            _ => {}
+        }
     }
 }
 
@@ -621,6 +625,37 @@ mod tests {
             e.to_string(),
             "r.yaml: invalid document separator: ---  more"
         );
+    }
+
+    #[test]
+    fn twins_a_file_carries_are_copied_before_the_readers_annotations_are_set() {
+        let mut files = PackageFiles::new();
+        let text = "kind: K\nmetadata:\n  name: n\n  annotations:\n    own: x\n    config.k8s.io/id: '4'\n    config.kubernetes.io/index: '9'\n";
+        files.insert("k.yaml", text.as_bytes().to_vec());
+        let items = read_package(&files, "", &mut Sources::default()).expect("read");
+        let keys: Vec<&str> = items[0]
+            .get_path(&["metadata", "annotations"])
+            .map(Node::entries)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "own",
+                LEGACY_ID,
+                LEGACY_INDEX,
+                INDEX,
+                ID,
+                LEGACY_PATH,
+                PATH,
+                SEQ_INDENT,
+                PACKAGE_PATH
+            ]
+        );
+        assert_eq!(item_index(&items[0]), Some("0"));
+        assert_eq!(annotation(&items[0], ID), Some("4"));
     }
 
     #[test]

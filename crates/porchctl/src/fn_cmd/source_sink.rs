@@ -76,15 +76,35 @@ pub fn source(a: SourceArgs) -> anyhow::Result<ExitCode> {
         print!("{}", list.to_yaml());
         return Ok(ExitCode::SUCCESS);
     }
-    // kyaml's `ByteWriter` writes a wrapped bare list as the list it was (one with
-    // items: an empty one keeps its wrapper).
-    let items = if out == Output::Unwrap {
-        items.into_iter().map(unwrap_bare_list).collect()
-    } else {
-        items
-    };
+    if out == Output::Unwrap {
+        print!("{}", unwrapped(items));
+        return Ok(ExitCode::SUCCESS);
+    }
     output::write(&out, items)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// kpt's `fn source -o unwrap` writes through kyaml's `ByteWriter`, which removes the
+/// reader's annotations only (path, index, seqindent; ids and merge sources a file
+/// carries stay), indents each resource's lists as its seqindent said, and writes a
+/// wrapped bare list as the list it was (one with items: an empty one keeps its
+/// wrapper).
+fn unwrapped(items: Vec<kpt::yaml::Node>) -> String {
+    let docs: Vec<(kpt::yaml::Node, kpt::yaml::SeqIndent)> = items
+        .into_iter()
+        .map(|mut n| {
+            let wide = resources::annotation(&n, resources::SEQ_INDENT) == Some("wide");
+            resources::strip_reader(&mut n);
+            let seq = if wide {
+                kpt::yaml::SeqIndent::Wide
+            } else {
+                kpt::yaml::SeqIndent::Compact
+            };
+            (unwrap_bare_list(n), seq)
+        })
+        .collect();
+    // One encoder for the whole stream, as kyaml's.
+    kpt::yaml::emit_documents(docs.iter().map(|(n, s)| (n, *s)))
 }
 
 fn unwrap_bare_list(node: kpt::yaml::Node) -> kpt::yaml::Node {
