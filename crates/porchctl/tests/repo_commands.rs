@@ -151,7 +151,14 @@ async fn register_get_sync_unregister_with_basic_auth() {
         .sync
         .and_then(|s| s.run_once_at)
         .expect("runOnceAt set");
-    assert_eq!(out.trim_end().rsplit(' ').next(), Some(at.as_str()));
+    // Printed in the local zone (as Go's time.Local), sent in UTC: the same instant.
+    let shown: Option<k8s_openapi::jiff::Timestamp> = out
+        .trim_end()
+        .rsplit(' ')
+        .next()
+        .and_then(|t| t.parse().ok());
+    assert_eq!(shown, at.parse().ok(), "{out} vs {at}");
+    assert!(shown.is_some(), "{out}");
 
     // unregister removes the Repository and its Secret.
     let out = s.porchctl_ok(&[

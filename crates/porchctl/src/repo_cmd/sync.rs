@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use k8s_openapi::jiff::Timestamp;
-use k8s_openapi::jiff::tz::Offset;
+use k8s_openapi::jiff::tz::{Offset, TimeZone};
 use serde_json::{Value, json};
 
 use crate::remote::api::REPOSITORIES;
@@ -148,6 +148,45 @@ fn go_rfc3339_offset(s: &str) -> Option<i32> {
     Some(sign * (h * 3600 + m * 60))
 }
 
+/// The UTC offset (seconds) of Go's `time.Local` at `t`, as Go's initLocal finds the zone:
+/// `$TZ` unset: `/etc/localtime`; empty or `UTC`: UTC; `:` dropped, then an absolute
+/// path, else a name under the system zoneinfo directories. A zone that cannot be read
+/// is UTC.
+fn go_local_offset(t: SystemTime, tz: Option<&str>) -> i32 {
+    let Ok(ts) = Timestamp::try_from(t) else {
+        return 0;
+    };
+    let files: Vec<std::path::PathBuf> = match tz {
+        None => vec!["/etc/localtime".into()],
+        Some(tz) => {
+            let tz = tz.strip_prefix(':').unwrap_or(tz);
+            if tz.is_empty() || tz == "UTC" {
+                return 0;
+            }
+            if tz.starts_with('/') {
+                vec![tz.into()]
+            } else {
+                [
+                    "/usr/share/zoneinfo/",
+                    "/usr/share/lib/zoneinfo/",
+                    "/usr/lib/locale/TZ/",
+                    "/etc/zoneinfo/",
+                ]
+                .iter()
+                .map(|dir| std::path::Path::new(dir).join(tz))
+                .collect()
+            }
+        }
+    };
+    files
+        .iter()
+        .find_map(|f| {
+            let data = std::fs::read(f).ok()?;
+            TimeZone::tzif("Local", &data).ok()
+        })
+        .map_or(0, |zone| zone.to_offset(ts).seconds())
+}
+
 /// RFC 3339 in UTC with whole seconds (how metav1.Time goes on the wire).
 pub fn rfc3339(t: SystemTime) -> String {
     rfc3339_at(t, 0)
@@ -216,7 +255,11 @@ pub async fn run(conn: &ConnectionFlags, args: SyncArgs) -> Result<(), RemoteErr
         }));
     }
     let wire = rfc3339(when.at);
-    let shown = rfc3339_at(when.at, when.offset.unwrap_or(0));
+    let shown = rfc3339_at(
+        when.at,
+        when.offset
+            .unwrap_or_else(|| go_local_offset(when.at, std::env::var("TZ").ok().as_deref())),
+    );
     for mut repo in repos {
         let name = repo
             .pointer("/metadata/name")
@@ -298,6 +341,26 @@ mod tests {
             rfc3339_at(r.at, r.offset.unwrap_or(0)),
             "2026-03-02T01:00:00-07:00"
         );
+    }
+
+    #[test]
+    fn computed_times_show_in_gos_local_zone() {
+        // A zone file named by $TZ, as Go's time.Local reads it.
+        let Some(zone) = [
+            "/usr/share/zoneinfo/Asia/Kolkata",
+            "/usr/share/zoneinfo/Asia/Calcutta",
+        ]
+        .into_iter()
+        .find(|f| std::path::Path::new(f).exists()) else {
+            return;
+        };
+        let t = at("2026-03-02T04:00:15Z");
+        let offset = go_local_offset(t, Some(zone));
+        assert_eq!(rfc3339_at(t, offset), "2026-03-02T09:30:15+05:30");
+        assert_eq!(go_local_offset(t, Some(":Asia/Kolkata")), 19800);
+        assert_eq!(go_local_offset(t, Some("")), 0);
+        assert_eq!(go_local_offset(t, Some("UTC")), 0);
+        assert_eq!(go_local_offset(t, Some("No/Such_Zone")), 0);
     }
 
     #[test]
