@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::heal::{Snapshot, Snapshots};
-use super::run::{check_krm, krm_problem};
+use super::inputs::{check_krm, krm_problem};
 use crate::package::resources::{self as res, annotation, set_annotation};
 use crate::yaml::Node;
 
