@@ -52,13 +52,23 @@ fn walk(
 /// New content is written to a temporary file and renamed, so a crash never leaves
 /// a half-written file ([`Replacer`] keeps that from costing an inode per file).
 pub fn write_changes(dir: &Path, before: &PackageFiles, after: &PackageFiles) -> io::Result<()> {
-    let mut replacer = Replacer::default();
-    for (path, content) in after.as_map() {
-        let old = before.get(path);
-        if old == Some(content.as_slice()) {
-            continue;
+    let changed: Vec<(&String, &Vec<u8>)> = after
+        .as_map()
+        .iter()
+        .filter(|(path, content)| before.get(path) != Some(content.as_slice()))
+        .collect();
+    // kyaml's package writer checks every output path before it writes any: a resource
+    // whose path names a directory fails the write and leaves the package as it was.
+    for (path, _) in &changed {
+        if std::fs::symlink_metadata(dir.join(path)).is_ok_and(|m| m.is_dir()) {
+            return Err(io::Error::other(format!(
+                "config.kubernetes.io/path cannot be a directory: {path}"
+            )));
         }
-        replacer.write(&dir.join(path), content, old.is_some())?;
+    }
+    let mut replacer = Replacer::default();
+    for (path, content) in changed {
+        replacer.write(&dir.join(path), content, before.get(path).is_some())?;
     }
     replacer.finish()?;
     for path in before.paths() {
@@ -71,4 +81,28 @@ pub fn write_changes(dir: &Path, before: &PackageFiles, after: &PackageFiles) ->
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_naming_a_directory_fails_before_anything_is_written() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(tmp.path().join("taken")).expect("mkdir");
+        let mut after = PackageFiles::new();
+        after.insert("fine.yaml", b"a: 1\n".to_vec());
+        after.insert("taken", b"b: 2\n".to_vec());
+        let e = write_changes(tmp.path(), &PackageFiles::new(), &after).expect_err("dir");
+        assert_eq!(
+            e.to_string(),
+            "config.kubernetes.io/path cannot be a directory: taken"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .expect("read")
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        assert_eq!(left, [std::ffi::OsString::from("taken")]);
+    }
 }
