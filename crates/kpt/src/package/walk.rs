@@ -30,7 +30,7 @@ pub fn read_tree(files: &PackageFiles, sources: &mut Sources) -> Result<Vec<Node
             .unwrap_or_default()
     };
     let mut stack: Vec<(String, KrmIgnore)> = vec![(String::new(), ignore_of(""))];
-    let mut visited: Vec<String> = Vec::new();
+    let mut visited: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut packages: Vec<String> = vec![String::new()];
     let mut items = Vec::new();
@@ -43,10 +43,9 @@ pub fn read_tree(files: &PackageFiles, sources: &mut Sources) -> Result<Vec<Node
         while let Some(i) = path[at..].find('/') {
             let dir = &path[..at + i];
             at += i + 1;
-            if visited.iter().any(|v| v == dir) {
+            if !visited.insert(dir) {
                 continue;
             }
-            visited.push(dir.to_string());
             if top_matches(&mut stack, dir, true) {
                 skipped.push(dir.to_string());
                 continue 'files;
