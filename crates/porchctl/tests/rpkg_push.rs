@@ -91,12 +91,14 @@ fn push_refuses_a_directory_without_a_kptfile_before_sending_anything() {
         "{stderr}"
     );
 
-    // No DIR at all reads stdin too, with nothing said about it.
+    // No DIR at all reads stdin too, after upstream's notice (no newline of its own).
     let out = push(&["r.p.ws"], &server, tmp.path(), Some(&list(cm)));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.starts_with("Error: \".KptRevisionMetadata\" not found"),
+        stderr.starts_with(
+            "Warning: This way of using stdin will be deprecated in Porch release 5.x.x. Please use '-' to provide stdin.Error: \".KptRevisionMetadata\" not found"
+        ),
         "{stderr}"
     );
 

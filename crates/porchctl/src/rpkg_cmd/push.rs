@@ -148,14 +148,19 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<
     let remote = conn.connect().await?;
     let Some(name) = a.args.first() else {
         return Err(RemoteError::Usage(
-            "PACKAGE is a required positional argument".into(),
+            "PACKAGE name is a required positional argument".into(),
         ));
     };
     let source = a.args.get(1).map(String::as_str);
     let mut files = match source {
-        // No DIR: stdin, silently, as upstream; `-` says the same (upstream would look
-        // for a directory named `-`).
+        // `-` is stdin; no DIR too, with kptdev/porch's notice (its printer's Printf:
+        // stderr, no newline).
         Some("-") | None => {
+            if source.is_none() {
+                eprint!(
+                    "Warning: This way of using stdin will be deprecated in Porch release 5.x.x. Please use '-' to provide stdin."
+                );
+            }
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
             resources::from_resource_list(&text)?
