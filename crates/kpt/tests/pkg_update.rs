@@ -272,3 +272,61 @@ fn a_resource_renamed_upstream_and_edited_locally_is_kept_beside_the_new_one() {
         "{text}"
     );
 }
+
+#[test]
+fn fast_forward_counts_a_sub_package_kptfile_on_one_side_as_a_local_change() {
+    let sub_kf = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: extra\n";
+    let o = files(&[("Kptfile", KPTFILE), ("a.yaml", &cm("a", "1"))]);
+    let u = files(&[("Kptfile", KPTFILE), ("a.yaml", &cm("a", "2"))]);
+    let added = files(&[
+        ("Kptfile", KPTFILE),
+        ("a.yaml", &cm("a", "1")),
+        ("extra/Kptfile", sub_kf),
+    ]);
+    let err = update_package(
+        &o,
+        &u,
+        &added,
+        Strategy::FastForward,
+        &UpdateOptions::default(),
+    )
+    .expect_err("added sub-package");
+    assert!(
+        matches!(&err, UpdateError::LocalChanges(f) if f == &["extra/Kptfile".to_string()]),
+        "{err}"
+    );
+    // and one deleted locally
+    let o2 = files(&[
+        ("Kptfile", KPTFILE),
+        ("extra/Kptfile", sub_kf),
+        ("extra/b.yaml", &cm("b", "1")),
+    ]);
+    let l2 = files(&[("Kptfile", KPTFILE), ("extra/b.yaml", &cm("b", "1"))]);
+    let err = update_package(
+        &o2,
+        &o2,
+        &l2,
+        Strategy::FastForward,
+        &UpdateOptions::default(),
+    )
+    .expect_err("deleted sub-package Kptfile");
+    assert!(err.to_string().contains("extra/Kptfile"), "{err}");
+}
+
+#[test]
+fn a_sub_package_whose_kptfile_upstream_dropped_keeps_its_kptfile_and_files() {
+    let sub_kf = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: lib\n";
+    let o = files(&[
+        ("Kptfile", KPTFILE),
+        ("lib/Kptfile", sub_kf),
+        ("lib/c.yaml", &cm("c", "1")),
+    ]);
+    let u = files(&[("Kptfile", KPTFILE), ("lib/c.yaml", &cm("c", "1"))]);
+    let out = resource_merge(&o, &u, &o).expect("update");
+    assert_eq!(out.get_text("lib/Kptfile"), Some(sub_kf));
+    assert_eq!(out.get_text("lib/c.yaml"), Some(cm("c", "1").as_str()));
+    // a sub-package whose directory is gone upstream is still deleted
+    let gone = files(&[("Kptfile", KPTFILE)]);
+    let out = resource_merge(&o, &gone, &o).expect("update");
+    assert!(out.paths().all(|p| !p.starts_with("lib/")), "{out:?}");
+}

@@ -128,7 +128,12 @@ fn local_changes(
             continue;
         }
         let (o, l) = (original.get(p), local.get(p));
-        let differs = if base == KPTFILE {
+        // kpt's `PkgDiff` counts a file on one side only as a change; a
+        // sub-package's Kptfile added or removed locally is one (the root's is
+        // compared by content: kpt's origin may have none).
+        let differs = if base == KPTFILE && p != KPTFILE && o.is_some() != l.is_some() {
+            true
+        } else if base == KPTFILE {
             let norm = |b: Option<&[u8]>| -> Result<Kptfile, UpdateError> {
                 let mut k = match b {
                     Some(b) => Kptfile::parse(&String::from_utf8_lossy(b)).map_err(|e| {

@@ -46,9 +46,14 @@ pub(super) fn resource_merge(
         let o = root || original.get(&kf).is_some();
         let u = root || updated.get(&kf).is_some();
         let l = local.get(&kf).is_some() || root;
+        // kpt's ResourceMergeUpdater asks whether the package's *directory* exists
+        // upstream (`pkgutil.Exists`): a sub-package whose Kptfile upstream removed
+        // while keeping its files is merged, not deleted.
+        let u_dir = u || updated.paths().any(|f| relative_to(f, &p).is_some());
         match (o, u, l) {
             (false, true, true) => return Err(UpdateError::AddedInBoth(p)),
             (false, true, false) => copy_subtree(updated, &mut out, &p),
+            (true, false, true) if u_dir => merge_one(original, updated, &mut out, &p, opts)?,
             (true, false, true) if own_files_equal(original, local, &p) => {
                 remove_subtree(&mut out, &p);
             }
