@@ -2,7 +2,8 @@
 //! `FunctionRunner.do`: the path invariants and the KRM check fail the step with
 //! `[FAIL]` and the error only (no results, stderr or exit code shown), and such a call
 //! is not in the results list; the results list holds the calls in the order they ran;
-//! a failed mutator call leaves no call ids on what save-on-render-failure writes.
+//! a failed mutator call leaves no call ids on what save-on-render-failure writes; a
+//! step refused before it ran is recorded with its image as kpt's `NewRunner` left it.
 //! Exec functions are `sh` scripts printing fixed output.
 
 mod pkgfix;
@@ -261,4 +262,26 @@ fn a_failed_validator_saves_the_items_as_they_were() {
     let saved = failing_with_ids("validators");
     assert!(saved.contains("config.k8s.io/id: \"4\""), "{saved}");
     assert!(saved.contains("kpt-resource-id: \"q\""), "{saved}");
+}
+
+#[test]
+fn a_step_whose_tag_does_not_settle_is_recorded_with_the_prefixed_image_only() {
+    let (_tmp, dir) = package(&[
+        (
+            "Kptfile",
+            &kptfile(
+                "pkg",
+                "pipeline:\n  mutators:\n    - image: tidy-fn\n      tag: \"not/a-tag\"\n",
+            ),
+        ),
+        ("gadget.yaml", GADGET),
+    ]);
+    let (code, err) = render(&dir, &[]);
+    assert_eq!(code, 1, "{err}");
+    let kf = std::fs::read_to_string(dir.join("Kptfile")).expect("Kptfile");
+    assert!(
+        kf.contains("- image: ghcr.io/kptdev/krm-functions-catalog/tidy-fn\n"),
+        "{kf}"
+    );
+    assert!(!kf.contains("tidy-fn:latest"), "{kf}");
 }

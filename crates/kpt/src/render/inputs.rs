@@ -17,16 +17,23 @@ pub fn resolve_image(image: &str) -> String {
     if image.starts_with("builtins/") {
         return image.to_string();
     }
-    let full = if image.contains('/') {
-        image.to_string()
-    } else {
-        format!("{IMAGE_PREFIX}/{image}")
-    };
+    let full = prefix_image(image);
     let last = full.rsplit('/').next().unwrap_or(&full);
     if last.contains(':') || last.contains('@') {
         full
     } else {
         format!("{full}:latest")
+    }
+}
+
+/// kpt's `ResolveToImage`: a name without a `/` gets the catalog prefix, nothing else
+/// changes (the tag is settled afterwards).
+pub(super) fn prefix_image(image: &str) -> String {
+    let image = image.trim();
+    if image.contains('/') {
+        image.to_string()
+    } else {
+        format!("{IMAGE_PREFIX}/{image}")
     }
 }
 
@@ -241,6 +248,15 @@ mod tests {
         );
         let err = check_krm(&item).expect_err("not KRM");
         assert!(err.starts_with("input resource list must contain only KRM resources: "));
+    }
+
+    #[test]
+    fn prefixing_leaves_the_tag_alone() {
+        assert_eq!(
+            prefix_image("tidy"),
+            "ghcr.io/kptdev/krm-functions-catalog/tidy"
+        );
+        assert_eq!(prefix_image("example.org/tidy:v3"), "example.org/tidy:v3");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::call::{self, Owner, pkg_of};
 use super::image::resolve_image_tag;
-use super::inputs::{check_krm, config_map, find_config_ref, pkg_key, refers_to};
+use super::inputs::{check_krm, config_map, find_config_ref, pkg_key, prefix_image, refers_to};
 // `image.rs` reaches the image resolution through here.
 pub(super) use super::inputs::resolve_image;
 use super::{Ctx, RenderError, pkg_label, printer, select, when};
@@ -141,7 +141,9 @@ impl Ctx<'_> {
         } else {
             resolve_image_tag(&f.image, &f.tag, self.opts.runtime)
                 .map(FunctionRef::Image)
-                .map_err(|message| failed(message, resolve_image(&f.image)))?
+                // kpt records the step with the image as its `NewRunner` left it: prefixed,
+                // its tag not settled (`preExecFailureStep`).
+                .map_err(|message| failed(message, prefix_image(&f.image)))?
         };
         if let Some(reason) = self.opts.runtime.refusal(&fref) {
             let image = match &fref {
