@@ -16,16 +16,15 @@ use serde_json::Value as Json;
 
 use crate::yaml::Node;
 
-/// The longest expression kpt accepts.
-pub const MAX_EXPRESSION_LEN: usize = 10_000;
+/// cel-go's parser refuses an expression of more code points than this (its
+/// default `ParserExpressionSizeLimit`; kpt HEAD sets no length limit of its own).
+pub const MAX_EXPRESSION_LEN: usize = 100_000;
 
 /// Why a `when:` expression could not decide.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WhenError {
     #[error("failed to compile CEL expression: {0}")]
     Compile(String),
-    #[error("CEL expression exceeds the maximum length of {MAX_EXPRESSION_LEN} characters")]
-    TooLong,
     #[error("failed to evaluate CEL expression: {0}")]
     Eval(String),
     #[error("CEL expression must return a boolean, got {0}")]
@@ -55,9 +54,10 @@ fn to_cel(v: &Json) -> cel::Value {
     }
 }
 
-/// A resource as kpt hands it to CEL: its fields as plain data, with
-/// `apiVersion`, `kind` and `metadata.name` present (empty when the resource has
-/// none), so `r.kind == "Deployment"` never fails for want of a field.
+/// A resource as kpt hands it to CEL (`ensureMetadata`): its fields as plain
+/// data, with `apiVersion`, `kind`, `metadata.name` and `metadata.namespace`
+/// present (empty when the resource has none, and a `metadata` that is no mapping
+/// replaced), so `r.kind == "Deployment"` never fails for want of a field.
 fn resource_value(node: &Node) -> cel::Value {
     let mut value = node.to_value();
     if let Json::Object(map) = &mut value {
@@ -68,9 +68,14 @@ fn resource_value(node: &Node) -> cel::Value {
         let metadata = map
             .entry("metadata")
             .or_insert_with(|| Json::Object(Default::default()));
+        if !metadata.is_object() {
+            *metadata = Json::Object(Default::default());
+        }
         if let Json::Object(meta) = metadata {
-            meta.entry("name")
-                .or_insert_with(|| Json::String(String::new()));
+            for key in ["name", "namespace"] {
+                meta.entry(key)
+                    .or_insert_with(|| Json::String(String::new()));
+            }
         }
     }
     to_cel(&value)
@@ -132,8 +137,30 @@ fn eval_message(e: &cel::ExecutionError) -> String {
 
 /// Evaluate `expr` over `resources`: `Ok(true)` runs the step, `Ok(false)` skips it.
 pub fn evaluate(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
-    if expr.len() > MAX_EXPRESSION_LEN {
-        return Err(WhenError::TooLong);
+    // The `cel` crate parses and evaluates recursively, one frame per level of a
+    // long operator chain (`1 + 1 + …`), which a caller's small thread stack (a
+    // test's, an async worker's) cannot hold; so the work gets a stack of its own.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("cel-when".into())
+            .stack_size(EVAL_STACK)
+            .spawn_scoped(scope, || evaluate_here(expr, resources))
+            .map_err(|e| WhenError::Eval(e.to_string()))?
+            .join()
+            .unwrap_or_else(|_| Err(WhenError::Eval("CEL evaluation panicked".into())))
+    })
+}
+
+/// Enough for the deepest expression [`MAX_EXPRESSION_LEN`] allows; only the
+/// pages used are committed.
+const EVAL_STACK: usize = 256 << 20;
+
+fn evaluate_here(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
+    let size = expr.chars().count();
+    if size > MAX_EXPRESSION_LEN {
+        return Err(WhenError::Compile(format!(
+            "ERROR: <input>:-1:0: expression code point size exceeds limit: size: {size}, limit {MAX_EXPRESSION_LEN}"
+        )));
     }
     let env = environment()
         .ok_or_else(|| WhenError::Compile("failed to create CEL environment".into()))?;
@@ -210,9 +237,23 @@ mod tests {
             evaluate("resources.exists(r, ", &r),
             Err(WhenError::Compile(_))
         ));
+        // Past cel-go's parser limit; a long expression under it is fine.
         assert_eq!(
             evaluate(&"x".repeat(MAX_EXPRESSION_LEN + 1), &r),
-            Err(WhenError::TooLong)
+            Err(WhenError::Compile(
+                "ERROR: <input>:-1:0: expression code point size exceeds limit: size: 100001, limit 100000".into()
+            ))
+        );
+        let long = vec!["true"; 3000].join(" && ");
+        assert!(long.len() > 10_000);
+        assert_eq!(evaluate(&long, &r), Ok(true));
+        // An operator chain nested past the parser's limit is refused, not a crash.
+        let deep = format!("{} > 0", vec!["1"; 5000].join(" + "));
+        assert_eq!(
+            evaluate(&deep, &r),
+            Err(WhenError::Compile(
+                "ERROR: <input>:-1:0: expression recursion limit exceeded: 250".into()
+            ))
         );
     }
 
@@ -260,6 +301,18 @@ mod tests {
             evaluate(
                 "resources.exists(x, x.kind == '' && x.apiVersion == '' && x.metadata.name == '')",
                 &bare
+            ),
+            Ok(true)
+        );
+        // A metadata that is no mapping is replaced; a present name is kept.
+        let odd = vec![
+            parse_one("kind: A\nmetadata: nonsense\n").expect("yaml"),
+            parse_one("kind: B\nmetadata:\n  name: b\n").expect("yaml"),
+        ];
+        assert_eq!(
+            evaluate(
+                "resources.all(x, x.metadata.namespace == '') && resources.map(x, x.metadata.name) == ['', 'b']",
+                &odd
             ),
             Ok(true)
         );

@@ -135,8 +135,61 @@ const STRING_FUNCTIONS: &[&str] = &[
     "strings.quote",
 ];
 
+/// How deep an expression may nest: cel-go's parser refuses deeper operator
+/// chains, and the `cel` crate's evaluator (and this checker) recurse per level.
+pub const MAX_DEPTH: usize = 250;
+
+/// The expressions directly inside `e`.
+fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
+    match &e.expr {
+        Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).collect(),
+        Expr::Select(s) => vec![&*s.operand],
+        Expr::List(l) => l.elements.iter().collect(),
+        Expr::Map(m) => m
+            .entries
+            .iter()
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
+                EntryExpr::StructField(f) => vec![&f.value],
+            })
+            .collect(),
+        Expr::Struct(st) => st
+            .entries
+            .iter()
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
+                EntryExpr::StructField(f) => vec![&f.value],
+            })
+            .collect(),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
+    }
+}
+
+/// The nesting depth of `root`, counted without recursing.
+fn depth(root: &IdedExpr) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        stack.extend(children(e).into_iter().map(|x| (x, d + 1)));
+    }
+    deepest
+}
+
 /// The first undeclared identifier, in cel-go's error format, or the output type.
 pub fn check(root: &IdedExpr, info: &SourceInfo) -> Result<Ty, String> {
+    if depth(root) > MAX_DEPTH {
+        return Err(format!(
+            "ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_DEPTH}"
+        ));
+    }
     let mut scope = HashMap::from([("resources".to_string(), Ty::List(Box::new(Ty::Dyn)))]);
     let mut checker = Checker { info, error: None };
     let ty = checker.infer(root, &mut scope);
