@@ -331,7 +331,13 @@ fn a_commands_flag_aliases_are_its_flags() {
     // they are spelled out under the flag's own name.
     assert_eq!(
         run(&["rpkg", "get", "--ws", "w2", "--repo=shelf", "--rev", "3"]),
-        ["rpkg", "get", "--workspace=w2", "--repository=shelf", "--revision=3"]
+        [
+            "rpkg",
+            "get",
+            "--workspace=w2",
+            "--repository=shelf",
+            "--revision=3"
+        ]
     );
     // `rpkg copy` has `--workspace` alone.
     assert_eq!(
@@ -341,5 +347,34 @@ fn a_commands_flag_aliases_are_its_flags() {
     assert_eq!(
         refused(&["rpkg", "copy", "-w", "w2", "a.b.c"]),
         "unknown shorthand flag: 'w' in -w"
+    );
+}
+
+#[test]
+fn repo_reg_takes_upstreams_short_flag_names() {
+    assert_eq!(
+        run(&[
+            "repo",
+            "reg",
+            "-d",
+            "a shelf",
+            "--dir=/x",
+            "--deploy",
+            "--pw",
+            "p",
+            "--username=u",
+            "r"
+        ]),
+        [
+            "repo",
+            "reg",
+            "--description=a shelf",
+            "--directory=/x",
+            "--deployment=true",
+            "--repo-basic-password=p",
+            "--repo-basic-username=u",
+            "--",
+            "r"
+        ]
     );
 }

@@ -2,6 +2,7 @@
 //! (`config.porch.kpt.dev/v1alpha1` Repository objects), with upstream porchctl's flags,
 //! output and error texts.
 
+mod cron;
 mod get;
 mod reg;
 mod sync;

@@ -37,7 +37,7 @@ pub struct RegArgs {
     #[arg(value_name = "REPOSITORY")]
     pub repository: Option<String>,
     /// Directory within the repository where to look for packages.
-    #[arg(long, default_value = "/")]
+    #[arg(long, aliases = ["dir", "folder"], default_value = "/")]
     pub directory: String,
     /// Branch in the repository where finalized packages are committed.
     #[arg(long, default_value = "main")]
@@ -50,17 +50,28 @@ pub struct RegArgs {
     #[arg(long, default_value = "", hide_default_value = true)]
     pub name: String,
     /// Brief description of the package repository.
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        short = 'd',
+        long,
+        alias = "desc",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub description: String,
     /// Repository is a deployment repository; packages in a deployment repository are
     /// considered deployment-ready.
-    #[arg(long)]
+    #[arg(long, alias = "deploy")]
     pub deployment: bool,
     /// Username for repository authentication using basic auth.
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        long,
+        alias = "username",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub repo_basic_username: String,
     /// Password for repository authentication using basic auth.
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(long, aliases = ["pw", "pass", "password"], default_value = "", hide_default_value = true)]
     pub repo_basic_password: String,
     /// Use workload identity for authentication with the repo.
     #[arg(long)]
@@ -94,9 +105,6 @@ pub async fn run(conn: &ConnectionFlags, mut args: RegArgs) -> Result<(), Remote
             "repository is required positional argument".into(),
         ));
     };
-    if !args.sync_schedule.is_empty() {
-        validate_cron(&args.sync_schedule)?;
-    }
     let timeout = args.timeout;
     let ns = remote.namespace.as_str();
     if args.name.is_empty() {
@@ -110,6 +118,10 @@ pub async fn run(conn: &ConnectionFlags, mut args: RegArgs) -> Result<(), Remote
         }
         None => String::new(),
     };
+    // As upstream: checked once the auth Secret exists, just before the Repository.
+    if !args.sync_schedule.is_empty() {
+        validate_cron(&args.sync_schedule)?;
+    }
     let body = repository_body(&args, &repository, ns, &secret_name);
     REPOSITORIES.create(&remote.client, ns, &body).await?;
     if args.wait {
@@ -188,78 +200,10 @@ fn auth_secret(args: &RegArgs, ns: &str) -> Result<Option<Value>, RemoteError> {
     Ok(None)
 }
 
-/// Standard 5-field cron (or a `@hourly`-style descriptor), as the repository controller
-/// accepts it.
+/// Upstream's check of `--sync-schedule`: robfig/cron's `ParseStandard`.
 pub fn validate_cron(expr: &str) -> Result<(), RemoteError> {
-    let invalid = |why: &str| {
-        RemoteError::Usage(format!(
-            "invalid sync-schedule cron expression {expr:?}: {why}"
-        ))
-    };
-    let e = expr.trim();
-    if let Some(d) = e.strip_prefix('@') {
-        return match d {
-            "yearly" | "annually" | "monthly" | "weekly" | "daily" | "midnight" | "hourly" => {
-                Ok(())
-            }
-            _ if d.starts_with("every ") => Ok(()),
-            _ => Err(invalid("unrecognized descriptor")),
-        };
-    }
-    let fields: Vec<&str> = e.split_whitespace().collect();
-    if fields.len() != 5 {
-        return Err(invalid(&format!(
-            "expected exactly 5 fields, found {}",
-            fields.len()
-        )));
-    }
-    // Standard cron fields: minute, hour, day of month, month (or JAN-DEC), day of week
-    // (or SUN-SAT); a letter anywhere else (`a b c d e`) is no schedule.
-    const MONTHS: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
-    const DAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-    let bounds: [(u32, u32, &[&str]); 5] = [
-        (0, 59, &[]),
-        (0, 23, &[]),
-        (1, 31, &[]),
-        (1, 12, &MONTHS),
-        (0, 6, &DAYS),
-    ];
-    for (f, (lo, hi, names)) in fields.iter().zip(bounds) {
-        if !cron_field_ok(f, lo, hi, names) {
-            return Err(invalid(&format!("bad field {f:?}")));
-        }
-    }
-    Ok(())
-}
-
-/// One cron field: comma-separated `*`, `?`, `v` or `v-v`, each with an optional `/step`;
-/// a value is a number in `lo..=hi` or one of `names` (1-based for months, 0-based for days).
-fn cron_field_ok(field: &str, lo: u32, hi: u32, names: &[&str]) -> bool {
-    let value = |v: &str| -> Option<u32> {
-        if let Ok(n) = v.parse::<u32>() {
-            return (lo..=hi).contains(&n).then_some(n);
-        }
-        let i = names.iter().position(|n| n.eq_ignore_ascii_case(v))?;
-        u32::try_from(i).ok().map(|i| i + lo)
-    };
-    field.split(',').all(|part| {
-        let (range, step) = match part.split_once('/') {
-            Some((r, s)) => (r, Some(s)),
-            None => (part, None),
-        };
-        if step.is_some_and(|s| s.parse::<u32>().map_or(true, |n| n == 0)) {
-            return false;
-        }
-        match range {
-            "*" | "?" => true,
-            _ => match range.split_once('-') {
-                Some((a, b)) => matches!((value(a), value(b)), (Some(a), Some(b)) if a <= b),
-                None => value(range).is_some(),
-            },
-        }
-    })
+    super::cron::parse_standard(expr)
+        .map_err(|e| RemoteError::Usage(format!("invalid sync-schedule cron expression: {e}")))
 }
 
 /// Polls until the Ready condition is True; fails on timeout or an Error condition that
@@ -401,18 +345,9 @@ mod tests {
     #[test]
     fn cron_validation() {
         assert!(validate_cron("*/10 * * * *").is_ok());
-        assert!(validate_cron("@hourly").is_ok());
-        assert!(validate_cron("* * *").is_err());
-        assert!(validate_cron("* * * * $").is_err());
-        assert!(validate_cron("15 4 1-15/2 jan,Jul mon-FRI").is_ok());
-        assert!(validate_cron("0 0 ? * 0").is_ok());
-        // Letters where cron has no names, and numbers out of a field's range.
-        assert!(validate_cron("x y z q w").is_err());
-        assert!(validate_cron("60 * * * *").is_err());
-        assert!(validate_cron("* 24 * * *").is_err());
-        assert!(validate_cron("* * 0 * *").is_err());
-        assert!(validate_cron("* * * 13 *").is_err());
-        assert!(validate_cron("*/0 * * * *").is_err());
-        assert!(validate_cron("5-1 * * * *").is_err());
+        assert_eq!(
+            validate_cron("* * *").map_err(|e| e.to_string()),
+            Err("invalid sync-schedule cron expression: expected exactly 5 fields, found 3: [* * *]".into())
+        );
     }
 }
