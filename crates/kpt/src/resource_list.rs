@@ -273,6 +273,12 @@ impl ResourceList {
                 "the document is not a mapping".into(),
             ));
         }
+        // kyaml's reader annotates each document it takes as it is (not the items of a
+        // list it unwraps) with its place in the stream, over any index it carried.
+        let mut items = items;
+        for (i, item) in items.iter_mut().enumerate() {
+            crate::package::resources::stamp_stream_index(item, i);
+        }
         Ok(ResourceList::new(items))
     }
 
@@ -396,6 +402,26 @@ mod tests {
                 .ok(),
             Some(2)
         );
+    }
+
+    #[test]
+    fn documents_read_as_they_are_get_their_place_in_the_stream_as_index() {
+        let text = "kind: One\nmetadata:\n  name: first\n  annotations:\n    config.kubernetes.io/index: '5'\n---\nkind: Two\nmetadata:\n  name: second\n";
+        let list = ResourceList::from_function_output(text).expect("read");
+        let index = |n: &Node, key: &str| {
+            n.get_path(&["metadata", "annotations", key])
+                .and_then(Node::as_str)
+                .map(str::to_string)
+        };
+        for (i, item) in list.items.iter().enumerate() {
+            let want = Some(i.to_string());
+            assert_eq!(index(item, "config.kubernetes.io/index"), want);
+            assert_eq!(index(item, "internal.config.kubernetes.io/index"), want);
+        }
+        // The items of a list are taken as they are.
+        let wrapped = "kind: ResourceList\nitems:\n- kind: One\n  metadata:\n    name: first\n";
+        let list = ResourceList::from_function_output(wrapped).expect("read");
+        assert_eq!(index(&list.items[0], "config.kubernetes.io/index"), None);
     }
 
     #[test]

@@ -358,6 +358,17 @@ pub fn annotate(node: &mut Node, rel_path: &str, index: usize, seq: SeqIndent, p
     }
 }
 
+/// kyaml's `ByteReader` on a document it takes as it is: the twins it carries copied,
+/// then both index annotations set to its place among the stream's documents.
+pub(crate) fn stamp_stream_index(node: &mut Node, index: usize) {
+    if !node.is_mapping() {
+        return;
+    }
+    copy_twins(node);
+    let index = index.to_string();
+    set_annotations(node, &[(LEGACY_INDEX, &index), (INDEX, &index)]);
+}
+
 /// kyaml's `CopyLegacyAnnotations`: for the path, the index and the call id, a resource
 /// that carries only one of the two annotations gets the other (an empty value counts as
 /// absent). Two ids that differ are left as they are; a function refuses them
