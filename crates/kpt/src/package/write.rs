@@ -237,11 +237,14 @@ fn file_text(path: &str, docs: &[(Node, SeqIndent)]) -> String {
     }
     // One encoder for the whole file, as kyaml's: a comment it leaves pending at the end
     // of one document is written at the start of the next. A wrapped bare list is
-    // written as the list it was.
-    yaml::emit_documents(
-        docs.iter()
-            .map(|(node, seq)| (node.get(BARE_SEQ_KEY).unwrap_or(node), *seq)),
-    )
+    // written as the list it was when it has items (kyaml's `upWrapBareSequenceNode`
+    // leaves an empty one in its wrapper).
+    yaml::emit_documents(docs.iter().map(|(node, seq)| {
+        let inner = node
+            .get(BARE_SEQ_KEY)
+            .filter(|list| !list.items().is_empty());
+        (inner.unwrap_or(node), *seq)
+    }))
 }
 
 /// Delete the resource files read into `sources` that no output item lives in.
@@ -305,6 +308,23 @@ mod tests {
         let items = vec![item("ten", Some("10")), item("nine", Some("9"))];
         write_items(&mut files, items).expect("write");
         assert_eq!(names(&files), ["nine", "ten"]);
+    }
+
+    #[test]
+    fn a_wrapped_bare_list_is_written_as_a_list_unless_it_is_empty() {
+        let mut files = PackageFiles::new();
+        let wrapped = |list: &str, path: &str| {
+            let mut n = parse_one(&format!("{BARE_SEQ_KEY}: {list}\n")).expect("yaml");
+            set_annotations(&mut n, &[(PATH, path)]);
+            n
+        };
+        let items = vec![wrapped("[x, y]", "full.yaml"), wrapped("[]", "none.yaml")];
+        write_items(&mut files, items).expect("write");
+        assert_eq!(files.get_text("full.yaml"), Some("[x, y]\n"));
+        assert_eq!(
+            files.get_text("none.yaml"),
+            Some("bareSeqNodeWrappingKey: []\n")
+        );
     }
 
     #[test]
