@@ -203,14 +203,25 @@ pub fn write_dir(
         }
         std::fs::remove_dir_all(dir)?;
     }
+    // Upstream writes with os.MkdirAll(…, 0750) and os.WriteFile(…, 0600) (the umask
+    // applies on top).
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true).mode(0o750);
+    dirs.create(dir)?;
     for (path, text) in resources {
         let file = dir.join(path);
         if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent)?;
+            dirs.create(parent)?;
         }
-        std::fs::write(&file, text)?;
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&file)?;
+        std::io::Write::write_all(&mut out, text.as_bytes())?;
     }
-    std::fs::create_dir_all(dir)?;
     Ok(())
 }
 
@@ -289,6 +300,20 @@ fn read_into(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pulled_files_are_private_as_upstream_writes_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("pulled");
+        let files = BTreeMap::from([("sub/cm.yaml".to_string(), "a: 1\n".to_string())]);
+        write_dir(&files, &dir, false).expect("written");
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join("sub/cm.yaml")), 0o600);
+        // The umask may only take bits away from 0750.
+        assert_eq!(mode(&dir.join("sub")) & !0o750, 0);
+        assert_eq!(mode(&dir) & 0o007, 0);
+    }
 
     #[test]
     fn a_missing_directory_fails_as_go_lstat_does() {
