@@ -178,6 +178,8 @@ fn evaluate_here(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
     add_sets(&mut ctx).map_err(|e| WhenError::Compile(e.to_string()))?;
     ctx.add_function(twovar::ENTRIES, twovar::entries)
         .map_err(|e| WhenError::Compile(e.to_string()))?;
+    ctx.add_function(twovar::MAP_INSERT, twovar::map_insert)
+        .map_err(|e| WhenError::Compile(e.to_string()))?;
     ctx.add_variable_from_value("resources", cel::Value::List(Arc::new(list)));
     match program
         .execute(&ctx)
@@ -352,6 +354,10 @@ mod tests {
             "resources[0].data.exists(k, v, k == 'env' && v == 'prod')",
             // An inner quantifier may reuse a name; it hides the outer one.
             "resources.exists(i, x, [7].all(i, y, i == 0 && y == 7))",
+            "resources.transformList(i, x, x.kind) == ['ConfigMap', 'Deployment']",
+            "resources.transformList(i, x, i > 0, x.metadata.name) == ['web']",
+            "resources[0].data.transformMap(k, v, v + '!') == {'env': 'prod!'}",
+            "resources.transformMap(i, x, x.kind.size() > 9, x.kind)[1] == 'Deployment'",
         ];
         for e in yes {
             assert_eq!(evaluate(e, &r), Ok(true), "{e}");

@@ -1,6 +1,7 @@
-//! cel-go's `ext.TwoVarComprehensions()` quantifiers, which kpt's environment has
-//! and the `cel` crate's interpreter does not: `list.all(i, v, p)` /
-//! `map.all(k, v, p)`, and likewise `exists` and `existsOne`.
+//! cel-go's `ext.TwoVarComprehensions()`, which kpt's environment has and the
+//! `cel` crate's interpreter does not: the quantifiers `list.all(i, v, p)` /
+//! `map.all(k, v, p)` (likewise `exists`, `existsOne`), and `transformList(i, v,
+//! [filter,] e)` / `transformMap(k, v, [filter,] e)`.
 //!
 //! Each is expanded into an ordinary one-variable comprehension over the pairs
 //! `[index or key, value]` of the receiver (the function [`ENTRIES`]), with the
@@ -8,32 +9,67 @@
 
 use std::sync::Arc;
 
-use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, IdedExpr, LiteralValue, operators};
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr, operators,
+};
 use cel::parser::{Macro, MacroExprHelper, ParseError};
 
 /// The function giving a list's `[index, element]` or a map's `[key, value]` pairs
 /// (a name no expression can spell).
 pub const ENTRIES: &str = "@kpt_entries";
 
+/// The function adding one entry to a map, for `transformMap`.
+pub const MAP_INSERT: &str = "@kpt_map_insert";
+
 #[derive(Clone, Copy)]
 enum Quantifier {
     All,
     Exists,
     ExistsOne,
+    TransformList,
+    TransformMap,
 }
 
-/// The three-argument macros to add to the environment.
+/// The macros to add to the environment.
 pub fn macros() -> Vec<Macro> {
     let mut out = Vec::new();
-    for (name, q) in [
-        ("all", Quantifier::All),
-        ("exists", Quantifier::Exists),
-        ("existsOne", Quantifier::ExistsOne),
-        ("exists_one", Quantifier::ExistsOne),
+    for (name, q, arities) in [
+        ("all", Quantifier::All, &[3][..]),
+        ("exists", Quantifier::Exists, &[3]),
+        ("existsOne", Quantifier::ExistsOne, &[3]),
+        ("exists_one", Quantifier::ExistsOne, &[3]),
+        ("transformList", Quantifier::TransformList, &[3, 4]),
+        ("transformMap", Quantifier::TransformMap, &[3, 4]),
     ] {
-        out.push(Macro::receiver(name, 3, move |h, t, a| expand(q, h, t, a)));
+        for &n in arities {
+            out.push(Macro::receiver(name, n, move |h, t, a| expand(q, h, t, a)));
+        }
     }
     out
+}
+
+/// `map` with `key` set to `value`.
+pub fn map_insert(
+    map: cel::Value,
+    key: cel::Value,
+    value: cel::Value,
+) -> Result<cel::Value, cel::ExecutionError> {
+    let key = match key {
+        cel::Value::Int(i) => cel::objects::Key::Int(i),
+        cel::Value::UInt(u) => cel::objects::Key::Uint(u),
+        cel::Value::Bool(b) => cel::objects::Key::Bool(b),
+        cel::Value::String(s) => cel::objects::Key::String(s),
+        other => return Err(cel::ExecutionError::UnsupportedKeyType(other)),
+    };
+    let cel::Value::Map(m) = map else {
+        return Err(cel::ExecutionError::function_error(
+            "transformMap",
+            "not a map",
+        ));
+    };
+    let mut entries = (*m.map).clone();
+    entries.insert(key, value);
+    Ok(cel::Value::Map(entries.into()))
 }
 
 /// The pairs of a list or map value.
@@ -87,7 +123,7 @@ fn expand(
     target: &mut Option<IdedExpr>,
     args: &mut Vec<IdedExpr>,
 ) -> Result<Option<IdedExpr>, ParseError> {
-    let (Some(range), [first, second, _]) = (target.take(), args.as_slice()) else {
+    let (Some(range), [first, second, ..]) = (target.take(), args.as_slice()) else {
         return Ok(None);
     };
     let names = |e: &IdedExpr| match &e.expr {
@@ -102,24 +138,28 @@ fn expand(
         };
         return Err(h.new_error(id, "argument must be a simple name"));
     };
-    let Some(mut predicate) = args.pop() else {
-        return Ok(None);
-    };
-    args.clear();
+    // The predicate or transform, and a transform's optional filter before it.
+    let mut rest: Vec<IdedExpr> = args.drain(..).skip(2).collect();
     // A name of its own per expansion, so nested quantifiers do not capture it.
     let pair_var = format!("@kv{}", ident(h, "").id);
-    for (name, index) in [(&key, 0), (&value, 1)] {
-        substitute(
-            &mut predicate,
-            name,
-            &mut |h2: &mut MacroExprHelper<'_>| {
-                let p = ident(h2, &pair_var);
-                let i = literal(h2, LiteralValue::Int((index as i64).into()));
-                call(h2, operators::INDEX, None, vec![p, i])
-            },
-            h,
-        );
+    for e in &mut rest {
+        for (name, index) in [(&key, 0), (&value, 1)] {
+            substitute(
+                e,
+                name,
+                &mut |h2: &mut MacroExprHelper<'_>| {
+                    let p = ident(h2, &pair_var);
+                    let i = literal(h2, LiteralValue::Int((index as i64).into()));
+                    call(h2, operators::INDEX, None, vec![p, i])
+                },
+                h,
+            );
+        }
     }
+    let Some(predicate) = rest.pop() else {
+        return Ok(None);
+    };
+    let filter = rest.pop();
     let range = call(h, ENTRIES, None, vec![range]);
     let accu = "@result".to_string();
     let (init, cond, step, result) = match q {
@@ -138,6 +178,33 @@ fn expand(
             let cond = call(h, operators::NOT_STRICTLY_FALSE, None, vec![not]);
             let a = ident(h, &accu);
             let step = call(h, operators::LOGICAL_OR, None, vec![a, predicate]);
+            (init, cond, step, ident(h, &accu))
+        }
+        Quantifier::TransformList | Quantifier::TransformMap => {
+            let list = matches!(q, Quantifier::TransformList);
+            let init = if list {
+                h.next_expr(Expr::List(ListExpr::new(Vec::new())))
+            } else {
+                h.next_expr(Expr::Map(MapExpr::default()))
+            };
+            let cond = literal(h, LiteralValue::Boolean(true.into()));
+            let a = ident(h, &accu);
+            let grown = if list {
+                let one = h.next_expr(Expr::List(ListExpr::new(vec![predicate])));
+                call(h, operators::ADD, None, vec![a, one])
+            } else {
+                let p = ident(h, &pair_var);
+                let zero = literal(h, LiteralValue::Int(0.into()));
+                let k = call(h, operators::INDEX, None, vec![p, zero]);
+                call(h, MAP_INSERT, None, vec![a, k, predicate])
+            };
+            let step = match filter {
+                Some(f) => {
+                    let a = ident(h, &accu);
+                    call(h, operators::CONDITIONAL, None, vec![f, grown, a])
+                }
+                None => grown,
+            };
             (init, cond, step, ident(h, &accu))
         }
         Quantifier::ExistsOne => {
