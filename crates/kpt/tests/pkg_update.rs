@@ -330,3 +330,16 @@ fn a_sub_package_whose_kptfile_upstream_dropped_keeps_its_kptfile_and_files() {
     let out = resource_merge(&o, &gone, &o).expect("update");
     assert!(out.paths().all(|p| !p.starts_with("lib/")), "{out:?}");
 }
+
+#[test]
+fn fast_forward_refuses_a_locally_edited_non_krm_file() {
+    let o = files(&[("Kptfile", KPTFILE), ("notes.txt", "first\n")]);
+    let u = files(&[("Kptfile", KPTFILE), ("notes.txt", "second\n")]);
+    let l = files(&[("Kptfile", KPTFILE), ("notes.txt", "mine\n")]);
+    let err = update_package(&o, &u, &l, Strategy::FastForward, &UpdateOptions::default())
+        .expect_err("local edit");
+    assert!(
+        matches!(&err, UpdateError::LocalChanges(f) if f == &["notes.txt".to_string()]),
+        "{err}"
+    );
+}

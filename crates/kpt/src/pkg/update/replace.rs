@@ -123,10 +123,6 @@ fn local_changes(
             continue;
         }
         let base = p.rsplit('/').next().unwrap_or(p);
-        // kpt's package diff only looks at the Kptfile and resource files.
-        if super::nonkrm::is_non_krm(p) {
-            continue;
-        }
         let (o, l) = (original.get(p), local.get(p));
         // kpt's `PkgDiff` counts a file on one side only as a change; a
         // sub-package's Kptfile added or removed locally is one (the root's is
