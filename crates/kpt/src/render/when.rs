@@ -127,10 +127,16 @@ fn add_sets(ctx: &mut cel::Context) -> Result<(), cel::DeclarationError> {
     })
 }
 
-/// cel-go words some evaluation errors differently.
+/// cel-go's words for the evaluation errors both interpreters have.
 fn eval_message(e: &cel::ExecutionError) -> String {
+    use cel::ExecutionError as E;
     match e {
-        cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        E::NoSuchKey(k) => format!("no such key: {k}"),
+        E::NoSuchOverload(_) => "no such overload".into(),
+        E::DivisionByZero(_) => "division by zero".into(),
+        E::RemainderByZero(_) => "modulus by zero".into(),
+        E::Overflow(_, cel::Value::UInt(_), _) => "unsigned integer overflow".into(),
+        E::Overflow(..) => "integer overflow".into(),
         other => other.to_string(),
     }
 }
@@ -323,6 +329,17 @@ mod tests {
             evaluate("resources.exists(x, x.spec.paused)", &bare),
             Err(WhenError::Eval("no such key: spec".into()))
         );
+        for (e, want) in [
+            ("resources.exists(x, x.data.k > 1)", "no such overload"),
+            ("resources.size() / 0 == 1", "division by zero"),
+            ("resources.size() % 0 == 1", "modulus by zero"),
+            (
+                "9223372036854775807 + resources.size() > 0",
+                "integer overflow",
+            ),
+        ] {
+            assert_eq!(evaluate(e, &bare), Err(WhenError::Eval(want.into())), "{e}");
+        }
     }
 
     #[test]
