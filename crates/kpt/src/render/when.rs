@@ -132,7 +132,7 @@ fn eval_message(e: &cel::ExecutionError) -> String {
     use cel::ExecutionError as E;
     match e {
         E::NoSuchKey(k) => format!("no such key: {k}"),
-        E::NoSuchOverload(_) => "no such overload".into(),
+        E::NoSuchOverload(_) | E::UnsupportedBinaryOperator(..) => "no such overload".into(),
         E::DivisionByZero(_) => "division by zero".into(),
         E::RemainderByZero(_) => "modulus by zero".into(),
         E::Overflow(_, cel::Value::UInt(_), _) => "unsigned integer overflow".into(),
@@ -331,6 +331,7 @@ mod tests {
         );
         for (e, want) in [
             ("resources.exists(x, x.data.k > 1)", "no such overload"),
+            ("resources.exists(x, x.data.k + 1 == 2)", "no such overload"),
             ("resources.size() / 0 == 1", "division by zero"),
             ("resources.size() % 0 == 1", "modulus by zero"),
             (
