@@ -290,7 +290,7 @@ impl ResourceList {
     /// comment after it (`invalid document separator: --- x`). `None` when kyaml reads it.
     pub fn kyaml_read_error(text: &str) -> Option<String> {
         use crate::package::resources::{
-            document_error, invalid_separator, is_empty_doc, not_a_mapping,
+            document_error, invalid_separator, is_empty_doc, not_a_mapping, not_a_resource,
         };
         if let Some(message) = invalid_separator(text) {
             return Some(message);
@@ -308,7 +308,7 @@ impl ResourceList {
         if let Some(m) = docs
             .iter()
             .filter(|d| !is_empty_doc(&d.root))
-            .find_map(|d| not_a_mapping(&d.root))
+            .find_map(|d| not_a_resource(&d.root))
         {
             return Some(m);
         }
@@ -422,6 +422,17 @@ mod tests {
         let wrapped = "kind: ResourceList\nitems:\n- kind: One\n  metadata:\n    name: first\n";
         let list = ResourceList::from_function_output(wrapped).expect("read");
         assert_eq!(index(&list.items[0], "config.kubernetes.io/index"), None);
+    }
+
+    #[test]
+    fn a_bare_list_in_function_output_is_refused_in_kyamls_words() {
+        let text = "- one\n- two\n---\nkind: K\nmetadata:\n  name: k\n";
+        assert_eq!(
+            ResourceList::kyaml_read_error(text).as_deref(),
+            Some(
+                "wrong Node Kind for  expected: MappingNode was SequenceNode: value: {- one\n- two}"
+            )
+        );
     }
 
     #[test]

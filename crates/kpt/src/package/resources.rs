@@ -269,6 +269,16 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
     ))
 }
 
+/// [`not_a_mapping`] for a document kyaml reads without wrapping a bare list (a
+/// function's output): a list there fails too, when the reader sets its index
+/// annotation on it.
+pub(crate) fn not_a_resource(root: &Node) -> Option<String> {
+    match root.kind {
+        NodeKind::Sequence(_) => Some(wrong_kind("", root)),
+        _ => not_a_mapping(root),
+    }
+}
+
 /// kyaml's `ErrorIfInvalid` text for a node at `path` that should be a mapping.
 fn wrong_kind(path: &str, n: &Node) -> String {
     let kind = match &n.kind {
