@@ -97,8 +97,9 @@ fn type_name(v: &cel::Value) -> &'static str {
 }
 
 /// kpt's CEL environment, as far as the `cel` crate has it: the standard
-/// library, optional values (`r.?spec.?replicas.orValue(0)`), and the string and
-/// list extensions (`lowerAscii`, `split`, `join`, `sort`, `distinct`, …).
+/// library, optional values (`r.?spec.?replicas.orValue(0)`), the string and list
+/// extensions (`lowerAscii`, `split`, `join`, `sort`, `distinct`, …) and the
+/// two-variable comprehensions; `sets.*` are added to each context.
 fn environment() -> Option<Arc<cel::Env>> {
     static ENV: OnceLock<Option<Arc<cel::Env>>> = OnceLock::new();
     ENV.get_or_init(|| {
@@ -175,7 +176,7 @@ fn evaluate_here(expr: &str, resources: &[Node]) -> Result<bool, WhenError> {
         .map_err(|e| WhenError::Compile(e.to_string().replace("\n| ", "\n | ")))?;
     // What cel-go's checker refuses before anything is evaluated.
     match types::check(program.expression(), program.source_info()) {
-        Err(undeclared) => return Err(WhenError::Compile(undeclared)),
+        Err(refused) => return Err(WhenError::Compile(refused)),
         Ok(types::Ty::Bool | types::Ty::Unknown) => {}
         Ok(other) => return Err(WhenError::NotBool(other.to_string())),
     }
