@@ -343,3 +343,59 @@ fn fast_forward_refuses_a_locally_edited_non_krm_file() {
         "{err}"
     );
 }
+
+/// A Kptfile of a remote sub-package `name` at `git_ref` with strategy `strategy`.
+fn remote_kf(name: &str, git_ref: &str, strategy: &str) -> String {
+    format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\nupstream:\n  type: git\n  git:\n    repo: https://example.org/parts.git\n    directory: /{name}\n    ref: {git_ref}\n  updateStrategy: {strategy}\nupstreamLock:\n  type: git\n  git:\n    repo: https://example.org/parts.git\n    directory: /{name}\n    ref: {git_ref}\n    commit: c-{git_ref}\n"
+    )
+}
+
+#[test]
+fn a_remote_sub_package_moved_on_locally_keeps_its_upstream_under_resource_merge() {
+    let o = files(&[
+        ("Kptfile", KPTFILE),
+        ("wheel/Kptfile", &remote_kf("wheel", "r1", "resource-merge")),
+    ]);
+    let u = files(&[
+        ("Kptfile", KPTFILE),
+        ("wheel/Kptfile", &remote_kf("wheel", "r2", "resource-merge")),
+    ]);
+    let moved = remote_kf("wheel", "r3", "resource-merge");
+    let l = files(&[("Kptfile", KPTFILE), ("wheel/Kptfile", &moved)]);
+    let out = resource_merge(&o, &u, &l).expect("update");
+    assert_eq!(out.get_text("wheel/Kptfile"), Some(moved.as_str()));
+    // not moved locally: the parent's new ref reaches it
+    let out = resource_merge(&o, &u, &o).expect("update");
+    let kf = out.get_text("wheel/Kptfile").expect("Kptfile");
+    assert!(kf.contains("ref: r2"), "{kf}");
+}
+
+#[test]
+fn a_remote_sub_package_deleted_upstream_goes_only_when_unchanged_locally() {
+    let sub = remote_kf("axle", "r1", "force-delete-replace");
+    let o = files(&[
+        ("Kptfile", KPTFILE),
+        ("axle/Kptfile", &sub),
+        ("axle/a.yaml", &cm("a", "1")),
+    ]);
+    let u = files(&[("Kptfile", KPTFILE)]);
+    for strategy in [
+        Strategy::ResourceMerge,
+        Strategy::FastForward,
+        Strategy::ForceDeleteReplace,
+    ] {
+        let out = update_package(&o, &u, &o, strategy, &UpdateOptions::default()).expect("update");
+        assert!(
+            out.paths().all(|p| !p.starts_with("axle/")),
+            "{strategy}: {out:?}"
+        );
+    }
+    let edited = files(&[
+        ("Kptfile", KPTFILE),
+        ("axle/Kptfile", &sub),
+        ("axle/a.yaml", &cm("a", "mine")),
+    ]);
+    let out = resource_merge(&o, &u, &edited).expect("update");
+    assert_eq!(out.get_text("axle/a.yaml"), Some(cm("a", "mine").as_str()));
+}

@@ -143,10 +143,45 @@ pub fn update_package(
         Strategy::ForceDeleteReplace => replace::force_delete_replace(updated, local)?,
         Strategy::CopyMerge => replace::copy_merge(original, updated, local)?,
     };
+    drop_remote_subpackages_deleted_upstream(original, updated, local, &mut out);
     if opts.add_identities {
         crate::pkg::ids::add_identities(&mut out);
     }
     Ok(out)
+}
+
+/// kpt's `updatePackage` for a remote sub-package that upstream deleted: it goes
+/// when the local copy has no changes from origin (every file of its tree equal),
+/// else it stays. Whatever the strategy.
+fn drop_remote_subpackages_deleted_upstream(
+    original: &PackageFiles,
+    updated: &PackageFiles,
+    local: &PackageFiles,
+    out: &mut PackageFiles,
+) {
+    for sub in remote_subpackages(local) {
+        let kf = crate::package::join(&sub, KPTFILE);
+        if original.get(&kf).is_none() || updated.get(&kf).is_some() {
+            continue;
+        }
+        let tree = |f: &PackageFiles| -> Vec<(String, Vec<u8>)> {
+            f.as_map()
+                .iter()
+                .filter(|(p, _)| under_any(p, std::slice::from_ref(&sub)))
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect()
+        };
+        if tree(original) == tree(local) {
+            let gone: Vec<String> = out
+                .paths()
+                .filter(|p| under_any(p, std::slice::from_ref(&sub)))
+                .map(str::to_string)
+                .collect();
+            for p in gone {
+                out.remove(&p);
+            }
+        }
+    }
 }
 
 /// Parse the Kptfile at `path` of a tree.

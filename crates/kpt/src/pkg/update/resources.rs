@@ -36,6 +36,9 @@ pub(super) fn resource_merge(
         let kf = join(r, KPTFILE);
         if let (Some(lk), Some(uk)) = (read_kptfile(local, &kf)?, read_kptfile(updated, &kf)?) {
             let ok = read_kptfile(original, &kf)?;
+            if upstream_changed_locally(&lk, ok.as_ref()) {
+                continue;
+            }
             let merged = super::kptfile::merge_kptfiles(&lk, &uk, ok.as_ref(), true, &kf)?;
             write_kptfile(&mut out, &kf, Some(&lk), &merged);
         }
@@ -62,6 +65,25 @@ pub(super) fn resource_merge(
         }
     }
     Ok(out)
+}
+
+/// kpt's `PkgHasUpdatedUpstream`: a resource-merge sub-package whose
+/// `upstream.git` differs from origin's was updated on its own by the user, so its
+/// parent's update leaves it alone.
+fn upstream_changed_locally(
+    local: &crate::kptfile::Kptfile,
+    origin: Option<&crate::kptfile::Kptfile>,
+) -> bool {
+    let Some(origin) = origin else {
+        return false;
+    };
+    let strategy = local
+        .upstream
+        .as_ref()
+        .map(|u| u.update_strategy.as_str())
+        .unwrap_or_default();
+    let git = |k: &crate::kptfile::Kptfile| k.upstream.as_ref().and_then(|u| u.git.clone());
+    matches!(strategy, "" | "resource-merge") && git(local) != git(origin)
 }
 
 fn copy_subtree(from: &PackageFiles, to: &mut PackageFiles, dir: &str) {
