@@ -399,3 +399,62 @@ fn a_remote_sub_package_deleted_upstream_goes_only_when_unchanged_locally() {
     let out = resource_merge(&o, &u, &edited).expect("update");
     assert_eq!(out.get_text("axle/a.yaml"), Some(cm("a", "mine").as_str()));
 }
+
+#[test]
+fn a_remote_sub_package_that_refuses_leaves_its_parent_updated_as_kpt_does() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let commit_all = |dir: &Path, msg: &str| {
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", msg]);
+    };
+    // the remote sub-package's repository
+    let parts = tmp.path().join("parts");
+    std::fs::create_dir_all(&parts).expect("mkdir");
+    git(&parts, &["init", "-q", "-b", "main"]);
+    std::fs::write(parts.join("Kptfile"), KPTFILE).expect("write");
+    std::fs::write(parts.join("gear.yaml"), cm("gear", "1")).expect("write");
+    commit_all(&parts, "v1");
+    // the parent, pointing at it with fast-forward
+    let shop = tmp.path().join("shop");
+    std::fs::create_dir_all(shop.join("gearbox")).expect("mkdir");
+    git(&shop, &["init", "-q", "-b", "main"]);
+    std::fs::write(shop.join("Kptfile"), KPTFILE).expect("write");
+    std::fs::write(
+        shop.join("gearbox/Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: gearbox\nupstream:\n  type: git\n  git:\n    repo: file://{}\n    directory: /\n    ref: main\n  updateStrategy: fast-forward\n",
+            parts.display()
+        ),
+    )
+    .expect("write");
+    commit_all(&shop, "v1");
+    let local = tmp.path().join("local");
+    get(
+        &local,
+        &GetOptions {
+            repo: format!("file://{}", shop.display()),
+            directory: "/".into(),
+            git_ref: "main".into(),
+            name: "local".into(),
+            strategy: Strategy::ResourceMerge,
+        },
+    )
+    .expect("get");
+    // both move on upstream; the sub-package is edited locally
+    std::fs::write(parts.join("gear.yaml"), cm("gear", "2")).expect("write");
+    commit_all(&parts, "v2");
+    std::fs::write(shop.join("till.yaml"), cm("till", "1")).expect("write");
+    commit_all(&shop, "v2");
+    let edited = std::fs::read_to_string(local.join("gearbox/gear.yaml"))
+        .expect("gear")
+        .replace("k: 1", "k: mine");
+    std::fs::write(local.join("gearbox/gear.yaml"), &edited).expect("edit");
+    let err = update_dir(&local, None, None).expect_err("fast-forward refuses");
+    assert!(err.to_string().contains("gear.yaml"), "{err}");
+    // the parent was updated before the sub-package refused
+    assert!(local.join("till.yaml").exists());
+    assert_eq!(
+        std::fs::read_to_string(local.join("gearbox/gear.yaml")).expect("gear"),
+        edited
+    );
+}
