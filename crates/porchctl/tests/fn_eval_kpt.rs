@@ -380,6 +380,33 @@ fn resources_are_read_in_walk_order() {
     assert_eq!(paths(&out), want);
 }
 
+/// The package's `.krmignore` is applied during the one walk over the tree, so a
+/// sub-package it names is not read by `fn eval` at all (as kyaml's reader skips it).
+#[test]
+fn a_krmignored_sub_package_is_not_evaluated() {
+    let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let (tmp, _dir) = package(&[
+        (".krmignore", "vendored\n"),
+        ("a.yaml", &cm("a")),
+        (
+            "vendored/Kptfile",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: vendored\n",
+        ),
+        ("vendored/v.yaml", &cm("v")),
+        ("plain/p.yaml", &cm("p")),
+    ]);
+    let (code, out, err) = porchctl(
+        tmp.path(),
+        &["fn", "eval", "pkg", "-i", NOOP, "-o", "stdout"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("name: "))
+        .collect();
+    assert_eq!(names, ["a", "p"], "{out}");
+}
+
 /// runfn reads every package resource: a `--fn-config` file inside the package is also
 /// in the function's input (and is changed like any other resource).
 #[test]

@@ -56,28 +56,15 @@ pub fn eval_with(
     ctx.config_override = opts.function_config.clone();
     ctx.eval_mode = true;
     ctx.details_style = flags.details_style();
-    let mut items = Vec::new();
-    let mut dirs = files.package_dirs();
-    if !dirs.iter().any(String::is_empty) {
-        dirs.insert(0, String::new());
-    }
-    dirs.sort();
-    for dir in &dirs {
-        match resources::read_package(files, dir, &mut ctx.sources) {
-            Ok(mut got) => {
-                for item in &mut got {
-                    // Flat list: every path relative to the eval directory.
-                    if let Some(p) = resources::item_path(item).map(str::to_string) {
-                        let full = crate::package::join(dir, &p);
-                        resources::set_annotation(item, resources::PATH, &full);
-                        resources::set_annotation(item, resources::LEGACY_PATH, &full);
-                    }
-                    resources::set_annotation(item, resources::PACKAGE_PATH, ".");
-                }
-                items.extend(got);
-            }
-            Err(e) => return ctx.finish(files.clone(), Some(RenderError::Resources(e))),
-        }
+    // One walk over the package and its sub-packages, as kyaml's LocalPackageReader
+    // with IncludeSubpackages: a `.krmignore` may skip a whole sub-package.
+    let mut items = match crate::package::walk::read_tree(files, &mut ctx.sources) {
+        Ok(items) => items,
+        Err(e) => return ctx.finish(files.clone(), Some(RenderError::Resources(e))),
+    };
+    for item in &mut items {
+        // Flat list: every item belongs to the eval directory.
+        resources::set_annotation(item, resources::PACKAGE_PATH, ".");
     }
     crate::package::sort_in_walk_order(&mut items);
     let (held_back, items): (Vec<Node>, Vec<Node>) = items.into_iter().partition(|n| {

@@ -364,7 +364,7 @@ impl Ctx<'_> {
                 ) || matches!(
                     (&e, &fref),
                     (RuntimeError::BadOutput { reason, .. }, FunctionRef::Exec(_))
-                        if is_kyaml_read_error(reason)
+                        if ResourceList::is_kyaml_read_error(reason)
                 );
                 let message = match &e {
                     RuntimeError::ExecNotAllowed(_) => {
@@ -509,9 +509,4 @@ impl Ctx<'_> {
         self.mutation_steps.push(step);
         Ok(merged)
     }
-}
-
-/// A reason worded by [`ResourceList::kyaml_read_error`].
-fn is_kyaml_read_error(reason: &str) -> bool {
-    reason.starts_with("MalformedYAMLError: ") || reason.starts_with("wrong Node Kind for ")
 }
