@@ -69,19 +69,6 @@ pub fn update_tree_with(
     strategy: Option<Strategy>,
     merge: &MergeOptions,
 ) -> Result<PackageFiles, UpdateError> {
-    update_tree_inner(local, new_ref, strategy, merge, &mut None)
-}
-
-/// [`update_tree_with`]; when a remote sub-package fails after its parent was
-/// updated, `partial` receives the tree as kpt leaves it on disk then (kpt writes
-/// each package as it goes, parents first).
-fn update_tree_inner(
-    local: &PackageFiles,
-    new_ref: Option<&str>,
-    strategy: Option<Strategy>,
-    merge: &MergeOptions,
-    partial: &mut Option<PackageFiles>,
-) -> Result<PackageFiles, UpdateError> {
     let (mut input, k) = retarget(local, new_ref, strategy)?;
     let Some(up) = k.upstream.as_ref() else {
         return Err(no_upstream());
@@ -124,39 +111,20 @@ fn update_tree_inner(
     }
     for sub in remote_subpackages(&out) {
         let tree = subtree(&out, &sub);
-        let mut sub_partial = None;
-        match update_tree_inner(&tree, None, None, merge, &mut sub_partial) {
-            Ok(new) => splice(&mut out, &sub, &new),
-            Err(e) => {
-                // The sub-package's Kptfile was already retargeted and its
-                // resources given merge comments when it failed.
-                let left = sub_partial.unwrap_or_else(|| {
-                    let mut t = tree.clone();
-                    ids::add_identities(&mut t);
-                    t
-                });
-                splice(&mut out, &sub, &left);
-                *partial = Some(out);
-                return Err(e);
-            }
+        let new = update_tree_with(&tree, None, None, merge)?;
+        let gone: Vec<String> = out
+            .paths()
+            .filter(|p| p.starts_with(&format!("{sub}/")))
+            .map(str::to_string)
+            .collect();
+        for p in gone {
+            out.remove(&p);
+        }
+        for (p, b) in new.as_map() {
+            out.insert(join(&sub, p), b.clone());
         }
     }
     Ok(out)
-}
-
-/// Replace the files under `sub` of `out` by `new` (rooted at `sub`).
-fn splice(out: &mut PackageFiles, sub: &str, new: &PackageFiles) {
-    let gone: Vec<String> = out
-        .paths()
-        .filter(|p| p.starts_with(&format!("{sub}/")))
-        .map(str::to_string)
-        .collect();
-    for p in gone {
-        out.remove(&p);
-    }
-    for (p, b) in new.as_map() {
-        out.insert(join(sub, p), b.clone());
-    }
 }
 
 /// `kpt pkg update DIR[@REF] [--strategy S]`.
@@ -180,14 +148,10 @@ pub fn update_dir_with(
         source: e,
     };
     let (local, _) = fs::read_dir(dir).map_err(io)?;
-    let mut partial = None;
-    let mut out = match update_tree_inner(&local, new_ref, strategy, merge, &mut partial) {
+    let mut out = match update_tree_with(&local, new_ref, strategy, merge) {
         Ok(out) => out,
         Err(e) => {
-            match partial {
-                Some(p) => fs::write_changes(dir, &local, &p).map_err(io)?,
-                None => write_partial(dir, &local, new_ref, strategy, &e).map_err(io)?,
-            }
+            write_partial(dir, &local, new_ref, strategy, &e).map_err(io)?;
             return Err(e);
         }
     };
