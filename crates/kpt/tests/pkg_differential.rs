@@ -359,10 +359,10 @@ fn scenario(root: &Path, seed: u64, strategy: Strategy) -> Result<bool, String> 
     let rfiles = read_dir(&rroot.join("local")).expect("read").0;
     match (&kres, &rres) {
         (Ok(()), Ok(())) => {}
-        // Both refuse, leaving what kpt writes before refusing: the Kptfile's new
-        // ref and strategy and the merge markers on local resources.
+        // Both refuse; kpt has already rewritten the Kptfile and added markers by
+        // then, we leave the local package exactly as it was.
         (Err(_), Err(_)) => {
-            return compare(&kfiles, &rfiles)
+            return compare(&edited, &rfiles)
                 .map(|()| false)
                 .map_err(|e| format!("after a failed update: {e}"));
         }

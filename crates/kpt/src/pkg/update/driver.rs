@@ -1,14 +1,13 @@
 //! `kpt pkg update` on a directory: fetch origin and updated from git, run the pure
 //! update for the package and each remote sub-package, advance `upstreamLock`, and
-//! write the changes. On an error, what kpt would have written by then is written
-//! (see [`write_partial`]).
+//! write the changes. On any error nothing is written.
 
 use std::path::Path;
 
 use super::{
     Strategy, UpdateError, UpdateOptions, read_kptfile, remote_subpackages, update_package,
 };
-use crate::kptfile::{KPTFILE, Kptfile};
+use crate::kptfile::KPTFILE;
 use crate::package::{PackageFiles, fs, join};
 use crate::pkg::get::{lock, subtree};
 use crate::pkg::merge3::MergeOptions;
@@ -16,40 +15,6 @@ use crate::pkg::{git, ids};
 
 fn fetch_err(e: git::FetchError) -> UpdateError {
     UpdateError::Fetch(e.to_string())
-}
-
-fn no_upstream() -> UpdateError {
-    UpdateError::Fetch(
-        "package must have an upstream reference (upstream.git) to be updated".into(),
-    )
-}
-
-/// `local` with the root Kptfile's `upstream.git.ref` and `updateStrategy`
-/// replaced by `new_ref`/`strategy` (kpt's `Command.Run` writes this Kptfile
-/// before it fetches anything), and that Kptfile.
-fn retarget(
-    local: &PackageFiles,
-    new_ref: Option<&str>,
-    strategy: Option<Strategy>,
-) -> Result<(PackageFiles, Kptfile), UpdateError> {
-    let Some(mut k) = read_kptfile(local, KPTFILE)? else {
-        return Err(UpdateError::Fetch("no Kptfile in the package".into()));
-    };
-    let Some(up) = k.upstream.as_mut() else {
-        return Err(no_upstream());
-    };
-    let Some(g) = up.git.as_mut() else {
-        return Err(no_upstream());
-    };
-    if let Some(r) = new_ref {
-        g.git_ref = r.to_string();
-    }
-    if let Some(s) = strategy {
-        up.update_strategy = s.as_str().to_string();
-    }
-    let mut out = local.clone();
-    out.insert(KPTFILE, k.to_yaml().into_bytes());
-    Ok((out, k))
 }
 
 /// Update the package tree `local` (rooted at a package with `upstream.git`), in
@@ -69,16 +34,26 @@ pub fn update_tree_with(
     strategy: Option<Strategy>,
     merge: &MergeOptions,
 ) -> Result<PackageFiles, UpdateError> {
-    let (mut input, k) = retarget(local, new_ref, strategy)?;
-    let Some(up) = k.upstream.as_ref() else {
-        return Err(no_upstream());
+    let Some(mut k) = read_kptfile(local, KPTFILE)? else {
+        return Err(UpdateError::Fetch("no Kptfile in the package".into()));
     };
-    let Some(g) = up.git.as_ref() else {
-        return Err(no_upstream());
+    let Some(up) = k.upstream.as_mut() else {
+        return Err(UpdateError::Fetch(
+            "package must have an upstream reference (upstream.git) to be updated".into(),
+        ));
     };
-    let old_git = read_kptfile(local, KPTFILE)?
-        .and_then(|o| o.upstream)
-        .and_then(|u| u.git);
+    let old_git = up.git.clone();
+    let Some(g) = up.git.as_mut() else {
+        return Err(UpdateError::Fetch(
+            "package upstream is not a git upstream".into(),
+        ));
+    };
+    if let Some(r) = new_ref {
+        g.git_ref = r.to_string();
+    }
+    if let Some(s) = strategy {
+        up.update_strategy = s.as_str().to_string();
+    }
     let strat: Strategy = up.update_strategy.parse()?;
     let g = g.clone();
     let mut updated = git::fetch(&g.repo, &g.directory, &g.git_ref).map_err(fetch_err)?;
@@ -94,6 +69,8 @@ pub fn update_tree_with(
     // every fetched resource would look locally modified.
     ids::add_identities(&mut updated.files);
     ids::add_identities(&mut original);
+    let mut input = local.clone();
+    input.insert(KPTFILE, k.to_yaml().into_bytes());
     if let Some(old) = &old_git {
         propagate_ref(&mut input, old, &g, strategy)?;
     }
@@ -148,39 +125,11 @@ pub fn update_dir_with(
         source: e,
     };
     let (local, _) = fs::read_dir(dir).map_err(io)?;
-    let mut out = match update_tree_with(&local, new_ref, strategy, merge) {
-        Ok(out) => out,
-        Err(e) => {
-            write_partial(dir, &local, new_ref, strategy, &e).map_err(io)?;
-            return Err(e);
-        }
-    };
+    let mut out = update_tree_with(&local, new_ref, strategy, merge)?;
     crate::pkg::ids::add_identities(&mut out);
     fs::write_changes(dir, &local, &out).map_err(io)?;
     remove_empty_dirs(dir);
     Ok(())
-}
-
-/// kpt updates in place, so a failed update leaves what it wrote before the
-/// failure: the root Kptfile with the new ref and strategy (written before any
-/// fetch), and, once both upstream versions were fetched, the merge comments it
-/// adds to the local resources before running the strategy (a fast-forward
-/// refused for local changes, a subpackage added on both sides).
-fn write_partial(
-    dir: &Path,
-    local: &PackageFiles,
-    new_ref: Option<&str>,
-    strategy: Option<Strategy>,
-    err: &UpdateError,
-) -> std::io::Result<()> {
-    let Ok((mut partial, _)) = retarget(local, new_ref, strategy) else {
-        // kpt fails before writing when there is no Kptfile or no git upstream.
-        return Ok(());
-    };
-    if !matches!(err, UpdateError::Fetch(_)) {
-        ids::add_identities(&mut partial);
-    }
-    fs::write_changes(dir, local, &partial)
 }
 
 fn remove_empty_dirs(dir: &Path) {
