@@ -17,6 +17,8 @@ pub(crate) mod walk;
 
 use kpt::resource_list::{FieldRef, FileRef, ResourceList, ResultItem, Severity};
 use kpt::yaml::{self, Node, NodeKind, Style};
+use std::collections::HashMap;
+
 use regex::Regex;
 
 use crate::FnError;
@@ -51,6 +53,9 @@ struct ApplySetters {
     file_path: String,
     resource: Node,
     placeholder: Regex,
+    /// The derivation regex of each pattern seen (`None`: it does not compile), so a
+    /// pattern shared by many fields is compiled once.
+    derivers: HashMap<String, Option<Regex>>,
     /// A flow list in the current item became a block list and kept its line
     /// comment (see `visit_mapping`), so the item is re-read as kpt re-reads it.
     stale_comment: bool,
@@ -75,6 +80,7 @@ pub fn run(list: &mut ResourceList) -> Result<(), FnError> {
         resource: Node::mapping(),
         placeholder: Regex::new(r"\$\{([^}]*)\}")
             .map_err(|e| FnError::Failed(format!("internal regex: {e}")))?,
+        derivers: HashMap::new(),
         stale_comment: false,
     };
     for item in list.items.iter_mut() {
@@ -181,13 +187,16 @@ impl ApplySetters {
 
     /// Values of the setters in `pattern` recovered from the current `value`
     /// (each `${x}` matches `(.*)`); empty when they cannot all be derived.
-    fn current_values(&self, pattern: &str, value: &str) -> Vec<(String, String)> {
+    fn current_values(&mut self, pattern: &str, value: &str) -> Vec<(String, String)> {
         let refs = self.unresolved(pattern);
-        let mut re = regex::escape(pattern);
-        for r in &refs {
-            re = re.replace(&regex::escape(r), "(.*)");
-        }
-        let Ok(re) = Regex::new(&re) else {
+        let re = self.derivers.entry(pattern.to_string()).or_insert_with(|| {
+            let mut re = regex::escape(pattern);
+            for r in &refs {
+                re = re.replace(&regex::escape(r), "(.*)");
+            }
+            Regex::new(&re).ok()
+        });
+        let Some(re) = re else {
             return Vec::new();
         };
         let Some(caps) = re.captures(value) else {
@@ -313,8 +322,13 @@ impl Visitor for ApplySetters {
             out = out.replace(&format!("${{{}}}", s.name), &s.value);
         }
         let current = node.as_str().unwrap_or_default().to_string();
-        for (name, value) in self.current_values(&pattern, &current) {
-            out = out.replace(&format!("${{{name}}}"), &value);
+        // Values derived from the current text only fill references the given setters
+        // left; when none is left the derivation (a regex per pattern) cannot change
+        // anything, so it is skipped.
+        if !self.unresolved(&out).is_empty() {
+            for (name, value) in self.current_values(&pattern, &current) {
+                out = out.replace(&format!("${{{name}}}"), &value);
+            }
         }
         let left = self.unresolved(&out);
         if !left.is_empty() {
