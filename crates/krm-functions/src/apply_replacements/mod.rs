@@ -229,9 +229,11 @@ fn apply_target(items: &mut [Node], value: &Node, t: &TargetSelector) -> Result<
         .ok_or_else(|| "target must specify resources to select".to_string())?;
     let field_paths = field_paths_or_default(t);
     let mut patterns = Patterns::default();
+    let parsed_select = select::ParsedSelector::new(select);
+    let parsed_rejects: Vec<_> = t.reject.iter().map(select::ParsedSelector::new).collect();
     for n in items.iter_mut() {
         let ids = select::res_ids(n)?;
-        if !select::select_by_anno_and_label(n, select, &t.reject)? {
+        if !select::select_by_anno_and_label(n, &parsed_select, &parsed_rejects)? {
             continue;
         }
         let rejected = t

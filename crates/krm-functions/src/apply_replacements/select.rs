@@ -106,29 +106,48 @@ pub(crate) fn is_selected_by(id: &IdRef<'_>, sel: &ResId) -> bool {
         && (sel.kind.is_empty() || sel.kind == id.kind)
 }
 
-/// Label and annotation selector strings of a selector both match.
-/// Both are parsed (and can fail) whatever the first gives.
-pub(crate) fn matches_label_and_annotation(node: &Node, sel: &Selector) -> Result<bool, String> {
-    let annotations = matches_selector(node, "annotations", &sel.annotation_selector)?;
-    let labels = matches_selector(node, "labels", &sel.label_selector)?;
-    Ok(annotations && labels)
+/// A selector's annotation and label selector strings, parsed once per target. kyaml
+/// parses them again for every resource; the outcome (and the error, reported at the
+/// first resource) is the same.
+pub(crate) struct ParsedSelector {
+    annotations: Result<Vec<labelsel::Requirement>, String>,
+    labels: Result<Vec<labelsel::Requirement>, String>,
+    /// Neither string is set (a reject without them rejects by id only).
+    unset: bool,
+}
+
+impl ParsedSelector {
+    pub(crate) fn new(sel: &Selector) -> Self {
+        ParsedSelector {
+            annotations: labelsel::parse(&sel.annotation_selector),
+            labels: labelsel::parse(&sel.label_selector),
+            unset: sel.annotation_selector.is_empty() && sel.label_selector.is_empty(),
+        }
+    }
+
+    /// Both strings match. Both are checked (and can fail) whatever the first gives.
+    fn matches(&self, node: &Node) -> Result<bool, String> {
+        let annotations = matches_selector(node, "annotations", &self.annotations)?;
+        let labels = matches_selector(node, "labels", &self.labels)?;
+        Ok(annotations && labels)
+    }
 }
 
 /// A selected target is dropped when a reject's label/annotation selector
 /// matches it.
 pub(crate) fn select_by_anno_and_label(
     node: &Node,
-    select: &Selector,
-    rejects: &[Selector],
+    select: &ParsedSelector,
+    rejects: &[ParsedSelector],
 ) -> Result<bool, String> {
-    if !matches_label_and_annotation(node, select)? {
+    if !select.matches(node)? {
         return Ok(false);
     }
     for r in rejects {
-        if r.annotation_selector.is_empty() && r.label_selector.is_empty() {
+        if r.unset {
             continue;
         }
-        if matches_label_and_annotation(node, r)? {
+        if r.matches(node)? {
             return Ok(false);
         }
     }
@@ -138,14 +157,18 @@ pub(crate) fn select_by_anno_and_label(
 /// kyaml `MatchesLabelSelector` / `MatchesAnnotationSelector`: the selector
 /// string against the map under `metadata.<field>`, where a key with a value
 /// that is not a scalar is there with an empty value.
-fn matches_selector(node: &Node, field: &str, selector: &str) -> Result<bool, String> {
-    let reqs = labelsel::parse(selector)?;
+fn matches_selector(
+    node: &Node,
+    field: &str,
+    parsed: &Result<Vec<labelsel::Requirement>, String>,
+) -> Result<bool, String> {
+    let reqs = parsed.as_ref().map_err(Clone::clone)?;
     let map = node.get_path(&["metadata", field]);
     let get = |k: &str| {
         map.and_then(|m| m.get(k))
             .map(|v| v.as_str().unwrap_or_default())
     };
-    Ok(labelsel::matches_all(&reqs, get))
+    Ok(labelsel::matches_all(reqs, get))
 }
 
 #[cfg(test)]
