@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, SourceInfo, operators};
+use cel::common::ast::{
+    EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue, SourceInfo, operators,
+};
 
 /// A checked type, printed as cel-go prints `*types.Type`.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,28 +141,25 @@ const STRING_FUNCTIONS: &[&str] = &[
 /// chains, and the `cel` crate's evaluator (and this checker) recurse per level.
 pub const MAX_DEPTH: usize = 250;
 
+/// The keys and values of a map or struct literal's entries.
+fn entry_children(entries: &[IdedEntryExpr]) -> Vec<&IdedExpr> {
+    entries
+        .iter()
+        .flat_map(|entry| match &entry.expr {
+            EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
+            EntryExpr::StructField(f) => vec![&f.value],
+        })
+        .collect()
+}
+
 /// The expressions directly inside `e`.
 fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
     match &e.expr {
         Expr::Call(c) => c.target.as_deref().into_iter().chain(&c.args).collect(),
         Expr::Select(s) => vec![&*s.operand],
         Expr::List(l) => l.elements.iter().collect(),
-        Expr::Map(m) => m
-            .entries
-            .iter()
-            .flat_map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
-                EntryExpr::StructField(f) => vec![&f.value],
-            })
-            .collect(),
-        Expr::Struct(st) => st
-            .entries
-            .iter()
-            .flat_map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(me) => vec![&me.key, &me.value],
-                EntryExpr::StructField(f) => vec![&f.value],
-            })
-            .collect(),
+        Expr::Map(m) => entry_children(&m.entries),
+        Expr::Struct(st) => entry_children(&st.entries),
         Expr::Comprehension(c) => vec![
             &c.iter_range,
             &c.accu_init,
