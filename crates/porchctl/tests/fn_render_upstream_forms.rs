@@ -314,3 +314,17 @@ fn other_errors_are_printed_with_kpts_trailing_space() {
         "{stderr:?}"
     );
 }
+
+/// kpt's results list marks `items` omitempty: a render that ran no function writes none.
+#[test]
+fn a_results_file_without_calls_has_no_items_key() {
+    let (tmp, dir) = package(&[("Kptfile", &kptfile("pkg", "")), ("cm.yaml", &cm("a"))]);
+    let results = tmp.path().join("results");
+    let (code, stderr) = render(&dir, &["--results-dir", &results.to_string_lossy()]);
+    assert_eq!(code, 0, "{stderr}");
+    let list = std::fs::read_to_string(results.join("results.yaml")).expect("results file");
+    assert_eq!(
+        list,
+        "apiVersion: kpt.dev/v1\nkind: FunctionResultList\nmetadata:\n  name: fnresults\nexitCode: 0\n"
+    );
+}

@@ -258,13 +258,16 @@ pub fn write_results(dir: &PathBuf, steps: &[StepResult], failed: bool) -> anyho
         "exitCode",
         Node::tagged_scalar(if failed { "1" } else { "0" }, "!!int"),
     );
-    let mut items = Node::sequence();
-    if let Some(seq) = items.items_mut() {
-        for s in steps {
-            seq.push(result_item(s)?);
+    // kpt's `fnresult.ResultList` marks `items` omitempty: no call, no key.
+    if !steps.is_empty() {
+        let mut items = Node::sequence();
+        if let Some(seq) = items.items_mut() {
+            for s in steps {
+                seq.push(result_item(s)?);
+            }
         }
+        root.set("items", items);
     }
-    root.set("items", items);
     std::fs::write(dir.join("results.yaml"), emit_node(&root, SeqIndent::Wide))?;
     Ok(())
 }
