@@ -249,7 +249,9 @@ fn the_command_line_config_map_is_always_given() {
     );
     assert_eq!(
         seen(&["--", "MyKind", "z=1", "a=true"]),
-        "functionConfig:\n  metadata:\n    name: function-input\n  data:\n    z: \"1\"\n    a: \"true\"\n  kind: MyKind\n  apiVersion: v1\n"
+        // kpt fills the `data: {}` of its template, so the data stays a flow mapping
+        // (checked against kpt 1.0.0-beta.56).
+        "functionConfig:\n  metadata:\n    name: function-input\n  data: {z: \"1\", a: \"true\"}\n  kind: MyKind\n  apiVersion: v1\n"
     );
     let bin = env!("CARGO_BIN_EXE_porchctl");
     std::fs::write(

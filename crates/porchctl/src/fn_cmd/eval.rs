@@ -137,6 +137,8 @@ pub struct EvalArgs {
 fn config_from_args(args: &[String]) -> anyhow::Result<Node> {
     let mut kind = "ConfigMap".to_string();
     let mut data = Node::mapping();
+    // kpt fills the `data: {}` of a template, so the function reads a flow mapping.
+    data.style = kpt::yaml::Style::Flow;
     for (i, a) in args.iter().enumerate() {
         match a.split_once('=') {
             Some((k, v)) => {
