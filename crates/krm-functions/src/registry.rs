@@ -37,6 +37,11 @@ const TABLE: &[(&str, NativeFn)] = &[
 /// error result they return with `Ok` leaves the exit code 0.
 const EXIT_BY_RETURN: &[&str] = &["set-labels", "set-namespace", "set-image"];
 
+/// Functions whose `main` is the go/fn SDK's `AsMain` over `Run`: the SDK's
+/// `ResourceList.ToYAML` sorts the items before writing them (`rl.Sort()`),
+/// so the next step and `-o stdout` see them in that order.
+const SORTS_ITEMS: &[&str] = &["set-labels", "set-namespace", "starlark"];
+
 /// Look a native function up by image (any registry, any tag) or short name.
 pub fn lookup(image: &str) -> Option<NativeFn> {
     let short = image_short_name(image);
@@ -75,7 +80,13 @@ impl FunctionRuntime for Builtins {
         // on threads with stacks sized for the parsers' and evaluators' depth limits.)
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::budget::with(&options.budget, || {
-                crate::image_tag::with(image, || f(&mut input))
+                crate::image_tag::with(image, || {
+                    let r = f(&mut input);
+                    if sorts_items(image) {
+                        sdk_sort(&mut input.items);
+                    }
+                    r
+                })
             })
         }));
         let ran = match ran {
@@ -120,6 +131,36 @@ impl FunctionRuntime for Builtins {
     fn builtin_names(&self) -> Vec<String> {
         TABLE.iter().map(|(n, _)| n.to_string()).collect()
     }
+}
+
+/// Whether the release called runs on go/fn's `AsMain`: the early set-labels
+/// (v0.1) and set-namespace (v0.1, v0.2) releases were kyaml framework
+/// programs, whose writer keeps the items' order.
+fn sorts_items(image: &str) -> bool {
+    use crate::image_tag::is_release;
+    match image_short_name(image) {
+        "set-labels" => !is_release(0, 1),
+        "set-namespace" => !is_release(0, 1) && !is_release(0, 2),
+        short => SORTS_ITEMS.contains(&short),
+    }
+}
+
+/// go/fn's `KubeObjects.Less`: items ordered by the text
+/// `"<apiVersion> <kind> <namespace> <name>"`, compared byte-wise as Go
+/// compares strings. Go's `sort.Sort` is an insertion sort up to 12 items
+/// (stable, as this is); beyond that its pdqsort may order equal keys
+/// differently, which is not reproduced.
+fn sdk_sort(items: &mut [kpt::yaml::Node]) {
+    use crate::common::meta;
+    items.sort_by_cached_key(|o| {
+        format!(
+            "{} {} {} {}",
+            meta::api_version(o),
+            meta::kind(o),
+            meta::namespace(o),
+            meta::name(o)
+        )
+    });
 }
 
 /// The stderr kpt records for a catalog image: its docker runtime reads the

@@ -153,15 +153,17 @@ fn packages_run_top_down_breadth_first_and_children_see_parent_changes() {
     tree(&f);
     let (code, stderr) = f.render();
     assert_eq!(code, 0, "{stderr}");
-    // Parent first, then each level sorted by path; a pipeline sees its own resources
-    // (Kptfile last), then each child's followed by that child's descendants'; every
-    // resource below the root already carries the root's namespace.
+    // Parent first, then each level sorted by path; a pipeline sees its own resources,
+    // then each child's followed by that child's descendants'; every resource below the
+    // root already carries the root's namespace. set-namespace (a go/fn SDK program)
+    // hands its items back sorted by apiVersion, kind, namespace and name, so the
+    // root's recorder sees the Kptfiles first and each package keeps that order.
     assert_eq!(
         f.log(),
-        "root: root-cm pkg a-cm a deep-cm deep b-cm b ns=4\n\
-         a: a-cm a deep-cm deep ns=2\n\
-         b: b-cm b ns=1\n\
-         a/deep: deep-cm deep ns=1\n"
+        "root: a b deep pkg a-cm b-cm deep-cm root-cm ns=4\n\
+         a: a a-cm deep deep-cm ns=2\n\
+         b: b b-cm ns=1\n\
+         a/deep: deep deep-cm ns=1\n"
     );
     assert!(
         stderr.contains("Successfully executed 5 function(s) in 4 package(s)."),

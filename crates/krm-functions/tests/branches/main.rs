@@ -7,6 +7,7 @@ mod apply_replacements;
 mod ensure_name_substring;
 mod no_op_drop_comments;
 mod remove_local_config_resources;
+mod sdk_item_order;
 mod search_replace;
 mod set_enforcement_action;
 mod starlark;
@@ -30,6 +31,12 @@ pub struct Out {
 /// Runs the built-in `function` on `input` (a YAML stream, may be empty) with
 /// `config` (a YAML document) as functionConfig.
 pub fn call(function: &str, input: &str, config: Option<&str>) -> Out {
+    let image = format!("ghcr.io/kptdev/krm-functions-catalog/{function}:latest");
+    call_image(&image, input, config)
+}
+
+/// Runs the built-in named by `image` (any registry and tag) like [`call`].
+pub fn call_image(image: &str, input: &str, config: Option<&str>) -> Out {
     let items = yaml::parse_stream(input)
         .expect("input parses")
         .into_iter()
@@ -37,9 +44,12 @@ pub fn call(function: &str, input: &str, config: Option<&str>) -> Out {
         .collect();
     let mut list = ResourceList::new(items);
     list.function_config = config.map(|c| yaml::parse_one(c).expect("config parses"));
-    let image = format!("ghcr.io/kptdev/krm-functions-catalog/{function}:latest");
     let out = Builtins
-        .run(&FunctionRef::Image(image), list, &RunOptions::default())
+        .run(
+            &FunctionRef::Image(image.to_string()),
+            list,
+            &RunOptions::default(),
+        )
         .expect("the function runs");
     let docs: Vec<Document> = out.list.items.iter().cloned().map(Document::new).collect();
     Out {

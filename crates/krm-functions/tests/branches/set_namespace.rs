@@ -328,7 +328,7 @@ metadata:
             prop_assert_eq!(once.exit_code, 0);
             prop_assert_eq!(once.items.matches(&format!("  namespace: {ns}\n")).count(), 2);
             prop_assert!(!once.items.contains("namespace: old"));
-            let role = once.items.split("---\n").nth(2).unwrap_or_default().to_string();
+            let role = once.items.split("---\n").find(|d| d.contains("kind: ClusterRole")).unwrap_or_default().to_string();
             prop_assert!(!role.contains("namespace:"), "cluster-scoped: {}", role);
             let twice = call("set-namespace", &once.items, Some(&config));
             prop_assert_eq!(&twice.items, &once.items);
