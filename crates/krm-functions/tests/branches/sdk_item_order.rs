@@ -53,6 +53,16 @@ fn go_fn_functions_sort_their_output() {
     );
     // All in namespace c now: the names decide within the Deployments.
     assert_eq!(names(&ns.items), ["api", "web", "web", "zeta"]);
+    // A script that appends lands where the sort puts it, not last.
+    let star = call(
+        "starlark",
+        SHUFFLED,
+        Some(&config_map(
+            "  source: |\n    ctx.resource_list[\"items\"].append({\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"added\"}})\n",
+        )),
+    );
+    assert_eq!(star.exit_code, 0, "{}", star.stderr);
+    assert_eq!(names(&star.items), ["added", "web", "api", "web", "zeta"]);
 }
 
 #[test]
