@@ -37,10 +37,11 @@ const TABLE: &[(&str, NativeFn)] = &[
 /// error result they return with `Ok` leaves the exit code 0.
 const EXIT_BY_RETURN: &[&str] = &["set-labels", "set-namespace", "set-image"];
 
-/// Functions whose `main` is the go/fn SDK's `AsMain` over `Run`: the SDK's
-/// `ResourceList.ToYAML` sorts the items before writing them (`rl.Sort()`),
-/// so the next step and `-o stdout` see them in that order.
-const SORTS_ITEMS: &[&str] = &["set-labels", "set-namespace", "starlark"];
+/// Functions whose `main` is the go/fn SDK's `AsMain` over `Run` (set-image's
+/// older releases: the catalog's vendored `fnsdk`, which does the same): the
+/// SDK's `ResourceList.ToYAML` sorts the items before writing them
+/// (`rl.Sort()`), so the next step and `-o stdout` see them in that order.
+const SORTS_ITEMS: &[&str] = &["set-image", "set-labels", "set-namespace", "starlark"];
 
 /// Look a native function up by image (any registry, any tag) or short name.
 pub fn lookup(image: &str) -> Option<NativeFn> {

@@ -53,6 +53,12 @@ fn go_fn_functions_sort_their_output() {
     );
     // All in namespace c now: the names decide within the Deployments.
     assert_eq!(names(&ns.items), ["api", "web", "web", "zeta"]);
+    let image = call(
+        "set-image",
+        SHUFFLED,
+        Some(&config_map("  name: nginx\n  newTag: '2'\n")),
+    );
+    assert_eq!(names(&image.items), ["web", "api", "web", "zeta"]);
     // A script that appends lands where the sort puts it, not last.
     let star = call(
         "starlark",
