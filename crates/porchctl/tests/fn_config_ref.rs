@@ -95,15 +95,19 @@ fn config_ref_excludes_the_other_config_sources_and_needs_kind_and_name() {
     for (step, want) in [
         (
             "      configRef:\n        kind: ConfigMap\n        name: c\n      configMap:\n        namespace: x\n",
-            "must not specify both `configRef` and `configMap`",
+            "Field: `pipeline.mutators[0]`\nReason: functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`\n",
         ),
         (
             "      configRef:\n        kind: ConfigMap\n        name: c\n      configPath: c.yaml\n",
-            "must not specify both `configRef` and `configPath`",
+            "Reason: functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`\n",
         ),
         (
             "      configRef:\n        name: c\n",
-            "configRef must specify `kind` and `name`",
+            "Field: `pipeline.mutators[0].configRef.kind`\nReason: configRef must specify `kind`\n",
+        ),
+        (
+            "      configRef:\n        kind: ConfigMap\n",
+            "Field: `pipeline.mutators[0].configRef.name`\nReason: configRef must specify `name`\n",
         ),
         (
             "      configRef:\n        kind: ConfigMap\n        nmae: c\n",

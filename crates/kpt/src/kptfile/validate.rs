@@ -49,34 +49,34 @@ impl Kptfile {
                         ),
                     });
                 }
-                if !f.config_map.is_empty() && !f.config_path.is_empty() {
+                let sources = usize::from(!f.config_map.is_empty())
+                    + usize::from(!f.config_path.is_empty())
+                    + usize::from(f.config_ref.is_some());
+                if sources > 1 {
+                    // `configRef` exists only in kpt HEAD, whose `validateConfigSources`
+                    // words any clash this way; without it the older text is kept, as
+                    // kpt's recorded cases use it.
+                    let reason = if f.config_ref.is_some() {
+                        "functionConfig must specify at most one of `configMap`, `configPath`, or `configRef`"
+                    } else {
+                        "functionConfig must not specify both `configMap` and `configPath` at the same time"
+                    };
                     return Err(KptfileError::Invalid {
                         field: whole,
                         value: String::new(),
-                        reason: "functionConfig must not specify both `configMap` and `configPath` at the same time".into(),
+                        reason: reason.into(),
                     });
                 }
                 if let Some(r) = &f.config_ref {
-                    if !f.config_map.is_empty() || !f.config_path.is_empty() {
-                        let other = if f.config_map.is_empty() {
-                            "configPath"
-                        } else {
-                            "configMap"
-                        };
-                        return Err(KptfileError::Invalid {
-                            field: whole,
-                            value: String::new(),
-                            reason: format!(
-                                "functionConfig must not specify both `configRef` and `{other}` at the same time"
-                            ),
-                        });
-                    }
-                    if r.kind.trim().is_empty() || r.name.trim().is_empty() {
-                        return Err(KptfileError::Invalid {
-                            field: field("configRef"),
-                            value: r.describe(),
-                            reason: "configRef must specify `kind` and `name`".into(),
-                        });
+                    // kpt HEAD's `ResourceReference.validate`: kind first, then name.
+                    for (name, value) in [("kind", &r.kind), ("name", &r.name)] {
+                        if value.is_empty() {
+                            return Err(KptfileError::Invalid {
+                                field: field(&format!("configRef.{name}")),
+                                value: String::new(),
+                                reason: format!("configRef must specify `{name}`"),
+                            });
+                        }
                     }
                 }
                 if !f.config_path.is_empty() {
