@@ -34,17 +34,12 @@ fn action(fc: Option<&Node>) -> Result<String, String> {
 /// scalar, so the output keeps `spec:` unchanged (the policy still counts).
 fn set_action(node: &mut Node, acn: &str) -> Result<(), String> {
     let wrong = |s: &Node| {
-        let kind = if s.is_sequence() {
-            "SequenceNode"
-        } else {
-            "ScalarNode"
-        };
         let text = if s.is_scalar() {
             s.as_str().unwrap_or_default().to_string()
         } else {
-            yaml::emit_node(s, SeqIndent::Compact).trim().to_string()
+            yaml::emit_node(s, SeqIndent::Compact)
         };
-        format!("wrong Node Kind for spec expected: MappingNode was {kind}: value: {{{text}}}")
+        yaml::kyaml_kind::wrong_kind("spec", "MappingNode", yaml::kyaml_kind::kind_name(s), &text)
     };
     match node.get("spec") {
         None => return Err(wrong(&Node::string(""))),

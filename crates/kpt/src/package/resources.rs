@@ -262,11 +262,7 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
     if matches!(text, "null" | "~" | "Null" | "NULL") && root.style == Style::Plain {
         return None;
     }
-    let shown = yaml::emit_node(root, SeqIndent::default());
-    Some(format!(
-        "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{{}}}",
-        shown.trim()
-    ))
+    Some(wrong_kind("", root))
 }
 
 /// [`not_a_mapping`] for a document kyaml reads without wrapping a bare list (a
@@ -281,16 +277,8 @@ pub(crate) fn not_a_resource(root: &Node) -> Option<String> {
 
 /// kyaml's `ErrorIfInvalid` text for a node at `path` that should be a mapping.
 fn wrong_kind(path: &str, n: &Node) -> String {
-    let kind = match &n.kind {
-        NodeKind::Sequence(_) => "SequenceNode",
-        NodeKind::Alias(_) => "AliasNode",
-        _ => "ScalarNode",
-    };
     let shown = yaml::emit_node(n, SeqIndent::default());
-    format!(
-        "wrong Node Kind for {path} expected: MappingNode was {kind}: value: {{{}}}",
-        shown.trim()
-    )
+    yaml::kyaml_kind::wrong_kind(path, "MappingNode", yaml::kyaml_kind::kind_name(n), &shown)
 }
 
 /// kyaml's `IsYNodeEmptyDoc`: the reader skips a document whose node is a null

@@ -16,6 +16,7 @@ mod document;
 mod emit;
 mod fingerprint;
 pub mod go_json;
+pub mod kyaml_kind;
 pub(crate) mod limits;
 mod node;
 mod parse;

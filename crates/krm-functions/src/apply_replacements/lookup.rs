@@ -10,25 +10,12 @@ pub(crate) fn go_value(n: &Node) -> &str {
     n.as_str().unwrap_or_default()
 }
 
-fn kind_name(n: &Node) -> &'static str {
-    match n.kind {
-        NodeKind::Mapping(_) => "MappingNode",
-        NodeKind::Sequence(_) => "SequenceNode",
-        NodeKind::Scalar(_) => "ScalarNode",
-        NodeKind::Alias(_) => "AliasNode",
-    }
-}
-
 /// kyaml `ErrorIfInvalid`'s message: the node's field path (the field names
 /// walked to reach it, empty where kyaml does not track them), the kind
 /// wanted, and the node as kyaml's encoder writes it.
 pub(crate) fn wrong_kind(path: &str, expected: &str, n: &Node) -> String {
     let shown = yaml::emit_node(n, SeqIndent::Compact);
-    format!(
-        "wrong Node Kind for {path} expected: {expected} was {}: value: {{{}}}",
-        kind_name(n),
-        shown.trim()
-    )
+    yaml::kyaml_kind::wrong_kind(path, expected, yaml::kyaml_kind::kind_name(n), &shown)
 }
 
 /// One part of a `PathGetter` path.

@@ -25,23 +25,13 @@ pub(super) fn res_id(o: &Node) -> String {
     )
 }
 
-/// kyaml's node kind names, as `ErrorIfInvalid` prints them.
-pub(super) fn kind_name(n: &Node) -> &'static str {
-    match n.kind {
-        NodeKind::Mapping(_) => "MappingNode",
-        NodeKind::Sequence(_) => "SequenceNode",
-        NodeKind::Scalar(_) => "ScalarNode",
-        NodeKind::Alias(_) => "AliasNode",
-    }
-}
-
 /// kyaml `ErrorIfInvalid`'s text for a node of the wrong kind.
 pub(super) fn wrong_kind(field_path: &[&str], expected: &str, n: &Node) -> String {
-    format!(
-        "wrong Node Kind for {} expected: {expected} was {}: value: {{{}}}",
-        field_path.join("."),
-        kind_name(n),
-        text(n).trim()
+    yaml::kyaml_kind::wrong_kind(
+        &field_path.join("."),
+        expected,
+        yaml::kyaml_kind::kind_name(n),
+        &text(n),
     )
 }
 

@@ -12,7 +12,7 @@ use ::starlark::values::float::StarlarkFloat;
 use ::starlark::values::list::ListRef;
 use ::starlark::values::tuple::TupleRef;
 use ::starlark::values::{UnpackValue, Value, ValueLike};
-use kpt::yaml::{SeqIndent, VALUE_MAX_DEPTH, emit_node};
+use kpt::yaml::{SeqIndent, VALUE_MAX_DEPTH, emit_node, kyaml_kind};
 use serde_json::{Map, Number, Value as Json};
 
 use super::gofmt::type_name;
@@ -236,15 +236,13 @@ pub(crate) fn items_of(resource_list: Json) -> Result<Vec<Json>, String> {
         None | Some(Json::Null) => return Ok(Vec::new()),
         Some(Json::Array(items)) => items,
         Some(other) => {
-            let kind = if other.is_object() {
-                "MappingNode"
-            } else {
-                "ScalarNode"
-            };
-            let text = emit_node(&to_node(&other), SeqIndent::Compact);
-            return Err(format!(
-                "wrong Node Kind for items expected: SequenceNode was {kind}: value: {{{}}}",
-                text.trim()
+            let node = to_node(&other);
+            let text = emit_node(&node, SeqIndent::Compact);
+            return Err(kyaml_kind::wrong_kind(
+                "items",
+                "SequenceNode",
+                kyaml_kind::kind_name(&node),
+                &text,
             ));
         }
     };

@@ -185,15 +185,13 @@ fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
         .collect();
     // kyaml's reader annotates every document, which fails on a non-mapping one.
     if let Some(bad) = nodes.iter().find(|n| !n.is_mapping()) {
-        let kind = if bad.is_sequence() {
-            "SequenceNode"
-        } else {
-            "ScalarNode"
-        };
-        bail!(
-            "wrong Node Kind for  expected: MappingNode was {kind}: value: {{{}}}",
+        use kpt::yaml::kyaml_kind;
+        bail!(kyaml_kind::wrong_kind(
+            "",
+            "MappingNode",
+            kyaml_kind::kind_name(bad),
             bad.as_str().unwrap_or_default()
-        );
+        ));
     }
     match nodes.len() {
         0 => bail!("functionConfig {:?} is empty", path.display()),

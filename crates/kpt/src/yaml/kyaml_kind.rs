@@ -1,0 +1,41 @@
+//! kyaml's `ErrorIfInvalid` text, which kpt and the catalog's functions print when a
+//! node is not of the kind a path or reader expects:
+//! `wrong Node Kind for <path> expected: <Kind>Node was <Kind>Node: value: {<node>}`.
+//! How the node is shown differs by caller (the encoder, a scalar's raw text, a node
+//! rebuilt from a Go map), so callers pass it.
+
+use super::{Node, NodeKind};
+
+/// yaml.v3's name for the node's kind.
+pub fn kind_name(n: &Node) -> &'static str {
+    match n.kind {
+        NodeKind::Mapping(_) => "MappingNode",
+        NodeKind::Sequence(_) => "SequenceNode",
+        NodeKind::Scalar(_) => "ScalarNode",
+        NodeKind::Alias(_) => "AliasNode",
+    }
+}
+
+/// The message for `found` (a yaml.v3 kind name) at `path` where `expected` was
+/// wanted, the node shown as `shown` (trimmed, as kyaml prints `RNode.String()`).
+pub fn wrong_kind(path: &str, expected: &str, found: &str, shown: &str) -> String {
+    format!(
+        "wrong Node Kind for {path} expected: {expected} was {found}: value: {{{}}}",
+        shown.trim()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kyamls_words() {
+        let n = Node::sequence();
+        assert_eq!(kind_name(&n), "SequenceNode");
+        assert_eq!(
+            wrong_kind("spec", "MappingNode", kind_name(&n), " []\n"),
+            "wrong Node Kind for spec expected: MappingNode was SequenceNode: value: {[]}"
+        );
+    }
+}
