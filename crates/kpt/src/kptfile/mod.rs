@@ -575,7 +575,8 @@ mod tests {
         );
     }
 
-    fn head(rest: &str) -> String {
+    /// A v1 Kptfile named `x` followed by `rest` (also used by `validate`'s tests).
+    pub(super) fn head(rest: &str) -> String {
         format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n{rest}")
     }
 

@@ -162,6 +162,7 @@ fn go_clean(p: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kptfile::tests::head;
 
     #[test]
     fn validates_config_path() {
@@ -172,10 +173,6 @@ mod tests {
             err.to_string().contains("Reason: path must be relative"),
             "{err}"
         );
-    }
-
-    fn head(rest: &str) -> String {
-        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n{rest}")
     }
 
     #[test]
