@@ -7,11 +7,7 @@
 //! Exec functions are `sh` scripts printing fixed output.
 
 mod pkgfix;
-use pkgfix::{package, render};
-
-fn kptfile(name: &str, pipeline: &str) -> String {
-    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
-}
+use pkgfix::{executable, kptfile, package, render};
 
 const GADGET: &str = "apiVersion: example.org/v1\nkind: Gadget\nmetadata:\n  name: g0\n";
 
@@ -21,15 +17,6 @@ fn script(items: &str, results: &str) -> String {
     format!(
         "#!/bin/sh\ncat >/dev/null\ncat <<'OUT'\napiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{results}OUT\n"
     )
-}
-
-/// Writes `text` as an executable script next to (not inside) the package.
-fn write_script(tmp: &std::path::Path, name: &str, text: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = tmp.join(name);
-    std::fs::write(&path, text).expect("script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path.display().to_string()
 }
 
 fn gadget_at(name: &str, path: &str, index: Option<&str>) -> String {
@@ -53,7 +40,7 @@ fn two_outputs_in_one_slot_fail_the_step_without_its_results() {
         gadget_at("right", "pair.yaml", Some("0"))
     );
     let results = "results:\n- message: looked at both\n  severity: info\n";
-    let fn_path = write_script(tmp.path(), "clash.sh", &script(&items, results));
+    let fn_path = executable(tmp.path(), "clash.sh", &script(&items, results));
     std::fs::write(
         dir.join("Kptfile"),
         kptfile(
@@ -101,7 +88,7 @@ fn outputs_with_one_path_and_no_index_clash_on_the_empty_index() {
         gadget_at("first", "made.yaml", None),
         gadget_at("second", "made.yaml", None)
     );
-    let fn_path = write_script(tmp.path(), "twins.sh", &script(&items, ""));
+    let fn_path = executable(tmp.path(), "twins.sh", &script(&items, ""));
     std::fs::write(
         dir.join("Kptfile"),
         kptfile(
@@ -124,7 +111,7 @@ fn an_output_item_without_a_name_is_refused_by_its_default_path() {
     let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
     let items =
         "- apiVersion: example.org/v1\n  kind: Widget\n  metadata:\n    labels:\n      a: b\n";
-    let fn_path = write_script(tmp.path(), "nameless.sh", &script(items, ""));
+    let fn_path = executable(tmp.path(), "nameless.sh", &script(items, ""));
     std::fs::write(
         dir.join("Kptfile"),
         kptfile(
@@ -159,7 +146,7 @@ fn a_check_on_a_selective_step_looks_at_what_the_function_returned() {
         gadget_at("g0", "gadget.yaml", Some("0")),
         gadget_at("g0-copy", "gadget.yaml", Some("0"))
     );
-    let fn_path = write_script(tmp.path(), "copy.sh", &script(&items, ""));
+    let fn_path = executable(tmp.path(), "copy.sh", &script(&items, ""));
     std::fs::write(
         dir.join("Kptfile"),
         kptfile(
@@ -182,7 +169,7 @@ fn a_check_on_a_selective_step_looks_at_what_the_function_returned() {
 #[test]
 fn the_results_list_keeps_the_order_the_functions_ran_in() {
     let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
-    let pass = write_script(
+    let pass = executable(
         tmp.path(),
         "pass.sh",
         "#!/bin/sh\necho \"step $1\" >&2\nexec cat\n",
@@ -227,7 +214,7 @@ fn failing_with_ids(list: &str) -> String {
         "thing.yaml",
         "apiVersion: example.org/v1\nkind: Gadget\nmetadata:\n  name: g1\n  annotations:\n    config.k8s.io/id: \"4\"\n    internal.config.kubernetes.io/id: \"4\"\n    internal.config.kubernetes.io/kpt-resource-id: \"q\"\n    owner: team-b\n",
     )]);
-    let fail = write_script(
+    let fail = executable(
         tmp.path(),
         "fail.sh",
         "#!/bin/sh\ncat >/dev/null\necho refused >&2\nexit 1\n",

@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// Write `files` under `<tmp>/pkg`.
 mod pkgfix;
-use pkgfix::{package, read, render, snapshot};
+use pkgfix::{cm, kptfile, package, read, render, snapshot};
 
 /// The Kptfile text without a trailing `status:` block.
 fn without_status(kptfile: &str) -> &str {
@@ -21,14 +21,6 @@ fn without_status(kptfile: &str) -> &str {
 
 const SET_LABELS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0";
 const SET_NS: &str = "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1";
-
-fn kptfile(name: &str, pipeline: &str) -> String {
-    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
-}
-
-fn cm(name: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n")
-}
 
 #[test]
 fn subpackages_render_depth_first_before_their_parent() {

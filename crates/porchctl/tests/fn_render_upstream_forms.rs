@@ -9,23 +9,11 @@ use std::path::Path;
 
 /// Write `files` under `<tmp>/pkg`; returns the temp dir and the package dir.
 mod pkgfix;
-use pkgfix::{package, render, snapshot};
+use pkgfix::{cm, executable, kptfile, package, render, snapshot};
 
 /// An executable `sh` script beside the package (not inside it).
 fn script(tmp: &Path, name: &str, body: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = tmp.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path.display().to_string()
-}
-
-fn kptfile(name: &str, pipeline: &str) -> String {
-    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
-}
-
-fn cm(name: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n")
+    executable(tmp, name, &format!("#!/bin/sh\n{body}\n"))
 }
 
 #[test]

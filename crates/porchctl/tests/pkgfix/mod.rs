@@ -70,3 +70,23 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     walk(dir, dir, &mut out);
     out
 }
+
+/// A v1 Kptfile named `name` followed by `pipeline` (top-level YAML, may be empty).
+pub fn kptfile(name: &str, pipeline: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
+}
+
+/// A ConfigMap `name` with one data entry.
+pub fn cm(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n")
+}
+
+/// Writes `text` as an executable file `name` in `dir` (beside a package, not inside
+/// it); returns its path.
+pub fn executable(dir: &Path, name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.display().to_string()
+}
