@@ -172,8 +172,10 @@ pub struct RequestContext {
 impl RequestContext {
     /// Checks that the requester may `verb` the `resource` of `group` named `name` in
     /// `namespace`, as RBAC would for a request of its own (always allowed without an
-    /// authorizer); a refusal is kube-apiserver's 403 ending in `: <why>`.
-    pub fn require(
+    /// authorizer); a refusal is kube-apiserver's 403 ending in `: <why>`. A refusal is
+    /// checked again against the store as it is now, so a binding created just before the
+    /// request counts, as it does for the request itself.
+    pub async fn require(
         &self,
         verb: &str,
         (group, resource): (&str, &str),
@@ -202,7 +204,7 @@ impl RequestContext {
             name: name.into(),
             ..Default::default()
         };
-        if authorizer.authorize(&user, &attrs).allowed {
+        if authorizer.authorize_fresh(&user, &attrs).await.allowed {
             Ok(())
         } else {
             Err(crate::authz::forbidden(&self.user, &attrs, why))

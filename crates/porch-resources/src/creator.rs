@@ -88,7 +88,8 @@ impl CreatorRecorded {
                         &format!(
                             "only the identity it names, or a user allowed to escalate, may change {CREATOR_ANNOTATION}"
                         ),
-                    )?;
+                    )
+                    .await?;
                 }
             }
             _ => {}

@@ -55,9 +55,9 @@ fn reads(obj: &Value) -> Vec<((&'static str, &'static str), String, &'static str
 
 /// Refuses the creation of `obj` in `namespace` when its task reads what the requester may
 /// not read.
-pub fn check_create(ctx: &RequestContext, namespace: &str, obj: &Value) -> Result<(), ApiError> {
+pub async fn check_create(ctx: &RequestContext, namespace: &str, obj: &Value) -> Result<(), ApiError> {
     for (what, name, why) in reads(obj) {
-        ctx.require("get", what, namespace, &name, why)?;
+        ctx.require("get", what, namespace, &name, why).await?;
     }
     Ok(())
 }
@@ -93,10 +93,14 @@ mod tests {
         assert!(reads(&json!({"spec": {"tasks": [{"type": "init"}]}})).is_empty());
     }
 
-    #[test]
-    fn without_an_authorizer_everything_is_allowed() {
+    #[tokio::test]
+    async fn without_an_authorizer_everything_is_allowed() {
         let clone = json!({"spec": {"tasks": [{"type": "clone", "clone": {"upstreamRef": {
             "upstreamRef": {"name": "bp.app.v1"}}}}]}});
-        assert!(check_create(&RequestContext::default(), "ns", &clone).is_ok());
+        assert!(
+            check_create(&RequestContext::default(), "ns", &clone)
+                .await
+                .is_ok()
+        );
     }
 }

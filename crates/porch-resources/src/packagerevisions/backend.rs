@@ -288,7 +288,7 @@ impl ResourceBackend for RevisionBackend {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
-        super::access::check_create(ctx, namespace, &obj)?;
+        super::access::check_create(ctx, namespace, &obj).await?;
         let req = self.create_request(namespace, &obj)?;
         let pr = match self.engine.create(req).await {
             Ok(pr) => pr,
@@ -382,7 +382,8 @@ impl ResourceBackend for RevisionBackend {
                 namespace,
                 name,
                 "deleting a revision proposed for deletion approves the proposal",
-            )?;
+            )
+            .await?;
         }
         let pr = self
             .engine
