@@ -55,7 +55,11 @@ fn reads(obj: &Value) -> Vec<((&'static str, &'static str), String, &'static str
 
 /// Refuses the creation of `obj` in `namespace` when its task reads what the requester may
 /// not read.
-pub async fn check_create(ctx: &RequestContext, namespace: &str, obj: &Value) -> Result<(), ApiError> {
+pub async fn check_create(
+    ctx: &RequestContext,
+    namespace: &str,
+    obj: &Value,
+) -> Result<(), ApiError> {
     for (what, name, why) in reads(obj) {
         ctx.require("get", what, namespace, &name, why).await?;
     }
