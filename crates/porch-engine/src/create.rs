@@ -52,8 +52,26 @@ struct PreparedCreate {
     files: PackageFiles,
 }
 
-/// The package context ConfigMap file (`kptfile.kpt.dev`).
-const PACKAGE_CONTEXT: &str = "package-context.yaml";
+/// A clone into a deployment repository gets its package context (spec §9.3) as Porch's
+/// `clonePackageMutation` makes it: kpt's `builtins/gen-pkg-context` over the whole package
+/// with the new package's path as `package-path`, so every `kptfile.kpt.dev` ConfigMap the
+/// upstream carried is dropped and each Kptfile (sub-packages too) gets a fresh
+/// `package-context.yaml` naming its package.
+async fn deployment_context(files: PackageFiles, package: &PackagePath) -> Result<PackageFiles> {
+    let (root, path) = (package.package().to_owned(), package.as_str().to_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        let files = kpt::package::PackageFiles::from_map(files);
+        kpt::pkg::context::generate_package_context(&files, &root, Some(&path))
+    })
+    .await
+    .map_err(|e| EngineError::Internal(format!("package context task failed: {e}")))?;
+    match out.error {
+        Some(e) => Err(EngineError::Invalid(format!(
+            "failed to generate deployment context: {e}"
+        ))),
+        None => Ok(out.files.into_map()),
+    }
+}
 
 impl Engine {
     /// Creates a Draft from `req` (validation, uniqueness, task, render, store).
@@ -117,12 +135,7 @@ impl Engine {
         };
 
         if task.task_type == "clone" && self.is_deployment(id) {
-            // Deployment repositories get a package context naming the new package (§9.3).
-            files.insert(
-                PACKAGE_CONTEXT.to_owned(),
-                kpt::pkg::init::package_context(package.package(), Some(package.as_str()))
-                    .into_bytes(),
-            );
+            files = deployment_context(files, &package).await?;
         }
         KptfileEdit {
             package_metadata: req.package_metadata.as_ref(),

@@ -106,4 +106,26 @@ mod tests {
         assert_eq!(healed["other.yaml"], new["other.yaml"]);
         assert_eq!(healed["README.md"], new["README.md"]);
     }
+
+    /// Porch's `TestReplaceResources` rule: replacing every file by its comment-free
+    /// re-encoding (yaml.v3 `Unmarshal` + `Encode`: keys sorted, comments gone) gives the
+    /// package back exactly, comments in every position included.
+    #[test]
+    fn a_comment_free_copy_heals_back_to_the_original() {
+        let original = "# head of the file\napiVersion: example.com/v1\nkind: Widget\n# about metadata\nmetadata: # kpt-merge: ns/w\n  # about annotations\n  annotations:\n    a.example.com/x: \"false\"\n    a.example.com/y: y # kpt-set: ${y}\n  name: w # kpt-set: ${name}\n  namespace: ns\n# about spec\nspec:\n  size: small # kpt-set: ${size}\n  # nested head\n  tier:\n    enabled: false\n";
+        let stripped = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  annotations:\n    a.example.com/x: \"false\"\n    a.example.com/y: y\n  name: w\n  namespace: ns\nspec:\n  size: small\n  tier:\n    enabled: false\n";
+        let kptfile = "# top\napiVersion: kpt.dev/v1\n# info head\ninfo:\n  # description head\n  description: d\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n  - configMap:\n      name: n # line\n    image: apply-setters:v0.2.0\n";
+        let kptfile_stripped = "apiVersion: kpt.dev/v1\ninfo:\n  description: d\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n  - configMap:\n      name: n\n    image: apply-setters:v0.2.0\n";
+        let old = PackageFiles::from([
+            ("w.yaml".to_owned(), original.as_bytes().to_vec()),
+            ("Kptfile".to_owned(), kptfile.as_bytes().to_vec()),
+        ]);
+        let new = PackageFiles::from([
+            ("w.yaml".to_owned(), stripped.as_bytes().to_vec()),
+            ("Kptfile".to_owned(), kptfile_stripped.as_bytes().to_vec()),
+        ]);
+        let healed = heal_comments(&old, new);
+        assert_eq!(String::from_utf8_lossy(&healed["w.yaml"]), original);
+        assert_eq!(String::from_utf8_lossy(&healed["Kptfile"]), kptfile);
+    }
 }

@@ -79,9 +79,13 @@ pub fn generate(list: &mut ResourceList, package_path: Option<&str>) {
     }
 }
 
-/// The runtime that runs `builtins/gen-pkg-context` (any tag).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PkgContextRuntime;
+/// The runtime that runs `builtins/gen-pkg-context` (any tag), with kpt's
+/// `PackageConfig` (its `package-path`; kpt's own CLI leaves it empty, Porch sets it to the
+/// new package's path when it clones into a deployment repository).
+#[derive(Debug, Clone, Default)]
+pub struct PkgContextRuntime {
+    pub package_path: Option<String>,
+}
 
 impl FunctionRuntime for PkgContextRuntime {
     fn handles(&self, function: &FunctionRef) -> bool {
@@ -96,7 +100,7 @@ impl FunctionRuntime for PkgContextRuntime {
         _options: &RunOptions,
     ) -> Result<FunctionOutput, RuntimeError> {
         input.results.clear();
-        generate(&mut input, None);
+        generate(&mut input, self.package_path.as_deref());
         Ok(FunctionOutput {
             list: input,
             exit_code: 0,
@@ -112,7 +116,21 @@ impl FunctionRuntime for PkgContextRuntime {
 /// `kpt pkg get --for-deployment`'s customization: the generator run over every
 /// resource of the package (sub-packages included), as `fn eval` would.
 pub fn customize_for_deployment(files: &PackageFiles, root_name: &str) -> RenderOutput {
-    let runtime = PkgContextRuntime;
+    generate_package_context(files, root_name, None)
+}
+
+/// The generator over every resource of the package with `package_path` as
+/// `PackageConfig.PackagePath`: every `kptfile.kpt.dev` ConfigMap is dropped and a fresh
+/// `package-context.yaml` written next to each Kptfile (Porch's clone into a deployment
+/// repository, `newPackageContextGeneratorMutation`).
+pub fn generate_package_context(
+    files: &PackageFiles,
+    root_name: &str,
+    package_path: Option<&str>,
+) -> RenderOutput {
+    let runtime = PkgContextRuntime {
+        package_path: package_path.map(str::to_owned),
+    };
     let opts = RenderOptions {
         runtime: &runtime,
         run: RunOptions::default(),

@@ -194,3 +194,56 @@ async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyh
     );
     Ok(())
 }
+
+/// Porch runs kpt's package-context generator over the whole clone: a `kptfile.kpt.dev`
+/// ConfigMap the blueprint carried (in any file) is dropped, and every Kptfile, a
+/// sub-package's too, gets its own `package-context.yaml` with the clone's path.
+#[tokio::test]
+async fn deployment_context_is_generated_for_every_kptfile() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let up = w.empty_remote("blueprints.git")?;
+    let stale = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  name: example\n";
+    commit_and_tag(
+        &w.remote_dir("blueprints.git"),
+        &[
+            ("app/Kptfile", &kptfile("app")),
+            ("app/context.yaml", stale),
+            ("app/db/Kptfile", &kptfile("db")),
+            (
+                "app/db/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+            ),
+        ],
+        "app/v1",
+    )?;
+    let dep = w.empty_remote("dep.git")?;
+    w.register_with(
+        "dep",
+        &dep,
+        RegisterOptions {
+            deployment: true,
+            ..Default::default()
+        },
+    )
+    .await?;
+    w.engine
+        .set_upstream_fetcher(Arc::new(GitUpstreamFetcher::new(w.tmp.path().join("data"))));
+    w.engine
+        .create(git_clone("dep", "sites/edge2", &up, "v1", "app"))
+        .await?;
+    let (_, files) = w.engine.read_resources(NS, "dep.sites.edge2.ws").await?;
+    assert!(!files.contains_key("context.yaml"), "{:?}", files.keys());
+    let text = |p: &str| String::from_utf8_lossy(&files[p]).into_owned();
+    let root = text("package-context.yaml");
+    assert!(
+        root.ends_with("data:\n  name: edge2\n  package-path: sites/edge2\n"),
+        "{root}"
+    );
+    let sub = text("db/package-context.yaml");
+    assert!(
+        sub.ends_with("data:\n  name: db\n  package-path: sites/edge2\n"),
+        "{sub}"
+    );
+    assert!(text("db/cm.yaml").contains("name: cm"));
+    Ok(())
+}

@@ -14,3 +14,4 @@ mod metadata;
 mod push_drafts;
 mod resources;
 mod uniqueness;
+mod upstream_data;
