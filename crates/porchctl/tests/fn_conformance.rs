@@ -430,7 +430,7 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         }
     }
     let (mut got, want) = (tree(&actual), tree(&wanted));
-    if group == "examples" {
+    if group == "examples" || group == "tests" {
         // The catalog's goldens predate kpt writing `status` into (and re-encoding) the
         // Kptfile: compare Kptfiles as data, without status.
         for (path, content) in got.iter_mut() {
@@ -580,6 +580,13 @@ fn kpt_fn_eval_cases() {
 #[test]
 fn catalog_examples() {
     run_group("examples", "catalog/examples", false);
+}
+
+/// The catalog's own `tests/<function>/<case>` directories (the same layout and harness
+/// as its examples), when the conformance data has them.
+#[test]
+fn catalog_tests() {
+    run_group("tests", "catalog/tests", true);
 }
 
 /// Porch's own render case (`porch/task/simple-render`): the bucket blueprint rendered
