@@ -48,6 +48,14 @@ pub const BUILTINS: &[Info] = &[
         configs: &[CM, ("fn.kpt.dev/v1alpha1", "CreateSetters")],
     },
     Info {
+        name: "delete-annotations",
+        version: "v0.1",
+        description: "Delete the given annotations from every resource.",
+        types: M,
+        keywords: &["annotations", "metadata"],
+        configs: &[CM],
+    },
+    Info {
         name: "drop-comments",
         version: "v0.1.0",
         description: "Remove comments from resources.",

@@ -20,6 +20,7 @@ mod stderr;
 pub mod apply_replacements;
 pub mod apply_setters;
 pub mod create_setters;
+pub mod delete_annotations;
 pub mod drop_comments;
 pub mod ensure_name_substring;
 pub mod no_op;

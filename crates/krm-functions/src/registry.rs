@@ -15,6 +15,7 @@ const TABLE: &[(&str, NativeFn)] = &[
     ("apply-replacements", crate::apply_replacements::run),
     ("apply-setters", crate::apply_setters::run),
     ("create-setters", crate::create_setters::run),
+    ("delete-annotations", crate::delete_annotations::run),
     ("drop-comments", crate::drop_comments::run),
     ("ensure-name-substring", crate::ensure_name_substring::run),
     ("no-op", crate::no_op::run),
@@ -35,13 +36,24 @@ const TABLE: &[(&str, NativeFn)] = &[
 /// Functions whose exit code is theirs alone: like their Go originals (whose
 /// SDK exits by what `Process` returns, not by the results' severities), an
 /// error result they return with `Ok` leaves the exit code 0.
-const EXIT_BY_RETURN: &[&str] = &["set-labels", "set-namespace", "set-image"];
+const EXIT_BY_RETURN: &[&str] = &[
+    "delete-annotations",
+    "set-labels",
+    "set-namespace",
+    "set-image",
+];
 
 /// Functions whose `main` is the go/fn SDK's `AsMain` over `Run` (set-image's
 /// older releases: the catalog's vendored `fnsdk`, which does the same): the
 /// SDK's `ResourceList.ToYAML` sorts the items before writing them
 /// (`rl.Sort()`), so the next step and `-o stdout` see them in that order.
-const SORTS_ITEMS: &[&str] = &["set-image", "set-labels", "set-namespace", "starlark"];
+const SORTS_ITEMS: &[&str] = &[
+    "delete-annotations",
+    "set-image",
+    "set-labels",
+    "set-namespace",
+    "starlark",
+];
 
 /// Look a native function up by image (any registry, any tag) or short name.
 pub fn lookup(image: &str) -> Option<NativeFn> {

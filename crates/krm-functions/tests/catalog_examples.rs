@@ -1,9 +1,10 @@
 //! Conformance: the catalog's examples for set-namespace, set-labels,
 //! set-annotations, set-image, ensure-name-substring, upsert-resource,
 //! remove-local-config-resources, set-enforcement-action, apply-replacements,
-//! search-replace, apply-setters, create-setters and starlark, run through
-//! `kpt::render` (or `kpt::render::eval` for `testType: eval` examples) with
-//! the native functions and compared byte for byte with what kpt produced
+//! search-replace, apply-setters, create-setters, delete-annotations and
+//! starlark, run through `kpt::render` (or `kpt::render::eval` for
+//! `testType: eval` examples) with the native functions and compared byte
+//! for byte with what kpt produced
 //! using the real catalog images: the example package with
 //! `.expected/diff.patch` applied by `git apply`. Where the example has a
 //! `.expected/results.yaml`, the result messages, severities and file paths
@@ -29,8 +30,9 @@ use kpt::yaml::{self, Node};
 use krm_functions::Builtins;
 
 /// The functions this test covers.
-const FUNCTIONS: [&str; 13] = [
+const FUNCTIONS: [&str; 14] = [
     "apply-replacements",
+    "delete-annotations",
     "apply-setters",
     "create-setters",
     "search-replace",

@@ -4,6 +4,7 @@
 //! items. The expectations are the catalog's Go functions' behaviour.
 
 mod apply_replacements;
+mod delete_annotations;
 mod ensure_name_substring;
 mod no_op_drop_comments;
 mod remove_local_config_resources;
