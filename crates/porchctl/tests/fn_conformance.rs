@@ -511,6 +511,9 @@ fn run_group(group: &str, rel: &str, optional: bool) {
     std::fs::set_permissions(&kpt, perms).expect("chmod");
 
     let dir = root.join(rel);
+    // A directory of one's own ($PORCH_CONFORMANCE_DIR) may hold some groups only; the
+    // shared data must have every required one.
+    let optional = optional || std::env::var_os("PORCH_CONFORMANCE_DIR").is_some();
     if optional && !dir.is_dir() {
         eprintln!("SKIPPED: no {rel} cases in the conformance data");
         return;
