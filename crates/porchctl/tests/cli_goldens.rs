@@ -216,3 +216,20 @@ fn newer_harness_normalisations() {
         yaml_value("a: 1\n")
     );
 }
+
+/// kptdev/porch's cases name the Gitea organisation `porch` (and push as `porch`); Nephio's
+/// name `nephio`. The fixture serves the organisation the case names.
+#[test]
+fn fixture_org_follows_the_case() {
+    use common::golden::{UPSTREAM_GIT, case_org};
+    let kptdev = format!("args: [{UPSTREAM_GIT}/porch/porch-test]");
+    assert_eq!(case_org(&kptdev), "porch");
+    let blueprints = format!("{UPSTREAM_GIT}/porch/test-blueprints.git/basens@basens/v1");
+    assert_eq!(case_org(&blueprints), "porch");
+    assert_eq!(
+        case_org(&format!("{UPSTREAM_GIT}/nephio/porch-test")),
+        "nephio"
+    );
+    // A package named porch-test elsewhere is no organisation.
+    assert_eq!(case_org("porchctl rpkg get porch/porch-test"), "nephio");
+}

@@ -87,10 +87,24 @@ pub fn git_fixture(root: &Path, bundle: &Path) -> GitServer {
 /// `git_fixture` plus a fresh `nephio/<name>.git` (one commit on `main`) per `extra`: the
 /// older upstream harness gave each case a repository named after it.
 pub fn git_fixture_with(root: &Path, bundle: &Path, extra: &[&str]) -> GitServer {
-    repos::bare_from_bundle(bundle, &root.join("nephio/test-blueprints.git")).expect("bundle");
+    git_fixture_in(root, bundle, extra, USER)
+}
+
+/// The Gitea organisation (also its user) a case's commands name: kptdev/porch's harness
+/// hosts the repositories under `porch/` and pushes as `porch`, Nephio's under `nephio/`.
+pub fn case_org(config: &str) -> &'static str {
+    let kptdev = ["porch-test", "test-blueprints"]
+        .iter()
+        .any(|repo| config.contains(&format!("{UPSTREAM_GIT}/porch/{repo}")));
+    if kptdev { "porch" } else { USER }
+}
+
+/// `git_fixture_with` with the repositories under `org/`, pushed to as user `org`.
+pub fn git_fixture_in(root: &Path, bundle: &Path, extra: &[&str], org: &str) -> GitServer {
+    repos::bare_from_bundle(bundle, &root.join(format!("{org}/test-blueprints.git")))
+        .expect("bundle");
     for name in std::iter::once("porch-test").chain(extra.iter().copied()) {
-        let repo =
-            repos::init_bare(&root.join(format!("nephio/{name}.git")), "main").expect("init");
+        let repo = repos::init_bare(&root.join(format!("{org}/{name}.git")), "main").expect("init");
         repos::commit_files(
             &repo,
             "main",
@@ -99,7 +113,7 @@ pub fn git_fixture_with(root: &Path, bundle: &Path, extra: &[&str]) -> GitServer
         )
         .expect("commit");
     }
-    GitServer::start_public_read(root, (USER, PASS)).expect("git server")
+    GitServer::start_public_read(root, (org, PASS)).expect("git server")
 }
 
 fn kubectl() -> Option<PathBuf> {
@@ -246,7 +260,7 @@ pub async fn run_case_on(
     } else {
         &own_repo
     };
-    let git = git_fixture_with(&tmp.path().join("srv"), &bundle, extra);
+    let git = git_fixture_in(&tmp.path().join("srv"), &bundle, extra, case_org(&text));
     // Upstream runs the commands from the directory holding `testdata/` (the cases), so a
     // case's `sh` step reaches its files as `../testdata/...`.
     let workdir = cases.parent().unwrap_or(cases).to_path_buf();
