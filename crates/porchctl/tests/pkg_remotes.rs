@@ -224,3 +224,52 @@ fn url_forms_default_branch_and_destination_as_kpt() {
     let err = env.fails(&["pkg", "get", &format!("{base}/pkg@v9"), "v9"]);
     assert!(err.contains("\"v9\"") && err.contains("org/up"), "{err}");
 }
+
+/// kpt's `pkg update` without `--strategy` is a resource-merge and records it in the
+/// Kptfile, whatever `pkg get --strategy` chose; a package without an upstream is
+/// refused in kpt's words before anything is printed about it.
+#[test]
+fn update_without_a_strategy_is_a_resource_merge() {
+    let env = Env::new();
+    upstream(&env.srv());
+    let url = format!("file://{}", env.srv().join("org/up.git").display());
+    env.ok(&[
+        "pkg",
+        "get",
+        &format!("{url}/pkg@v1"),
+        "local",
+        "--strategy",
+        "fast-forward",
+    ]);
+    assert!(
+        env.read("local/Kptfile")
+            .contains("updateStrategy: fast-forward\n")
+    );
+    let cm = env.read("local/cm.yaml");
+    std::fs::write(
+        env.work().join("local/cm.yaml"),
+        format!("{cm}  mine: \"x\"\n"),
+    )
+    .expect("edit");
+    // fast-forward would refuse the local edit; the default merges it.
+    let err = env.ok(&["pkg", "update", "local@v2"]);
+    assert!(err.starts_with("Package \"local\":\n"), "{err}");
+    let cm = env.read("local/cm.yaml");
+    assert!(
+        cm.contains("a: \"2\"") && cm.contains("mine: \"x\""),
+        "{cm}"
+    );
+    assert!(
+        env.read("local/Kptfile")
+            .contains("updateStrategy: resource-merge\n")
+    );
+
+    std::fs::create_dir_all(env.work().join("plain")).expect("mkdir");
+    std::fs::write(
+        env.work().join("plain/Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: plain\n",
+    )
+    .expect("kptfile");
+    let err = env.fails(&["pkg", "update", "plain"]);
+    assert_eq!(err, "Error: package must have an upstream reference\n");
+}

@@ -139,13 +139,22 @@ fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
         Some((d, r)) => (PathBuf::from(d), Some(r.to_string())),
         None => (PathBuf::from(&a.package), None),
     };
-    let strategy = a
-        .strategy
+    // kpt's preRunE: without --strategy the update is a resource-merge, and the Kptfile's
+    // updateStrategy is set to it (whatever `pkg get --strategy` recorded).
+    let strategy = match a.strategy.as_deref() {
+        Some(s) => s.parse::<Strategy>()?,
+        None => Strategy::ResourceMerge,
+    };
+    // kpt names the package once it has checked the root has an upstream.
+    let kptfile = std::fs::read_to_string(dir.join(kpt::kptfile::KPTFILE)).ok();
+    let has_upstream = kptfile
         .as_deref()
-        .map(str::parse::<Strategy>)
-        .transpose()?;
-    eprintln!("Package {:?}:", base_name(&dir));
-    update_dir(&dir, new_ref.as_deref(), strategy)?;
+        .and_then(|t| kpt::kptfile::Kptfile::parse(t).ok())
+        .is_some_and(|k| k.upstream.is_some_and(|u| u.git.is_some()));
+    if has_upstream {
+        eprintln!("Package {:?}:", base_name(&dir));
+    }
+    update_dir(&dir, new_ref.as_deref(), Some(strategy))?;
     eprintln!("\nUpdated 1 package(s).");
     Ok(ExitCode::SUCCESS)
 }

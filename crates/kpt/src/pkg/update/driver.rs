@@ -37,16 +37,14 @@ pub fn update_tree_with(
     let Some(mut k) = read_kptfile(local, KPTFILE)? else {
         return Err(UpdateError::Fetch("no Kptfile in the package".into()));
     };
+    // kpt's update.Run: no upstream, or one that is not git, is the same refusal.
+    let no_upstream = || UpdateError::Fetch("package must have an upstream reference".into());
     let Some(up) = k.upstream.as_mut() else {
-        return Err(UpdateError::Fetch(
-            "package must have an upstream reference (upstream.git) to be updated".into(),
-        ));
+        return Err(no_upstream());
     };
     let old_git = up.git.clone();
     let Some(g) = up.git.as_mut() else {
-        return Err(UpdateError::Fetch(
-            "package upstream is not a git upstream".into(),
-        ));
+        return Err(no_upstream());
     };
     if let Some(r) = new_ref {
         g.git_ref = r.to_string();
