@@ -139,21 +139,23 @@ async fn clone_from_a_raw_git_url_resolves_package_tags_and_branches() -> anyhow
     Ok(())
 }
 
+/// Registers an empty remote `<name>.git` as deployment repository `name`.
+async fn register_deployment(w: &World, name: &str) -> anyhow::Result<()> {
+    let url = w.empty_remote(&format!("{name}.git"))?;
+    let options = RegisterOptions {
+        deployment: true,
+        ..Default::default()
+    };
+    w.register_with(name, &url, options).await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyhow::Result<()> {
     let w = World::new()?;
     let bp = w.empty_remote("bp.git")?;
     w.register("bp", &bp).await?;
-    let dep = w.empty_remote("dep.git")?;
-    w.register_with(
-        "dep",
-        &dep,
-        RegisterOptions {
-            deployment: true,
-            ..Default::default()
-        },
-    )
-    .await?;
+    register_deployment(&w, "dep").await?;
     let source = publish_init(&w.engine, "bp", "basens", "v1").await?;
     assert!(!w.engine.get(NS, &source)?.deployment);
     let c = w
@@ -216,16 +218,7 @@ async fn deployment_context_is_generated_for_every_kptfile() -> anyhow::Result<(
         ],
         "app/v1",
     )?;
-    let dep = w.empty_remote("dep.git")?;
-    w.register_with(
-        "dep",
-        &dep,
-        RegisterOptions {
-            deployment: true,
-            ..Default::default()
-        },
-    )
-    .await?;
+    register_deployment(&w, "dep").await?;
     w.engine
         .set_upstream_fetcher(Arc::new(GitUpstreamFetcher::new(w.tmp.path().join("data"))));
     w.engine
