@@ -28,8 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Enable the truncation for output. Accepted as upstream's root flag; kptdev/porch's
-    /// newest `rpkg push` prints every result line, so it changes nothing there.
+    /// Enable the truncation for output (function results printed by `rpkg push`).
     #[arg(
         long,
         global = true,
@@ -40,7 +39,6 @@ struct Cli {
         action = clap::ArgAction::Set,
         value_parser = cli::GoBool
     )]
-    #[cfg_attr(not(test), allow(dead_code))]
     truncate_output: bool,
     /// The porch.kpt.dev API version of PackageRevisions to use (only v1alpha1 is served by
     /// porch-server).
@@ -141,7 +139,7 @@ fn main() -> ExitCode {
         Command::Fn(cmd) => fn_cmd::run(cmd),
         Command::Pkg(cmd) => pkg_cmd::run(cmd),
         Command::Repo(args) => return repo_cmd::run(*args),
-        Command::Rpkg(args) => return rpkg_cmd::run(*args),
+        Command::Rpkg(args) => return rpkg_cmd::run(*args, cli.truncate_output),
         Command::Version => {
             // Upstream's two lines; the commit is the one the binary was built from.
             println!("Version: {}", env!("CARGO_PKG_VERSION"));

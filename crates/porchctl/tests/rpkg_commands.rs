@@ -240,7 +240,7 @@ async fn get_pull_push_clone_upgrade() {
     if out.status.success() {
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            "\"dep.ns1.v1\" upgraded to \"dep.ns1.v2\"\n"
+            "dep.ns1.v1 upgraded to dep.ns1.v2\n"
         );
     } else {
         // The request porchctl sends is checked by unit tests; the server may not merge yet.
@@ -337,7 +337,7 @@ async fn upgrade_discovery_across_repository_directories() {
         "{out}"
     );
     let out = ok(&["rpkg", "upgrade", "up.down.w1", "--workspace=w2"]);
-    assert_eq!(out, "\"up.down.w1\" upgraded to \"up.down.w2\"\n");
+    assert_eq!(out, "up.down.w1 upgraded to up.down.w2\n");
 }
 
 /// The default roles and a private upstream (docs/security.md): the author may not use the

@@ -76,7 +76,7 @@ pub enum RpkgCommand {
 }
 
 /// Runs an `rpkg` subcommand; prints its error the upstream way.
-pub fn run(args: RpkgArgs) -> ExitCode {
+pub fn run(args: RpkgArgs, truncate_output: bool) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -84,13 +84,13 @@ pub fn run(args: RpkgArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return remote::report(&RemoteError::Io(e)),
     };
-    match runtime.block_on(dispatch(args)) {
+    match runtime.block_on(dispatch(args, truncate_output)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => remote::report(&e),
     }
 }
 
-async fn dispatch(args: RpkgArgs) -> Result<(), RemoteError> {
+async fn dispatch(args: RpkgArgs, truncate_output: bool) -> Result<(), RemoteError> {
     let conn = &args.conn;
     match args.command {
         RpkgCommand::Init(a) => create::init(conn, a).await,
@@ -98,7 +98,7 @@ async fn dispatch(args: RpkgArgs) -> Result<(), RemoteError> {
         RpkgCommand::Copy(a) => create::copy(conn, a).await,
         RpkgCommand::Get(a) => get::run(conn, a).await,
         RpkgCommand::Pull(a) => pull::run(conn, a).await,
-        RpkgCommand::Push(a) => push::run(conn, a).await,
+        RpkgCommand::Push(a) => push::run(conn, a, truncate_output).await,
         RpkgCommand::Propose(a) => lifecycle::propose(conn, a).await,
         RpkgCommand::Approve(a) => lifecycle::approve(conn, a).await,
         RpkgCommand::Reject(a) => lifecycle::reject(conn, a).await,

@@ -14,6 +14,9 @@ use crate::remote::api::PACKAGE_REVISION_RESOURCES;
 use crate::remote::spinner::Spinner;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
+/// kpt truncates a function's result lines after this many.
+const TRUNCATE_LINES: usize = 4;
+
 /// Flags of `rpkg push`.
 #[derive(Debug, Args)]
 pub struct PushArgs {
@@ -69,11 +72,8 @@ fn result_line(item: &Value) -> String {
 }
 
 /// The stderr text for a render status: the failure note, then per function its
-/// `[RUNNING]`, `[PASS]`/`[FAIL]` and results, as kptdev/porch's newest push prints them
-/// (`[RUNNING] %q\n`, then kpt's `SingleLineFormatter` with title `[Results]`, indent 2,
-/// line indent 2 and a newline separator; every line kept). Upstream ends the results
-/// without a newline, so a next function's `[RUNNING]` would run on; we end the line.
-pub fn render_report(status: &Value) -> String {
+/// `[RUNNING]`, `[PASS]`/`[FAIL]` and results.
+pub fn render_report(status: &Value, truncate: bool) -> String {
     let mut out = String::new();
     let err = status
         .get("error")
@@ -93,22 +93,33 @@ pub fn render_report(status: &Value) -> String {
             .get("image")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        out.push_str(&format!("[RUNNING] {image:?}\n"));
+        // Upstream prints `[RUNNING] %q \n` (the golden `rpkg-nested-package` has the space).
+        out.push_str(&format!("[RUNNING] {image:?} \n"));
         let failed = item.get("exitCode").and_then(Value::as_i64).unwrap_or(0) != 0;
         let verdict = if failed { "FAIL" } else { "PASS" };
         out.push_str(&format!("[{verdict}] {image:?}\n"));
-        let results = item
+        let lines: Vec<String> = item
             .get("results")
             .and_then(Value::as_array)
-            .unwrap_or(&empty);
-        if results.is_empty() {
-            continue;
+            .unwrap_or(&empty)
+            .iter()
+            .map(result_line)
+            .collect();
+        const TITLE: &str = "[Results]: ";
+        let shown = if truncate { TRUNCATE_LINES } else { usize::MAX };
+        for (i, line) in lines.iter().take(shown).enumerate() {
+            let lead = if i == 0 {
+                TITLE.to_string()
+            } else {
+                " ".repeat(TITLE.len())
+            };
+            out.push_str(&format!("{lead}{line}\n"));
         }
-        out.push_str("  [Results]:\n");
-        for result in results {
-            // The formatter puts each result on one line, trimmed.
-            let line = result_line(result).replace('\n', " ");
-            out.push_str(&format!("    {}\n", line.trim()));
+        if lines.len() > shown {
+            out.push_str(&format!(
+                "  ...({} line(s) truncated, use '--truncate-output=false' to disable)\n",
+                lines.len() - TRUNCATE_LINES
+            ));
         }
     }
     out
@@ -132,7 +143,7 @@ fn check_kptfile(
     )))
 }
 
-pub async fn run(conn: &ConnectionFlags, a: PushArgs) -> Result<(), RemoteError> {
+pub async fn run(conn: &ConnectionFlags, a: PushArgs, truncate: bool) -> Result<(), RemoteError> {
     // Upstream's preRunE builds the client before runE looks at the arguments.
     let remote = conn.connect().await?;
     let Some(name) = a.args.first() else {
@@ -176,7 +187,7 @@ pub async fn run(conn: &ConnectionFlags, a: PushArgs) -> Result<(), RemoteError>
     drop(spinner);
     let updated = updated?;
     if let Some(status) = updated.pointer("/status/renderStatus") {
-        let report = render_report(status);
+        let report = render_report(status, truncate);
         if !report.is_empty() {
             eprint!("{report}");
         }
@@ -224,21 +235,20 @@ mod tests {
             {"image": "x:v1", "exitCode": 1, "results": [
                 {"message": "m1"}, {"message": "m2"}, {"message": "m3"}, {"message": "m4"}, {"message": "m5"}]}
         ]}});
-        let report = render_report(&status);
-        insta::assert_snapshot!(report);
-        // kptdev/porch's newest `[RUNNING] %q\n` (its rpkg-upgrade and rpkg-nested-package
-        // goldens): no space before the newline; every result line is shown.
+        insta::assert_snapshot!(render_report(&status, true));
+        let whole = render_report(&status, false);
+        assert!(!whole.contains("truncated"), "{whole}");
+        // Upstream's `[RUNNING] %q \n`: a space before the newline.
         assert!(
-            report.starts_with(
-                "[RUNNING] \"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1\"\n[PASS] "
+            whole.starts_with(
+                "[RUNNING] \"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1\" \n[PASS] "
             ),
-            "{report:?}"
+            "{whole:?}"
         );
-        assert!(report.contains("    [info]: m5\n"), "{report}");
         assert_eq!(
-            render_report(&json!({"error": "boom"})),
+            render_report(&json!({"error": "boom"}), true),
             "Package is updated, but failed to render the package.\nError: boom\n"
         );
-        assert_eq!(render_report(&json!({"error": ""})), "");
+        assert_eq!(render_report(&json!({"error": ""}), true), "");
     }
 }

@@ -167,9 +167,8 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
         .create(&remote.client, ns, &typed::to_body(&body)?)
         .await?;
     let created: PackageRevision = typed::decode(&created, "package revision")?;
-    // kptdev/porch's newest wording quotes both names (`%q upgraded to %q`).
     remote::out(&format!(
-        "{:?} upgraded to {:?}\n",
+        "{} upgraded to {}\n",
         local.name(),
         created.name()
     ))
