@@ -23,7 +23,11 @@ async fn fn_list_shows_builtins_and_filters_by_type_and_keyword() {
         all.contains("ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1"),
         "{all}"
     );
-    assert_eq!(all.lines().count(), 1 + 15, "{all}");
+    assert!(
+        all.contains("ghcr.io/kptdev/krm-functions-catalog/delete-annotations:v0.1"),
+        "{all}"
+    );
+    assert_eq!(all.lines().count(), 1 + 16, "{all}");
 
     let validators = s.porchctl_ok(&[
         "fn",
