@@ -11,6 +11,7 @@ use kpt::pkg::Strategy;
 use kpt::pkg::context::customize_dir;
 use kpt::pkg::get::{GetOptions, destination, get_with_warnings, resolve_package_arg};
 use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
+use kpt::pkg::update::UpdateError;
 use kpt::pkg::update::driver::update_dir;
 
 /// `porchctl pkg ...`
@@ -145,16 +146,16 @@ fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
         Some(s) => s.parse::<Strategy>()?,
         None => Strategy::ResourceMerge,
     };
-    // kpt names the package once it has checked the root has an upstream.
-    let kptfile = std::fs::read_to_string(dir.join(kpt::kptfile::KPTFILE)).ok();
-    let has_upstream = kptfile
-        .as_deref()
-        .and_then(|t| kpt::kptfile::Kptfile::parse(t).ok())
-        .is_some_and(|k| k.upstream.is_some_and(|u| u.git.is_some()));
-    if has_upstream {
+    let result = update_dir(&dir, new_ref.as_deref(), Some(strategy));
+    // kpt names the package only once the root Kptfile is read and has an upstream;
+    // nothing else is printed before the update's own outcome.
+    if !matches!(
+        result,
+        Err(UpdateError::NotUpdatable(_) | UpdateError::Kptfile { .. })
+    ) {
         eprintln!("Package {:?}:", base_name(&dir));
     }
-    update_dir(&dir, new_ref.as_deref(), Some(strategy))?;
+    result?;
     eprintln!("\nUpdated 1 package(s).");
     Ok(ExitCode::SUCCESS)
 }

@@ -35,10 +35,10 @@ pub fn update_tree_with(
     merge: &MergeOptions,
 ) -> Result<PackageFiles, UpdateError> {
     let Some(mut k) = read_kptfile(local, KPTFILE)? else {
-        return Err(UpdateError::Fetch("no Kptfile in the package".into()));
+        return Err(UpdateError::NotUpdatable("no Kptfile in the package"));
     };
     // kpt's update.Run: no upstream, or one that is not git, is the same refusal.
-    let no_upstream = || UpdateError::Fetch("package must have an upstream reference".into());
+    let no_upstream = || UpdateError::NotUpdatable("package must have an upstream reference");
     let Some(up) = k.upstream.as_mut() else {
         return Err(no_upstream());
     };

@@ -95,6 +95,10 @@ pub enum UpdateError {
     LocalChanges(Vec<String>),
     #[error("{0}")]
     Fetch(String),
+    /// The root package cannot be updated at all (kpt's checks before it names the
+    /// package): no Kptfile, or no git upstream in it.
+    #[error("{0}")]
+    NotUpdatable(&'static str),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -114,6 +118,7 @@ impl UpdateError {
             UpdateError::AddedInBoth(_) => "added-in-both",
             UpdateError::LocalChanges(_) => "local-changes",
             UpdateError::Fetch(_) => "fetch",
+            UpdateError::NotUpdatable(_) => "not-updatable",
             UpdateError::Io { .. } => "io",
         }
     }
