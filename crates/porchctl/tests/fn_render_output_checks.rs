@@ -31,6 +31,22 @@ fn gadget_at(name: &str, path: &str, index: Option<&str>) -> String {
     s
 }
 
+/// Renders `dir` with exec functions allowed and the results file written under `tmp`:
+/// exit code, stderr and the results file's text.
+fn render_with_results(dir: &std::path::Path, tmp: &std::path::Path) -> (i32, String, String) {
+    let results_dir = tmp.join("results");
+    let (code, err) = render(
+        dir,
+        &[
+            "--allow-exec",
+            "--results-dir",
+            &results_dir.to_string_lossy(),
+        ],
+    );
+    let list = std::fs::read_to_string(results_dir.join("results.yaml")).expect("results");
+    (code, err, list)
+}
+
 #[test]
 fn two_outputs_in_one_slot_fail_the_step_without_its_results() {
     let (tmp, dir) = package(&[("gadget.yaml", GADGET)]);
@@ -49,15 +65,7 @@ fn two_outputs_in_one_slot_fail_the_step_without_its_results() {
         ),
     )
     .expect("Kptfile");
-    let results_dir = tmp.path().join("results");
-    let (code, err) = render(
-        &dir,
-        &[
-            "--allow-exec",
-            "--results-dir",
-            &results_dir.to_string_lossy(),
-        ],
-    );
+    let (code, err, list) = render_with_results(&dir, tmp.path());
     assert_eq!(code, 1, "{err}");
     assert!(err.contains(&format!("[FAIL] {fn_path:?} in ")), "{err}");
     assert!(!err.contains("[PASS]"), "{err}");
@@ -71,7 +79,6 @@ fn two_outputs_in_one_slot_fail_the_step_without_its_results() {
         "{err}"
     );
     // kpt's results list never records the call, and its exit code stays 0.
-    let list = std::fs::read_to_string(results_dir.join("results.yaml")).expect("results");
     assert!(list.contains("exitCode: 0"), "{list}");
     assert!(!list.contains("clash.sh"), "{list}");
     // The step is in the Kptfile's renderStatus with the error and no results.
@@ -186,17 +193,8 @@ fn the_results_list_keeps_the_order_the_functions_ran_in() {
         kptfile("inner", &pipeline("inner")),
     )
     .expect("Kptfile");
-    let results_dir = tmp.path().join("results");
-    let (code, err) = render(
-        &dir,
-        &[
-            "--allow-exec",
-            "--results-dir",
-            &results_dir.to_string_lossy(),
-        ],
-    );
+    let (code, err, list) = render_with_results(&dir, tmp.path());
     assert_eq!(code, 0, "{err}");
-    let list = std::fs::read_to_string(results_dir.join("results.yaml")).expect("results");
     let at = |needle: &str| {
         list.find(needle)
             .unwrap_or_else(|| panic!("{needle} missing: {list}"))
