@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use kpt::yaml::{self, Node, NodeKind, SeqIndent, Style};
 use regex::Regex;
 
-use super::lookup;
+use crate::common::lookup;
 
 /// What a missing final path element is created as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

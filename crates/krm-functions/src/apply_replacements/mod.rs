@@ -15,13 +15,13 @@ mod config;
 mod fieldpath;
 mod gojson;
 mod labelsel;
-mod lookup;
 mod select;
 
 use kpt::resource_list::ResourceList;
 use kpt::yaml::{Node, NodeKind, Style};
 
 use crate::FnError;
+use crate::common::lookup;
 use config::{
     Config, DEFAULT_FIELD_PATH, FieldOptions, Replacement, SourceSelector, TargetSelector,
 };

@@ -8,6 +8,7 @@ pub mod gojson;
 pub mod gomsg;
 pub mod gotypes;
 pub mod legacy;
+pub mod lookup;
 pub mod meta;
 pub mod plugin;
 pub mod scope;

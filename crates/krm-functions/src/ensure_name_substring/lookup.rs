@@ -35,74 +35,45 @@ pub(super) fn wrong_kind(field_path: &[&str], expected: &str, n: &Node) -> Strin
     )
 }
 
-/// `RNode.String()` of a node rebuilt from a Go map: keys sorted, comments
-/// gone.
-fn text(n: &Node) -> String {
-    fn rebuilt(n: &Node) -> Node {
-        let mut copy = n.clone();
-        copy.head_comment.clear();
-        copy.line_comment.clear();
-        copy.foot_comment.clear();
-        match &mut copy.kind {
-            NodeKind::Mapping(entries) => {
-                for (k, v) in entries.iter_mut() {
-                    *k = rebuilt(k);
-                    *v = rebuilt(v);
-                }
-                entries.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+/// A copy of `n` as kyaml's `FromMap` rebuilds it from a Go map: keys sorted,
+/// comments gone.
+fn rebuilt(n: &Node) -> Node {
+    let mut copy = n.clone();
+    copy.head_comment.clear();
+    copy.line_comment.clear();
+    copy.foot_comment.clear();
+    match &mut copy.kind {
+        NodeKind::Mapping(entries) => {
+            for (k, v) in entries.iter_mut() {
+                *k = rebuilt(k);
+                *v = rebuilt(v);
             }
-            NodeKind::Sequence(items) => {
-                for item in items.iter_mut() {
-                    *item = rebuilt(item);
-                }
-            }
-            NodeKind::Scalar(_) | NodeKind::Alias(_) => {}
+            entries.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
         }
-        copy
+        NodeKind::Sequence(items) => {
+            for item in items.iter_mut() {
+                *item = rebuilt(item);
+            }
+        }
+        NodeKind::Scalar(_) | NodeKind::Alias(_) => {}
     }
+    copy
+}
+
+/// `RNode.String()` of a node rebuilt from a Go map.
+fn text(n: &Node) -> String {
     yaml::emit_node(&rebuilt(n), SeqIndent::Compact)
 }
 
-/// The YAML text at `path` (split at every `/`, blank parts dropped, as
-/// `Lookup` takes `strings.Split(path, "/")`), empty when a part is missing
-/// or null. Numbers index lists; a field name met on a list or a scalar is
-/// kyaml's wrong-kind error, as is an index met on a mapping. The
-/// `[field=value]` and `-` list selectors are not followed (they read as
-/// missing).
+/// The YAML text at `path`, as `resourceContainsSubstring` reads it: kyaml's
+/// `Lookup(strings.Split(path, "/")...)` on the resource rebuilt from its Go map,
+/// then `String()`; empty when a part is missing (a nil node's text).
 pub(super) fn field_text(o: &Node, path: &str) -> Result<String, String> {
-    let mut cur = o;
-    let mut field_path: Vec<&str> = Vec::new();
-    for part in path.split('/').map(str::trim).filter(|p| !p.is_empty()) {
-        // A missing or null node matches nothing further.
-        if cur.is_null() {
-            return Ok(String::new());
-        }
-        if let Ok(idx) = part.parse::<i64>() {
-            if idx < 0 {
-                return Err(format!("array index {idx} cannot be negative"));
-            }
-            let NodeKind::Sequence(items) = &cur.kind else {
-                return Err(wrong_kind(&field_path, "SequenceNode", cur));
-            };
-            match usize::try_from(idx).ok().and_then(|i| items.get(i)) {
-                Some(n) => cur = n,
-                None => return Ok(String::new()),
-            }
-            continue;
-        }
-        if part == "-" || (part.starts_with('[') && part.ends_with(']')) {
-            return Ok(String::new());
-        }
-        if !cur.is_mapping() {
-            return Err(wrong_kind(&field_path, "MappingNode", cur));
-        }
-        field_path.push(part);
-        match cur.get(part) {
-            Some(n) => cur = n,
-            None => return Ok(String::new()),
-        }
-    }
-    Ok(text(cur))
+    let copy = rebuilt(o);
+    let parts: Vec<String> = path.split('/').map(str::to_owned).collect();
+    Ok(crate::common::lookup::lookup(&copy, &parts)?
+        .map(|n| yaml::emit_node(n, SeqIndent::Compact))
+        .unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -139,5 +110,9 @@ mod tests {
             )
         );
         assert!(field_text(&o, "spec/0").is_err());
+        // kyaml's list selectors, which Lookup follows.
+        assert_eq!(field_text(&o, "spec/list/-/b").as_deref(), Ok("2\n"));
+        assert_eq!(field_text(&o, "spec/list/[a=1]/b").as_deref(), Ok("2\n"));
+        assert_eq!(field_text(&o, "spec/list/[a=9]/b").as_deref(), Ok(""));
     }
 }

@@ -1,7 +1,7 @@
-//! kyaml's `Lookup` (a `PathGetter` that creates nothing), as a replacement
-//! reads its source and as the catalog's string-typing pass finds targets,
-//! and kyaml's `ErrorIfInvalid` text, which both sides report for a path
-//! that walks into a node of the wrong kind.
+//! kyaml's `Lookup` (a `PathGetter` that creates nothing) and kyaml's
+//! `ErrorIfInvalid` text for a path that walks into a node of the wrong kind:
+//! apply-replacements reads its sources and finds its typing pass's targets
+//! with it, ensure-name-substring reads a field before editing it.
 
 use kpt::yaml::{self, Node, NodeKind, SeqIndent};
 
