@@ -52,6 +52,12 @@ fn cases() -> Vec<(&'static str, &'static str, &'static str)> {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e\ndata:\n  prepend: prod-\n",
         ),
         (
+            // Additional name fields: each is read (kyaml `Lookup`) before it is edited.
+            "ensure-name-sub fields",
+            "ensure-name-substring:v0.2",
+            "apiVersion: fn.kpt.dev/v1alpha1\nkind: EnsureNameSubstring\nmetadata:\n  name: e\nsubstring: prod-\neditMode: prepend\nadditionalNameFields:\n- group: apps\n  version: v1\n  kind: Deployment\n  path: spec/selector/matchLabels/app\n",
+        ),
+        (
             "set-namespace",
             "set-namespace:v0.4",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  namespace: prod\n",

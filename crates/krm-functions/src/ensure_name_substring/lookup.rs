@@ -68,12 +68,17 @@ fn text(n: &Node) -> String {
 /// The YAML text at `path`, as `resourceContainsSubstring` reads it: kyaml's
 /// `Lookup(strings.Split(path, "/")...)` on the resource rebuilt from its Go map,
 /// then `String()`; empty when a part is missing (a nil node's text).
+///
+/// Rebuilding keeps keys in a stable order and only drops comments, so the walk
+/// finds the same node in the resource itself; only the found node is rebuilt,
+/// and the whole copy only when an error has to show a node as the copy prints it.
 pub(super) fn field_text(o: &Node, path: &str) -> Result<String, String> {
-    let copy = rebuilt(o);
     let parts: Vec<String> = path.split('/').map(str::to_owned).collect();
-    Ok(crate::common::lookup::lookup(&copy, &parts)?
-        .map(|n| yaml::emit_node(n, SeqIndent::Compact))
-        .unwrap_or_default())
+    let found = match crate::common::lookup::lookup(o, &parts) {
+        Ok(found) => found.map(text),
+        Err(_) => crate::common::lookup::lookup(&rebuilt(o), &parts)?.map(text),
+    };
+    Ok(found.unwrap_or_default())
 }
 
 #[cfg(test)]
