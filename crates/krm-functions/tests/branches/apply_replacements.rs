@@ -28,6 +28,13 @@ fn config(replacements: &str) -> String {
     )
 }
 
+/// Runs apply-replacements, requires success and returns the output items.
+fn replaced(function: &str, input: &str, config: Option<&str>) -> String {
+    let out = call(function, input, config);
+    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    out.items
+}
+
 fn assert_fails(out: &super::Out, error: &str) {
     assert_eq!(out.exit_code, 1);
     assert_eq!(out.stderr, SDK_FAILURE);
@@ -99,12 +106,11 @@ fn replaces_without_results() {
     let cfg = config(
         "\n- sourceValue: 'a: b'\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v, data.new]\n    options: {create: true}\n",
     );
-    let out = call(F, INPUT, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    let items = replaced(F, INPUT, Some(&cfg));
     assert!(
-        out.items.contains("  v: 'a: b'\n") && out.items.contains("  new: 'a: b'\n"),
+        items.contains("  v: 'a: b'\n") && items.contains("  new: 'a: b'\n"),
         "{}",
-        out.items
+        items
     );
     // An empty replacement list is fine.
     let out = call(F, INPUT, Some(&config(" []\n")));
@@ -155,19 +161,10 @@ spec:
     options: {create: true}
 ",
     );
-    let out = call(F, input, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.contains("args: [\"12\", other]"), "{}", out.items);
-    assert!(
-        out.items.contains("  replicas: !!int lots\n"),
-        "{}",
-        out.items
-    );
-    assert!(
-        out.items.contains("  minReadySeconds: 7\n"),
-        "{}",
-        out.items
-    );
+    let items = replaced(F, input, Some(&cfg));
+    assert!(items.contains("args: [\"12\", other]"), "{}", items);
+    assert!(items.contains("  replicas: !!int lots\n"), "{}", items);
+    assert!(items.contains("  minReadySeconds: 7\n"), "{}", items);
 }
 
 /// A source refined with a delimiter is the source node with only its text
@@ -202,9 +199,8 @@ data:
     fieldPaths: [data.list.*.port]
 ",
     );
-    let out = call(F, input, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.contains("  - port: \"8443\"\n"), "{}", out.items);
+    let items = replaced(F, input, Some(&cfg));
+    assert!(items.contains("  - port: \"8443\"\n"), "{}", items);
 }
 
 /// An item without apiVersion, kind or metadata has an empty id: a named
@@ -232,14 +228,9 @@ data:
     let cfg = config(
         "\n- source: {name: src, fieldPath: data.v}\n  targets:\n  - select: {name: dst}\n    fieldPaths: [data.v]\n",
     );
-    let out = call(F, input, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(
-        out.items.starts_with("data:\n  v: loose\n"),
-        "{}",
-        out.items
-    );
-    assert_eq!(out.items.matches("v: hello").count(), 2, "{}", out.items);
+    let items = replaced(F, input, Some(&cfg));
+    assert!(items.starts_with("data:\n  v: loose\n"), "{}", items);
+    assert_eq!(items.matches("v: hello").count(), 2, "{}", items);
 }
 
 /// The catalog's string-typing pass gives targets of a plain string source
@@ -265,9 +256,8 @@ data:
     let cfg = config(
         "\n- source: {name: answers, fieldPath: data.agree}\n  targets:\n  - select: {name: flags}\n    fieldPaths: [data.enabled]\n",
     );
-    let out = call(F, input, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.ends_with("  enabled: yes\n"), "{}", out.items);
+    let items = replaced(F, input, Some(&cfg));
+    assert!(items.ends_with("  enabled: yes\n"), "{}", items);
 }
 
 const SHAPES: &str = "\
@@ -344,9 +334,8 @@ fn a_path_into_the_wrong_kind_is_kyamls_error() {
         "ConfigMap",
         "    fieldPaths: [data.word]\n",
     );
-    let out = call(F, SHAPES, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.contains("  word: second\n"), "{}", out.items);
+    let items = replaced(F, SHAPES, Some(&cfg));
+    assert!(items.contains("  word: second\n"), "{}", items);
 }
 
 /// kyaml treats a null node as missing: without `create` nothing under it is
@@ -358,13 +347,11 @@ fn null_fields_take_no_created_paths() {
         "Deployment",
         "    fieldPaths: [metadata.labels.tier, spec.slots.0.name, 'spec.slots.[name=x].size']\n    options: {create: true}\n",
     );
-    let out = call(F, SHAPES, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    let items = replaced(F, SHAPES, Some(&cfg));
     assert!(
-        out.items
-            .ends_with("  name: holder\n  labels:\nspec:\n  slots:\n"),
+        items.ends_with("  name: holder\n  labels:\nspec:\n  slots:\n"),
         "{}",
-        out.items
+        items
     );
     let cfg = one(
         "name: shapes, fieldPath: data.word",
@@ -396,7 +383,7 @@ fn list_patterns_match_the_written_value() {
         &out,
         "unable to find field \"data.items.[id=^first$].size\" in replacement target",
     );
-    let out = call(
+    let items = replaced(
         F,
         SHAPES,
         Some(&one(
@@ -405,12 +392,7 @@ fn list_patterns_match_the_written_value() {
             "    fieldPaths: ['data.items.[id=first\" # quoted$].size']\n",
         )),
     );
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(
-        out.items.contains("    size: !!int plain\n"),
-        "{}",
-        out.items
-    );
+    assert!(items.contains("    size: !!int plain\n"), "{}", items);
     let out = call(
         F,
         SHAPES,
@@ -445,7 +427,7 @@ kind: Deployment
 metadata:
   name: old
 ";
-    let out = call(
+    let items = replaced(
         F,
         input,
         Some(&one(
@@ -454,8 +436,7 @@ metadata:
             "",
         )),
     );
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.ends_with("  name: \"web\"\n"), "{}", out.items);
+    assert!(items.ends_with("  name: \"web\"\n"), "{}", items);
 }
 
 /// Namespaces compare as kyaml's effective namespaces: a kind its schema
@@ -488,20 +469,13 @@ metadata:
             "\n- source: {{name: src, fieldPath: data.v}}\n  targets:\n  - select: {{{select}}}\n    fieldPaths: [metadata.labels.v]\n    options: {{create: true}}\n"
         ))
     };
-    let out = call(F, input, Some(&label("namespace: default")));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
+    let items = replaced(F, input, Some(&label("namespace: default")));
     assert!(
-        out.items
-            .contains("  name: reader\n  namespace: stray\n---"),
+        items.contains("  name: reader\n  namespace: stray\n---"),
         "{}",
-        out.items
+        items
     );
-    assert_eq!(
-        out.items.matches("    v: hello").count(),
-        2,
-        "{}",
-        out.items
-    );
+    assert_eq!(items.matches("    v: hello").count(), 2, "{}", items);
     let out = call(
         F,
         input,
@@ -516,13 +490,12 @@ metadata:
         "{}",
         out.items
     );
-    let out = call(
+    let items = replaced(
         F,
         input,
         Some(&label("kind: ClusterRole, namespace: stray")),
     );
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(!out.items.contains("labels"), "{}", out.items);
+    assert!(!items.contains("labels"), "{}", items);
     let out = call(F, input, Some(&label("version: builtin, kind: Marker")));
     assert!(
         out.items
@@ -623,9 +596,8 @@ data:
             "\n- source: {{name: src, fieldPath: data.{field}}}\n  targets:\n  - select: {{name: dst}}\n    fieldPaths: [data.v]\n"
         ))
     };
-    let out = call(F, input, Some(&from("blank")));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.ends_with("  v: \"\"\n"), "{}", out.items);
+    let items = replaced(F, input, Some(&from("blank")));
+    assert!(items.ends_with("  v: \"\"\n"), "{}", items);
     for field in ["none", "nothing"] {
         assert_fails(
             &call(F, input, Some(&from(field))),
@@ -656,9 +628,8 @@ fn null_config_fields_are_zero_values() {
     fieldPaths: [data.v]
 ",
     );
-    let out = call(F, INPUT, Some(&cfg));
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert_eq!(out.items.matches("v: hello").count(), 2, "{}", out.items);
+    let items = replaced(F, INPUT, Some(&cfg));
+    assert_eq!(items.matches("v: hello").count(), 2, "{}", items);
 }
 
 /// kyaml's path splitter unwraps a bracketed map key only when it spans
@@ -704,7 +675,7 @@ fn bracketed_keys_without_dots_are_list_entries() {
         &out,
         "fieldPath `.data.[items.0.id]` is missing for replacement source [noKind].[noVer].[noGrp]/shapes.[noNs]",
     );
-    let out = call(
+    let items = replaced(
         F,
         SHAPES,
         Some(&one(
@@ -713,8 +684,7 @@ fn bracketed_keys_without_dots_are_list_entries() {
             "    fieldPaths: [.metadata.name]\n",
         )),
     );
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
-    assert!(out.items.contains("  name: second\n"), "{}", out.items);
+    assert!(items.contains("  name: second\n"), "{}", items);
 }
 
 /// An empty path part (a target path ending in `.`) is kyaml's nameless field
@@ -735,16 +705,15 @@ fn an_empty_target_path_part_is_a_nameless_match() {
         &call(F, INPUT, Some(&target("data.v.", ""))),
         "unable to find field \"data.v.\" in replacement target",
     );
-    let out = call(
+    let items = replaced(
         F,
         INPUT,
         Some(&target("data.v.", "    options: {create: true}\n")),
     );
-    assert_eq!(out.exit_code, 0, "{:?}", out.results);
     // Emptied, then typed by the catalog's pass as the string source is.
     assert!(
-        out.items.ends_with("  name: dst\ndata:\n  v: \"\"\n"),
+        items.ends_with("  name: dst\ndata:\n  v: \"\"\n"),
         "{}",
-        out.items
+        items
     );
 }
