@@ -18,8 +18,8 @@ use crate::repository::SecretRef;
 /// name carries its parameters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct Task {
-    /// The task kind: `init`, `clone`, `edit` or `upgrade` (`eval`, `patch` and `update` from
-    /// older clients are accepted and recorded without effect).
+    /// The task kind: `init`, `clone`, `edit` or `upgrade`; `update` from older clients (see
+    /// `update`); `eval` and `patch` are accepted and recorded without effect.
     #[serde(rename = "type", default)]
     pub type_: String,
     /// Parameters of an `init` task: a new package from scratch.
@@ -40,7 +40,9 @@ pub struct Task {
     /// Deprecated (older Porch): file patches applied to the package. Ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<PackagePatchTaskSpec>,
-    /// Deprecated (older Porch): an update to another upstream revision; use `upgrade`. Ignored.
+    /// Older Porch: appended to a Draft's tasks, moves the Draft to another upstream in
+    /// place (a new Draft from a published revision is `upgrade`). At creation it is read
+    /// as the equivalent `upgrade`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update: Option<PackageUpdateTaskSpec>,
 }
@@ -72,7 +74,8 @@ pub struct PackageCloneTaskSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub upstream: Option<UpstreamPackage>,
-    /// Deprecated (older Porch): the merge strategy of later updates. Ignored.
+    /// The merge strategy (`resource-merge` when unset) of a later move of the Draft to
+    /// another upstream: a changed clone task or an appended `update` task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
 }

@@ -198,6 +198,18 @@ pub struct CloneTask {
     /// Where to clone from.
     #[serde(default, rename = "upstreamRef")]
     pub upstream: UpstreamPackage,
+    /// How a later move to another upstream (a changed clone task, an appended `update`
+    /// task) merges: `resource-merge` when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub strategy: String,
+}
+
+/// `update` task parameters (older Porch): the upstream a Draft moves to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateTask {
+    /// The new upstream.
+    #[serde(default, rename = "upstreamRef")]
+    pub upstream: UpstreamPackage,
 }
 
 /// `edit` (copy) task parameters.
@@ -244,6 +256,9 @@ pub struct Task {
     /// Parameters of `upgrade`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<UpgradeTask>,
+    /// Parameters of `update` (older Porch; appended to a Draft cloned from an upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateTask>,
 }
 
 impl Task {

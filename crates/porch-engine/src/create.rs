@@ -315,6 +315,18 @@ impl Engine {
             .as_ref()
             .map(|c| &c.upstream)
             .ok_or_else(|| EngineError::Invalid("clone task has no clone parameters".into()))?;
+        let (files, lock) = self.upstream_files(namespace, upstream).await?;
+        let files = tasks::clone_files(files, package, lock.as_ref())?;
+        Ok((files, lock))
+    }
+
+    /// The files of the package `upstream` names (a registered revision or a git location)
+    /// as they are there, and the lock that records them.
+    pub(crate) async fn upstream_files(
+        &self,
+        namespace: &str,
+        upstream: &porch_core::revision::UpstreamPackage,
+    ) -> Result<(PackageFiles, Option<Locator>)> {
         let Some(source_name) = upstream
             .upstream_ref
             .as_ref()
@@ -322,7 +334,7 @@ impl Engine {
             .filter(|n| !n.is_empty())
         else {
             return match (&upstream.git, upstream.origin_type.as_str()) {
-                (Some(git), "git" | "") => self.clone_git(namespace, package, git).await,
+                (Some(git), "git" | "") => self.fetch_git(namespace, git).await,
                 (_, "oci") => Err(EngineError::Invalid(
                     "clone from OCI is not implemented".into(),
                 )),
@@ -339,15 +351,13 @@ impl Engine {
             )));
         }
         let files = self.files_of(&source).await?;
-        let files = tasks::clone_files(files, package, source.self_lock.as_ref())?;
         Ok((files, source.self_lock))
     }
 
-    /// Clone from a git repository that is not registered (§9.3), through the fetcher.
-    async fn clone_git(
+    /// A package in a git repository that is not registered (§9.3), through the fetcher.
+    async fn fetch_git(
         &self,
         namespace: &str,
-        package: &PackagePath,
         git: &porch_core::revision::GitUpstream,
     ) -> Result<(PackageFiles, Option<Locator>)> {
         let fetcher = self.fetcher().ok_or_else(|| {
@@ -379,8 +389,7 @@ impl Engine {
             git_ref: git.git_ref.clone(),
             commit: fetched.commit,
         });
-        let files = tasks::clone_files(fetched.files, package, Some(&lock))?;
-        Ok((files, Some(lock)))
+        Ok((fetched.files, Some(lock)))
     }
 
     async fn edit_source(

@@ -83,6 +83,7 @@ mod queue;
 mod reconcile;
 mod render;
 mod resources;
+mod retarget;
 mod store;
 mod tasks;
 mod upgrade;

@@ -118,6 +118,7 @@ mod tests {
                     }),
                     ..Default::default()
                 },
+                ..Default::default()
             }),
             ..Default::default()
         };

@@ -179,6 +179,7 @@ pub(super) fn clone_task(upstream: &PackageRevision) -> Task {
                 }),
                 ..UpstreamPackage::default()
             },
+            ..Default::default()
         }),
         ..Task::default()
     }

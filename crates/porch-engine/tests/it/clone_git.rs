@@ -26,6 +26,7 @@ fn git_clone(repo: &str, package: &str, url: &str, git_ref: &str, dir: &str) -> 
                     }),
                     upstream_ref: None,
                 },
+                ..Default::default()
             }),
             ..Task::default()
         }],
@@ -128,6 +129,7 @@ async fn clone_from_a_raw_git_url_resolves_package_tags_and_branches() -> anyhow
                         origin_type: "oci".into(),
                         ..UpstreamPackage::default()
                     },
+                    ..Default::default()
                 }),
                 ..Task::default()
             }],
@@ -168,6 +170,7 @@ async fn clone_into_a_deployment_repository_writes_the_package_context() -> anyh
                         upstream_ref: Some(RevisionRef { name: source }),
                         ..UpstreamPackage::default()
                     },
+                    ..Default::default()
                 }),
                 ..Task::default()
             }],

@@ -47,6 +47,7 @@ pub fn clone_req(repo: &str, package: &str, ws: &str, from: &str) -> CreateReque
                     upstream_ref: Some(RevisionRef { name: from.into() }),
                     ..UpstreamPackage::default()
                 },
+                ..Default::default()
             }),
             ..Task::default()
         }],

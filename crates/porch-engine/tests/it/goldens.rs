@@ -33,6 +33,7 @@ fn git_clone(package: &str, ws: &str, url: &str, git_ref: &str, dir: &str) -> Cr
                     }),
                     upstream_ref: None,
                 },
+                ..Default::default()
             }),
             ..Task::default()
         }],

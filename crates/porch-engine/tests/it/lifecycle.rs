@@ -292,6 +292,7 @@ async fn deletion_rules_upstream_references_placeholder_and_latest() -> anyhow::
                     upstream_ref: Some(porch_core::revision::RevisionRef { name: v1.clone() }),
                     ..Default::default()
                 },
+                ..Default::default()
             }),
             ..Default::default()
         }],

@@ -306,6 +306,7 @@ async fn clone_and_edit_do_not_inherit_object_labels() -> anyhow::Result<()> {
                         }),
                         ..Default::default()
                     },
+                    ..Default::default()
                 }),
                 ..Default::default()
             }],

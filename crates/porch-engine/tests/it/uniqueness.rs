@@ -18,6 +18,7 @@ fn clone_of(repo: &str, package: &str, ws: &str, from: &str) -> CreateRequest {
                     upstream_ref: Some(RevisionRef { name: from.into() }),
                     ..UpstreamPackage::default()
                 },
+                ..Default::default()
             }),
             ..Task::default()
         }],

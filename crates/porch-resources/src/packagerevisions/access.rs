@@ -11,44 +11,58 @@ use serde_json::Value;
 const REVISIONS: (&str, &str) = ("porch.kpt.dev", "packagerevisions");
 const SECRETS: (&str, &str) = ("", "secrets");
 
-/// What the creating task of `obj` reads: `(group and resource, name, why)`.
+/// What the tasks of `obj` read: `(group and resource, name, why)`.
 fn reads(obj: &Value) -> Vec<((&'static str, &'static str), String, &'static str)> {
     let mut out = Vec::new();
-    let Some(task) = obj.pointer("/spec/tasks/0") else {
-        return out;
-    };
-    let name = |p: &str| {
-        task.pointer(p)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
-    let mut read = |what, pointer: &str, why| {
-        if let Some(n) = name(pointer) {
-            out.push((what, n, why));
-        }
-    };
-    read(
-        REVISIONS,
-        "/clone/upstreamRef/upstreamRef/name",
-        "a clone reads its upstream",
-    );
-    read(
-        SECRETS,
-        "/clone/upstreamRef/git/secretRef/name",
-        "a clone reads the credentials of its git upstream",
-    );
-    read(REVISIONS, "/edit/sourceRef/name", "a copy reads its source");
-    for field in [
-        "oldUpstreamRef",
-        "newUpstreamRef",
-        "localPackageRevisionRef",
-    ] {
+    let tasks = obj
+        .pointer("/spec/tasks")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for task in tasks {
+        let name = |p: &str| {
+            task.pointer(p)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        let mut read = |what, pointer: &str, why| {
+            if let Some(n) = name(pointer) {
+                out.push((what, n, why));
+            }
+        };
         read(
             REVISIONS,
-            &format!("/upgrade/{field}/name"),
-            "an upgrade reads the revisions it merges",
+            "/clone/upstreamRef/upstreamRef/name",
+            "a clone reads its upstream",
         );
+        read(
+            SECRETS,
+            "/clone/upstreamRef/git/secretRef/name",
+            "a clone reads the credentials of its git upstream",
+        );
+        read(
+            REVISIONS,
+            "/update/upstreamRef/upstreamRef/name",
+            "an update reads its new upstream",
+        );
+        read(
+            SECRETS,
+            "/update/upstreamRef/git/secretRef/name",
+            "an update reads the credentials of its git upstream",
+        );
+        read(REVISIONS, "/edit/sourceRef/name", "a copy reads its source");
+        for field in [
+            "oldUpstreamRef",
+            "newUpstreamRef",
+            "localPackageRevisionRef",
+        ] {
+            read(
+                REVISIONS,
+                &format!("/upgrade/{field}/name"),
+                "an upgrade reads the revisions it merges",
+            );
+        }
     }
     out
 }
@@ -62,6 +76,23 @@ pub async fn check_create(
 ) -> Result<(), ApiError> {
     for (what, name, why) in reads(obj) {
         ctx.require("get", what, namespace, &name, why).await?;
+    }
+    Ok(())
+}
+
+/// Refuses an update of `old` to `new` when `new`'s tasks read what `old`'s did not and the
+/// requester may not read it (a Draft moved to another upstream).
+pub async fn check_update(
+    ctx: &RequestContext,
+    namespace: &str,
+    old: &Value,
+    new: &Value,
+) -> Result<(), ApiError> {
+    let before = reads(old);
+    for (what, name, why) in reads(new) {
+        if !before.iter().any(|(w, n, _)| *w == what && *n == name) {
+            ctx.require("get", what, namespace, &name, why).await?;
+        }
     }
     Ok(())
 }
@@ -95,6 +126,24 @@ mod tests {
         let names: Vec<String> = reads(&upgrade).into_iter().map(|r| r.1).collect();
         assert_eq!(names, ["a", "b", "c"]);
         assert!(reads(&json!({"spec": {"tasks": [{"type": "init"}]}})).is_empty());
+    }
+
+    #[test]
+    fn every_task_is_read_an_appended_update_too() {
+        let moved = json!({"spec": {"tasks": [
+            {"type": "clone", "clone": {"upstreamRef": {"upstreamRef": {"name": "bp.a.v1"}}}},
+            {"type": "update", "update": {"upstreamRef": {"upstreamRef": {"name": "bp.a.v2"}}}},
+            {"type": "update", "update": {"upstreamRef": {"type": "git", "git": {
+                "repo": "r", "secretRef": {"name": "creds"}}}}}]}});
+        let got: Vec<(&str, String)> = reads(&moved).into_iter().map(|r| (r.0.1, r.1)).collect();
+        assert_eq!(
+            got,
+            [
+                ("packagerevisions", "bp.a.v1".to_string()),
+                ("packagerevisions", "bp.a.v2".to_string()),
+                ("secrets", "creds".to_string()),
+            ]
+        );
     }
 
     #[tokio::test]

@@ -176,8 +176,21 @@ impl RevisionBackend {
             record::render_failed(self.events.as_ref(), namespace, name, &e);
             err(name)(e)
         };
+        // A Draft moved to another upstream by its tasks (older clients' `rpkg update`).
+        if endpoint == Endpoint::Update && new.pointer("/spec/tasks").is_some() {
+            super::access::check_update(ctx, namespace, &revision_json(&current), new).await?;
+            if let Some(moved) = self
+                .engine
+                .update_tasks(namespace, name, &rv, convert::tasks(new)?)
+                .await
+                .map_err(failed)?
+            {
+                rv = moved.resource_version.clone();
+                result = moved;
+            }
+        }
         if endpoint == Endpoint::Update
-            && let Some(update) = metadata_update(new, &current)?
+            && let Some(update) = metadata_update(new, &result)?
         {
             result = self
                 .engine

@@ -56,6 +56,21 @@ pub struct CloneArgs {
     /// Name of the secret for basic authentication with the upstream (git only).
     #[arg(long, default_value = "", hide_default_value = true)]
     pub secret_ref: String,
+    /// Update strategy of later `rpkg update`s of this package: resource-merge (the
+    /// default), fast-forward, force-delete-replace or copy-merge (older porchctl's flag).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub strategy: String,
+}
+
+/// Older porchctl's `toMergeStrategy`: the flag's value must name a kpt update strategy.
+fn merge_strategy(strategy: &str) -> Result<Option<String>, RemoteError> {
+    match strategy {
+        "" => Ok(None),
+        "resource-merge" | "fast-forward" | "force-delete-replace" | "copy-merge" => {
+            Ok(Some(strategy.to_owned()))
+        }
+        other => Err(RemoteError::Usage(format!("invalid strategy: {other:?}"))),
+    }
 }
 
 /// Flags of `rpkg copy`.
@@ -155,6 +170,8 @@ pub async fn init(conn: &ConnectionFlags, a: InitArgs) -> Result<(), RemoteError
 
 pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteError> {
     let remote = conn.connect().await?;
+    // Checked first, as older porchctl's preRunE did.
+    let strategy = merge_strategy(&a.strategy)?;
     let [source, target] = a.args.as_slice() else {
         return Err(RemoteError::Usage(format!(
             "SOURCE_PACKAGE and NAME are required positional arguments; {} provided",
@@ -171,7 +188,10 @@ pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteErr
             "--workspace is required to specify downstream workspace name".into(),
         ));
     }
-    let task = CloneSource::parse(source, &a.directory, &a.git_ref, &a.secret_ref)?.task();
+    let mut task = CloneSource::parse(source, &a.directory, &a.git_ref, &a.secret_ref)?.task();
+    if let Some(clone) = task.clone.as_mut() {
+        clone.strategy = strategy;
+    }
     create(&remote, |ns| {
         package_revision(ns, target, &a.workspace, &a.repository, task)
     })
@@ -226,6 +246,21 @@ pub async fn copy(conn: &ConnectionFlags, a: CopyArgs) -> Result<(), RemoteError
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn clone_strategies_as_older_porchctl_names_them() {
+        assert_eq!(merge_strategy("").expect("none"), None);
+        for s in [
+            "resource-merge",
+            "fast-forward",
+            "force-delete-replace",
+            "copy-merge",
+        ] {
+            assert_eq!(merge_strategy(s).expect("known").as_deref(), Some(s));
+        }
+        let err = merge_strategy("rebase").expect_err("unknown");
+        assert_eq!(err.to_string(), "invalid strategy: \"rebase\"");
+    }
 
     #[test]
     fn init_body_like_upstream() {

@@ -281,3 +281,37 @@ pub const UPGRADE_EXAMPLES: &str = "Examples:
 
   # see which downstream packages of blueprints.basens.v1 can be updated
   $ porchctl rpkg upgrade --discover=downstream blueprints.basens.v1";
+
+pub const UPDATE_LONG: &str =
+    "Update a downstream Draft package revision to another revision of its upstream package.
+
+  porchctl rpkg update SOURCE_PACKAGE [flags]
+
+Older porchctl's command, kept for the scripts written against it; `rpkg upgrade` makes a
+new Draft from a published revision instead.
+
+Args:
+
+  SOURCE_PACKAGE:
+    The Draft to update. It must have been cloned: from a registered package
+    revision (an update task naming the new upstream revision is appended), or
+    from a git URL (the clone task's ref becomes v<revision>). The server merges
+    the Draft with the strategy its clone task names (resource-merge by default).
+
+Flags:
+
+  --revision
+    The revision number of the upstream package to update to (required).
+
+  --discover
+    If set, list package revisions that need updates rather than performing
+    an update. 'upstream' lists downstream package revisions that have upstream
+    updates available; 'downstream' lists upstream package revisions whose
+    downstream package revisions need to be updated.";
+
+pub const UPDATE_EXAMPLES: &str = "Examples:
+  # update the draft deployments.istions.v1 to revision 3 of its upstream
+  $ porchctl rpkg update deployments.istions.v1 --revision=3
+
+  # see available upstream updates for all your downstream packages
+  $ porchctl rpkg update --discover=upstream";

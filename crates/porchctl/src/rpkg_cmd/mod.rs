@@ -11,6 +11,7 @@ mod push;
 mod resources;
 mod source;
 mod typed;
+mod update;
 mod upgrade;
 
 use std::process::ExitCode;
@@ -73,6 +74,9 @@ pub enum RpkgCommand {
     /// Upgrade a downstream package revision to a more recent upstream revision.
     #[command(long_about = docs::UPGRADE_LONG, after_help = docs::UPGRADE_EXAMPLES)]
     Upgrade(upgrade::UpgradeArgs),
+    /// Update a downstream Draft to another revision of its upstream (older porchctl).
+    #[command(long_about = docs::UPDATE_LONG, after_help = docs::UPDATE_EXAMPLES)]
+    Update(update::UpdateArgs),
 }
 
 /// Runs an `rpkg` subcommand; prints its error the upstream way.
@@ -105,6 +109,7 @@ async fn dispatch(args: RpkgArgs, truncate_output: bool) -> Result<(), RemoteErr
         RpkgCommand::ProposeDelete(a) => lifecycle::propose_delete(conn, a).await,
         RpkgCommand::Del(a) => lifecycle::delete(conn, a).await,
         RpkgCommand::Upgrade(a) => upgrade::run(conn, a).await,
+        RpkgCommand::Update(a) => update::run(conn, a).await,
     }
 }
 

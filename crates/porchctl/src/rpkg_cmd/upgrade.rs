@@ -75,10 +75,10 @@ impl UpgradeArgs {
 }
 
 /// The package revisions of one namespace, with the lookups upgrade needs.
-struct Revisions(Vec<PackageRevision>);
+pub(super) struct Revisions(pub(super) Vec<PackageRevision>);
 
 impl Revisions {
-    fn find(&self, name: &str) -> Option<&PackageRevision> {
+    pub(super) fn find(&self, name: &str) -> Option<&PackageRevision> {
         self.0.iter().find(|p| p.name() == name)
     }
 
@@ -147,7 +147,7 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
     if !a.discover.is_empty() {
         let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
         let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
-        return remote::out(&discover(&a, &prs, &repos)?);
+        return remote::out(&discover(&a.discover, &a.names, &prs, &repos)?);
     }
     let name = &a.names[0];
     let Some(local) = prs.find(name) else {
@@ -338,13 +338,19 @@ fn package_in_directory<'p>(path: &'p str, repo: &Repository) -> Option<&'p str>
     path.strip_prefix(dir)?.strip_prefix('/')
 }
 
-fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Repository]) -> Result<String, RemoteError> {
-    let selected: Vec<&PackageRevision> = if a.names.is_empty() || a.discover == "downstream" {
+/// The `--discover=upstream|downstream` listing of `rpkg upgrade` (and of older porchctl's
+/// `rpkg update`), restricted to `names` when some are given.
+pub(super) fn discover(
+    mode: &str,
+    names: &[String],
+    prs: &Revisions,
+    repos: &[Repository],
+) -> Result<String, RemoteError> {
+    let selected: Vec<&PackageRevision> = if names.is_empty() || mode == "downstream" {
         prs.0.iter().collect()
     } else {
         let mut missing = Vec::new();
-        let found: Vec<&PackageRevision> = a
-            .names
+        let found: Vec<&PackageRevision> = names
             .iter()
             .filter_map(|n| {
                 let f = prs.find(n);
@@ -360,7 +366,7 @@ fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Repository]) -> Result<St
         found
     };
     let mut w = TabWriter::new();
-    if a.discover == "upstream" {
+    if mode == "upstream" {
         w.write("PACKAGE REVISION\tUPSTREAM REPOSITORY\tUPSTREAM UPDATES\n");
         for pr in selected {
             let (updates, upstream, _) = available_updates(pr, prs, repos)?;
@@ -399,8 +405,8 @@ fn discover(a: &UpgradeArgs, prs: &Revisions, repos: &[Repository]) -> Result<St
             rows.push([u.name().to_string(), pr.name().to_string(), change]);
         }
     }
-    if !a.names.is_empty() {
-        rows.retain(|r| a.names.contains(&r[0]));
+    if !names.is_empty() {
+        rows.retain(|r| names.contains(&r[0]));
     }
     rows.sort();
     if rows.is_empty() {
@@ -435,6 +441,15 @@ mod tests {
                 json!({"upstreamLock": {"type": "git", "git": {"repo": r, "ref": git_ref}}});
         }
         typed::decode(&v, "package revision").expect("decodes")
+    }
+
+    fn discover_with(
+        flags: &[&str],
+        prs: &Revisions,
+        repos: &[Repository],
+    ) -> Result<String, RemoteError> {
+        let a = args(flags);
+        discover(&a.discover, &a.names, prs, repos)
     }
 
     fn world() -> (Revisions, Vec<Repository>) {
@@ -552,23 +567,18 @@ mod tests {
     #[test]
     fn discover_tables() {
         let (prs, repos) = world();
-        let up =
-            discover(&args(&["--discover=upstream", "dep.ns.v1"]), &prs, &repos).expect("table");
+        let up = discover_with(&["--discover=upstream", "dep.ns.v1"], &prs, &repos).expect("table");
         assert_eq!(
             up,
             "PACKAGE REVISION   UPSTREAM REPOSITORY   UPSTREAM UPDATES\ndep.ns.v1          bp                    v2\n"
         );
-        let down = discover(&args(&["--discover=downstream"]), &prs, &repos).expect("table");
+        let down = discover_with(&["--discover=downstream"], &prs, &repos).expect("table");
         assert_eq!(
             down,
             "PACKAGE REVISION   DOWNSTREAM PACKAGE   DOWNSTREAM UPDATE\nbp.basens.v2       dep.ns.v1            v1->v2\nbp.basens.v2       dep.ns.v2            v1->v2\n"
         );
-        let none = discover(
-            &args(&["--discover=downstream", "bp.basens.v1"]),
-            &prs,
-            &repos,
-        )
-        .expect("table");
+        let none =
+            discover_with(&["--discover=downstream", "bp.basens.v1"], &prs, &repos).expect("table");
         assert_eq!(none, "All downstream packages are up to date.\n");
     }
 
@@ -613,13 +623,13 @@ mod tests {
             vec![repo("up", "/upstream"), repo("other", "downstream1")],
             vec![repo("other", "downstream1"), repo("up", "upstream/")],
         ] {
-            let up = discover(&args(&["--discover=upstream", "up.down.v1"]), &prs, &repos)
-                .expect("table");
+            let up =
+                discover_with(&["--discover=upstream", "up.down.v1"], &prs, &repos).expect("table");
             assert_eq!(
                 up,
                 "PACKAGE REVISION   UPSTREAM REPOSITORY   UPSTREAM UPDATES\nup.down.v1         up                    v2\n"
             );
-            let down = discover(&args(&["--discover=downstream"]), &prs, &repos).expect("table");
+            let down = discover_with(&["--discover=downstream"], &prs, &repos).expect("table");
             assert_eq!(
                 down,
                 "PACKAGE REVISION   DOWNSTREAM PACKAGE   DOWNSTREAM UPDATE\nup.app.v2          up.down.v1           v1->v2\n"

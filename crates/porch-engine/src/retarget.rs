@@ -1,0 +1,304 @@
+//! Moving a Draft to another upstream by editing its `spec.tasks`, as older Porch clients
+//! (Nephio's `porchctl rpkg update`) do: either the first task, a `clone`, now names another
+//! upstream (Go Porch's reclone-and-replay trigger), or one `update` task is appended naming
+//! the new upstream.
+//!
+//! Go Porch re-clones on a changed clone task, which drops every edit pushed to the Draft,
+//! and merges an appended `update` from the clone's *first* upstream however many updates
+//! came before. Here both are one three-way merge, with the clone task's `strategy`: the
+//! package as the Draft's current upstream has it (original), as the new upstream has it
+//! (updated), and the Draft (local). Any other change of `spec.tasks` is left alone, as it
+//! always was (only these two have a meaning for an existing Draft).
+
+use kpt::package::PackageFiles as KptFiles;
+use kpt::pkg::update::{Strategy, UpdateOptions, update_package};
+use porch_core::lifecycle::Lifecycle;
+use porch_core::revision::{Task, UpstreamPackage};
+use tracing::Instrument;
+
+use crate::drafts::StoredDraft;
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::model::{Origin, PackageRevision};
+use crate::resources::check_rv;
+use crate::tasks;
+
+/// What a change of a Draft's tasks asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Retarget {
+    /// The upstream the Draft follows now.
+    pub from: UpstreamPackage,
+    /// The upstream it moves to.
+    pub to: UpstreamPackage,
+    /// The clone task's merge strategy (empty: resource-merge).
+    pub strategy: String,
+}
+
+/// The upstream a task list follows: the last `update` task's, else the first `clone`'s.
+fn current_upstream(tasks: &[Task]) -> Option<&UpstreamPackage> {
+    let clone = tasks
+        .first()
+        .filter(|t| t.task_type == "clone")?
+        .clone
+        .as_ref()?;
+    Some(
+        tasks
+            .iter()
+            .rev()
+            .find_map(|t| t.update.as_ref().filter(|_| t.task_type == "update"))
+            .map_or(&clone.upstream, |u| &u.upstream),
+    )
+}
+
+/// The move `new` asks of a Draft whose tasks are `old`, if any (see the module doc).
+pub(crate) fn plan(old: &[Task], new: &[Task]) -> Result<Option<Retarget>> {
+    let (Some(first_old), Some(first_new)) = (old.first(), new.first()) else {
+        return Ok(None);
+    };
+    if first_old.task_type != "clone" || first_new.task_type != "clone" {
+        return Ok(None);
+    }
+    let strategy = first_new
+        .clone
+        .as_ref()
+        .map(|c| c.strategy.clone())
+        .unwrap_or_default();
+    if first_old != first_new {
+        let (Some(from), Some(to)) = (current_upstream(old), current_upstream(new)) else {
+            return Ok(None);
+        };
+        return Ok(Some(Retarget {
+            from: from.clone(),
+            to: to.clone(),
+            strategy,
+        }));
+    }
+    if new.len() != old.len() + 1 || new[..old.len()] != *old {
+        return Ok(None);
+    }
+    let appended = &new[old.len()];
+    if appended.task_type != "update" {
+        return Ok(None);
+    }
+    let to = appended
+        .update
+        .as_ref()
+        .map(|u| u.upstream.clone())
+        .ok_or_else(|| {
+            EngineError::Invalid("update not set for updateTask of type \"update\"".into())
+        })?;
+    let Some(from) = current_upstream(old) else {
+        return Ok(None);
+    };
+    Ok(Some(Retarget {
+        from: from.clone(),
+        to,
+        strategy,
+    }))
+}
+
+impl Engine {
+    /// Applies a change of Draft `name`'s tasks to `tasks` (see the module doc). `Ok(None)`
+    /// when the change asks for nothing (the tasks are then left as they were).
+    pub async fn update_tasks(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: &str,
+        tasks: Vec<Task>,
+    ) -> Result<Option<PackageRevision>> {
+        let current = self.get(namespace, name)?;
+        let Some(plan) = plan(&current.tasks, &tasks)? else {
+            return Ok(None);
+        };
+        let id = Self::repo_of(namespace, name)?;
+        let (_, queue) = self.handle(&id)?;
+        let guard = self.inner.in_flight.resources(namespace, name)?;
+        let span = tracing::info_span!("update_tasks", revision = %name, namespace);
+        if current.lifecycle != Lifecycle::Draft {
+            return Err(EngineError::Invalid(format!(
+                "cannot move package revision {name} to another upstream: its lifecycle is {}; only Draft revisions can be modified",
+                current.lifecycle
+            )));
+        }
+        if current.origin != Origin::Store {
+            return Err(EngineError::Invalid(format!(
+                "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
+            )));
+        }
+        check_rv(name, resource_version, &current.resource_version)?;
+        let strategy: Strategy = plan
+            .strategy
+            .parse()
+            .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))?;
+        let (original, _) = self
+            .upstream_files(namespace, &plan.from)
+            .instrument(span.clone())
+            .await?;
+        let (updated, lock) = self
+            .upstream_files(namespace, &plan.to)
+            .instrument(span.clone())
+            .await?;
+        let stored = self.stored_draft_of(&id, &current).await?;
+        let expected = stored.meta.resource_version;
+        let merged = update_package(
+            &KptFiles::from_map(original),
+            &KptFiles::from_map(updated),
+            &KptFiles::from_map(stored.files()?),
+            strategy,
+            &UpdateOptions::default(),
+        )
+        .map_err(|e| EngineError::Invalid(format!("update failed: {e}")))?
+        .into_map();
+        let package = current.key.package.clone();
+        let files = tasks::clone_files(merged, &package, lock.as_ref())?;
+        let rendered = self
+            .render(&id, files, package.package().to_owned())
+            .instrument(span.clone())
+            .await?;
+        if !rendered.status.error.is_empty() {
+            return Err(rendered.into_error());
+        }
+        let mut meta = stored.meta;
+        meta.tasks = tasks;
+        meta.upstream_lock = lock;
+        let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
+        queue
+            .run(
+                async move {
+                    let _guard = guard;
+                    let now = this.get(&id.0, &name)?;
+                    check_rv(&name, &rv, &now.resource_version)?;
+                    let draft = StoredDraft::new(meta, &rendered.files);
+                    this.save_draft(&id, &name, draft, expected).await?;
+                    tracing::info!("draft moved to another upstream");
+                    this.get(&id.0, &name).map(Some)
+                }
+                .instrument(span),
+            )
+            .await?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use porch_core::revision::{CloneTask, GitUpstream, RevisionRef, UpdateTask};
+
+    use super::*;
+
+    fn by_name(name: &str) -> UpstreamPackage {
+        UpstreamPackage {
+            upstream_ref: Some(RevisionRef { name: name.into() }),
+            ..UpstreamPackage::default()
+        }
+    }
+
+    fn git(git_ref: &str) -> UpstreamPackage {
+        UpstreamPackage {
+            origin_type: "git".into(),
+            git: Some(GitUpstream {
+                repo: "https://example.com/bp.git".into(),
+                git_ref: git_ref.into(),
+                directory: "update".into(),
+                ..GitUpstream::default()
+            }),
+            upstream_ref: None,
+        }
+    }
+
+    fn clone(upstream: UpstreamPackage, strategy: &str) -> Task {
+        Task {
+            task_type: "clone".into(),
+            clone: Some(CloneTask {
+                upstream,
+                strategy: strategy.into(),
+            }),
+            ..Task::default()
+        }
+    }
+
+    fn update(upstream: UpstreamPackage) -> Task {
+        Task {
+            task_type: "update".into(),
+            update: Some(UpdateTask { upstream }),
+            ..Task::default()
+        }
+    }
+
+    #[test]
+    fn a_changed_clone_task_moves_from_the_old_source_to_the_new() {
+        let old = [clone(git("update/v1"), "copy-merge")];
+        let new = [clone(git("v2"), "copy-merge")];
+        assert_eq!(
+            plan(&old, &new).expect("plan"),
+            Some(Retarget {
+                from: git("update/v1"),
+                to: git("v2"),
+                strategy: "copy-merge".into()
+            })
+        );
+        // Go porchctl's update changes the clone task too (a shared pointer) while it
+        // appends the update: the update names where to go.
+        let old = [clone(by_name("bp.a.v1"), "")];
+        let new = [clone(by_name("bp.a.v2"), ""), update(by_name("bp.a.v2"))];
+        assert_eq!(
+            plan(&old, &new).expect("plan").map(|p| (p.from, p.to)),
+            Some((by_name("bp.a.v1"), by_name("bp.a.v2")))
+        );
+    }
+
+    #[test]
+    fn an_appended_update_moves_from_the_latest_upstream() {
+        let mut old = vec![clone(by_name("bp.a.v1"), "")];
+        let new = [old.clone(), vec![update(by_name("bp.a.v2"))]].concat();
+        assert_eq!(
+            plan(&old, &new).expect("plan").map(|p| (p.from, p.to)),
+            Some((by_name("bp.a.v1"), by_name("bp.a.v2")))
+        );
+        // A second update starts from where the first one went (Go Porch: from the clone).
+        old = new.clone();
+        let newer = [old.clone(), vec![update(by_name("bp.a.v3"))]].concat();
+        assert_eq!(
+            plan(&old, &newer).expect("plan").map(|p| (p.from, p.to)),
+            Some((by_name("bp.a.v2"), by_name("bp.a.v3")))
+        );
+    }
+
+    #[test]
+    fn other_changes_ask_for_nothing() {
+        let cloned = [clone(by_name("bp.a.v1"), "")];
+        let init = [Task::init(Default::default())];
+        let upgrade = Task {
+            task_type: "upgrade".into(),
+            ..Task::default()
+        };
+        for (old, new) in [
+            (&cloned[..], &cloned[..]),
+            (&cloned[..], &[][..]),
+            (&init[..], &init[..]),
+            (&init[..], &[init[0].clone(), update(by_name("x"))][..]),
+            (&cloned[..], &[cloned[0].clone(), upgrade.clone()][..]),
+            (
+                &cloned[..],
+                &[
+                    cloned[0].clone(),
+                    update(by_name("x")),
+                    update(by_name("y")),
+                ][..],
+            ),
+        ] {
+            assert_eq!(plan(old, new).expect("plan"), None, "{old:?} -> {new:?}");
+        }
+    }
+
+    #[test]
+    fn an_update_task_without_parameters_is_refused() {
+        let old = [clone(by_name("bp.a.v1"), "")];
+        let bare = Task {
+            task_type: "update".into(),
+            ..Task::default()
+        };
+        let err = plan(&old, &[old[0].clone(), bare]).expect_err("refused");
+        assert!(err.to_string().contains("update not set"), "{err}");
+    }
+}
