@@ -287,3 +287,38 @@ fn label_columns_are_kubectls_string_slice() {
     };
     assert_eq!(cols, ["a", "b,c", "d", "e"]);
 }
+
+#[test]
+fn upstream_shorthands_and_aliases_read_through_pflag() {
+    for v in [
+        &["rpkg", "copy", "src", "-w", "v2"][..],
+        &["rpkg", "copy", "-wv2", "src"],
+        &["rpkg", "copy", "src", "-w=v2"],
+        &["rpkg", "edit", "--ws", "v2", "src"],
+        &["rpkg", "copy", "src", "--ws=v2"],
+    ] {
+        match rpkg(v).command {
+            RpkgCommand::Copy(c) => assert_eq!(
+                (c.args, c.workspace),
+                (vec!["src".to_string()], "v2".to_string()),
+                "{v:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    for (v, want) in [
+        (&["rpkg", "pull", "p", "d", "-f"][..], true),
+        (&["rpkg", "pull", "-f", "p", "d"], true),
+        (&["rpkg", "pull", "p", "d", "-f=false"], false),
+        (&["rpkg", "read", "p", "d"], false),
+    ] {
+        match rpkg(v).command {
+            RpkgCommand::Pull(p) => assert_eq!(
+                (p.args, p.force),
+                (vec!["p".to_string(), "d".to_string()], want),
+                "{v:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -80,7 +80,13 @@ pub struct CopyArgs {
     #[arg(value_name = "SOURCE_PACKAGE_REV_NAME")]
     pub args: Vec<String>,
     /// Workspace name of the copy of the package.
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        short = 'w',
+        long,
+        alias = "ws",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub workspace: String,
 }
 

@@ -18,7 +18,7 @@ pub struct PullArgs {
     #[arg(value_name = "PACKAGE_REV_NAME [DIR]")]
     pub args: Vec<String>,
     /// Overwrite DIR if it exists (it is replaced by the pulled revision).
-    #[arg(long)]
+    #[arg(short = 'f', long)]
     pub force: bool,
 }
 
@@ -53,5 +53,30 @@ pub async fn run(conn: &ConnectionFlags, a: PullArgs) -> Result<(), RemoteError>
     match a.args.get(1) {
         Some(dir) => resources::write_dir(&files, Path::new(dir), a.force),
         None => remote::out(&resources::to_resource_list(&files)?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: PullArgs,
+    }
+
+    fn args(v: &[&str]) -> PullArgs {
+        T::parse_from(std::iter::once("t").chain(v.iter().copied())).a
+    }
+
+    #[test]
+    fn force_has_upstreams_shorthand() {
+        assert!(!args(&["p", "dir"]).force);
+        assert!(args(&["p", "dir", "--force"]).force);
+        let short = args(&["-f", "p", "dir"]);
+        assert!(short.force);
+        assert_eq!(short.args, ["p", "dir"]);
     }
 }
