@@ -78,6 +78,14 @@ pub struct PackageCloneTaskSpec {
     /// another upstream: a changed clone task or an appended `update` task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
+    /// On a clone task appended to a Draft: the directory of the Draft the upstream is
+    /// cloned into, as an independent subpackage.
+    #[serde(
+        rename = "subpackageDir",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subpackage_dir: Option<String>,
 }
 
 /// The source of a new revision made by copying a published revision of the same package.
@@ -114,6 +122,14 @@ pub struct PackageUpgradeTaskSpec {
     /// `force-delete-replace` or `copy-merge`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
+    /// On an upgrade task appended to a Draft: the directory of the independent subpackage
+    /// of the Draft that is upgraded in place.
+    #[serde(
+        rename = "subpackageDir",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subpackage_dir: Option<String>,
 }
 
 /// An upstream package: a PackageRevision of a registered repository, or a package in a git

@@ -70,6 +70,65 @@ pub fn check_dns1123_subdomain(s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// kptdev Porch's `IsValidSubpackageDir`: the directory of an independent subpackage inside
+/// its parent package. A relative path without `.` or `..` segments, no leading or trailing
+/// `/`, of `[a-zA-Z0-9._-]` segments, whose `/`→`.` form is a DNS-1123 subdomain (the name of
+/// the subpackage as an object). The error is upstream's text.
+pub fn check_subpackage_dir(dir: &str) -> Result<(), String> {
+    if dir.is_empty() {
+        return Err(format!("subpackage directory {dir:?} is invalid"));
+    }
+    let segments: Vec<&str> = dir.split('/').collect();
+    if dir.starts_with('/') || dir.ends_with('/') || segments.contains(&"..") {
+        return Err(format!(
+            "subpackage directory {dir:?} is invalid, it cannot contain '..' or start with '/' or end with '/'"
+        ));
+    }
+    if segments.contains(&".") {
+        return Err(format!(
+            "subpackage directory {dir:?} is invalid, it cannot contain '.'"
+        ));
+    }
+    let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if segments
+        .iter()
+        .any(|s| s.is_empty() || !s.chars().all(path_char))
+    {
+        return Err(format!(
+            "subpackage directory {dir:?} is invalid, it must match regular expression \"^(?:[a-zA-Z0-9._-]+(?:/[a-zA-Z0-9._-]+)*)?$\""
+        ));
+    }
+    let name = dir.replace('/', ".");
+    let mut problems = Vec::new();
+    if name.len() > 253 {
+        problems.push("must be no more than 253 characters");
+    }
+    if !is_rfc1123_subdomain(&name) {
+        problems.push(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        );
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "subpackage resource name {name:?} invalid: {}",
+            problems.join(",")
+        ))
+    }
+}
+
+/// apimachinery's subdomain pattern `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`.
+fn is_rfc1123_subdomain(s: &str) -> bool {
+    s.split('.').all(|label| {
+        let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !label.is_empty()
+            && label.starts_with(alnum)
+            && label.ends_with(alnum)
+            && label.chars().all(|c| alnum(c) || c == '-')
+    })
+}
+
 macro_rules! string_newtype {
     ($name:ident) => {
         impl $name {
@@ -323,6 +382,41 @@ impl fmt::Display for PackageRevisionName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subpackage_dirs_as_kptdev_porch_checks_them() {
+        for ok in ["infra", "components/networking", "a.b/c-d", "x1/y-2"] {
+            assert_eq!(check_subpackage_dir(ok), Ok(()), "{ok}");
+        }
+        let err = |d: &str| check_subpackage_dir(d).expect_err(d);
+        assert_eq!(err(""), "subpackage directory \"\" is invalid");
+        for d in ["/a", "a/", "..", "a/../b", "../a"] {
+            assert!(
+                err(d).ends_with("it cannot contain '..' or start with '/' or end with '/'"),
+                "{d}"
+            );
+        }
+        for d in [".", "./a", "a/./b"] {
+            assert!(err(d).ends_with("it cannot contain '.'"), "{d}");
+        }
+        for d in ["a//b", "a b", "a/$"] {
+            assert!(err(d).contains("it must match regular expression"), "{d}");
+        }
+        // Path characters the object name does not allow.
+        assert!(err("Upper/case").starts_with(
+            "subpackage resource name \"Upper.case\" invalid: a lowercase RFC 1123 subdomain"
+        ));
+        assert!(err("a_b").contains("invalid: a lowercase RFC 1123"));
+        assert!(err("-a").contains("invalid: a lowercase RFC 1123"));
+        let long = ["a"; 130].join("/");
+        assert_eq!(
+            err(&long),
+            format!(
+                "subpackage resource name {:?} invalid: must be no more than 253 characters",
+                long.replace('/', ".")
+            )
+        );
+    }
 
     #[test]
     fn compose_and_parse_roundtrip() {

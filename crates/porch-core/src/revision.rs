@@ -202,6 +202,14 @@ pub struct CloneTask {
     /// task) merges: `resource-merge` when empty.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub strategy: String,
+    /// On a clone task appended to a Draft: the directory the upstream is cloned into as an
+    /// independent subpackage (never recorded: the task is applied, not kept).
+    #[serde(
+        default,
+        rename = "subpackageDir",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub subpackage_dir: String,
 }
 
 /// `update` task parameters (older Porch): the upstream a Draft moves to.
@@ -235,6 +243,13 @@ pub struct UpgradeTask {
     /// Merge strategy (`resource-merge` default).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub strategy: String,
+    /// On an upgrade task appended to a Draft: the independent subpackage upgraded in place.
+    #[serde(
+        default,
+        rename = "subpackageDir",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub subpackage_dir: String,
 }
 
 /// A task as recorded in `kpt:` commit annotations and shown in `spec.tasks`.

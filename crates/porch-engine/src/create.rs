@@ -111,6 +111,7 @@ impl Engine {
     /// Validation, the task and the render of a create: everything but the write.
     async fn prepare_create(&self, id: &RepoId, req: &CreateRequest) -> Result<PreparedCreate> {
         let (package, workspace, name) = validate_request(id, req)?;
+        crate::subpackage::check_first_task(&req.tasks)?;
         let task = req.tasks.first().cloned().unwrap_or_else(|| {
             Task::init(InitTask {
                 description: format!("{package} description"),
@@ -316,7 +317,7 @@ impl Engine {
             .map(|c| &c.upstream)
             .ok_or_else(|| EngineError::Invalid("clone task has no clone parameters".into()))?;
         let (files, lock) = self.upstream_files(namespace, upstream).await?;
-        let files = tasks::clone_files(files, package, lock.as_ref())?;
+        let files = tasks::clone_files(files, package.package(), lock.as_ref())?;
         Ok((files, lock))
     }
 

@@ -85,6 +85,7 @@ mod render;
 mod resources;
 mod retarget;
 mod store;
+mod subpackage;
 mod tasks;
 mod upgrade;
 

@@ -8,7 +8,8 @@
 //! came before. Here both are one three-way merge, with the clone task's `strategy`: the
 //! package as the Draft's current upstream has it (original), as the new upstream has it
 //! (updated), and the Draft (local). Any other change of `spec.tasks` is left alone, as it
-//! always was (only these two have a meaning for an existing Draft).
+//! always was (only these two have a meaning for an existing Draft), except a subpackage
+//! task appended after the creating task (`subpackage.rs`).
 
 use kpt::package::PackageFiles as KptFiles;
 use kpt::pkg::update::{Strategy, UpdateOptions, update_package};
@@ -97,7 +98,45 @@ pub(crate) fn plan(old: &[Task], new: &[Task]) -> Result<Option<Retarget>> {
     }))
 }
 
+/// What a change of a Draft's tasks does.
+enum TaskChange {
+    /// Moves the Draft to another upstream.
+    Retarget(Retarget),
+    /// Clones or upgrades an independent subpackage (see `subpackage.rs`).
+    Subpackage(crate::subpackage::SubpackageTask),
+}
+
 impl Engine {
+    /// The Draft's files (`local`) merged onto `plan`'s new upstream, and its lock.
+    async fn retarget_files(
+        &self,
+        namespace: &str,
+        plan: &Retarget,
+        local: porch_core::repository::PackageFiles,
+        package_name: &str,
+    ) -> Result<(
+        porch_core::repository::PackageFiles,
+        Option<porch_core::revision::Locator>,
+    )> {
+        let strategy: Strategy = plan
+            .strategy
+            .parse()
+            .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))?;
+        let (original, _) = self.upstream_files(namespace, &plan.from).await?;
+        let (updated, lock) = self.upstream_files(namespace, &plan.to).await?;
+        let merged = update_package(
+            &KptFiles::from_map(original),
+            &KptFiles::from_map(updated),
+            &KptFiles::from_map(local),
+            strategy,
+            &UpdateOptions::default(),
+        )
+        .map_err(|e| EngineError::Invalid(format!("update failed: {e}")))?
+        .into_map();
+        let files = tasks::clone_files(merged, package_name, lock.as_ref())?;
+        Ok((files, lock))
+    }
+
     /// Applies a change of Draft `name`'s tasks to `tasks` (see the module doc). `Ok(None)`
     /// when the change asks for nothing (the tasks are then left as they were).
     pub async fn update_tasks(
@@ -108,8 +147,12 @@ impl Engine {
         tasks: Vec<Task>,
     ) -> Result<Option<PackageRevision>> {
         let current = self.get(namespace, name)?;
-        let Some(plan) = plan(&current.tasks, &tasks)? else {
-            return Ok(None);
+        let change = match crate::subpackage::appended(&current.tasks, &tasks)? {
+            Some(sub) => TaskChange::Subpackage(sub),
+            None => match plan(&current.tasks, &tasks)? {
+                Some(plan) => TaskChange::Retarget(plan),
+                None => return Ok(None),
+            },
         };
         let id = Self::repo_of(namespace, name)?;
         let (_, queue) = self.handle(&id)?;
@@ -117,7 +160,7 @@ impl Engine {
         let span = tracing::info_span!("update_tasks", revision = %name, namespace);
         if current.lifecycle != Lifecycle::Draft {
             return Err(EngineError::Invalid(format!(
-                "cannot move package revision {name} to another upstream: its lifecycle is {}; only Draft revisions can be modified",
+                "cannot change the tasks of package revision {name}: its lifecycle is {}; only Draft revisions can be modified",
                 current.lifecycle
             )));
         }
@@ -127,31 +170,27 @@ impl Engine {
             )));
         }
         check_rv(name, resource_version, &current.resource_version)?;
-        let strategy: Strategy = plan
-            .strategy
-            .parse()
-            .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))?;
-        let (original, _) = self
-            .upstream_files(namespace, &plan.from)
-            .instrument(span.clone())
-            .await?;
-        let (updated, lock) = self
-            .upstream_files(namespace, &plan.to)
-            .instrument(span.clone())
-            .await?;
         let stored = self.stored_draft_of(&id, &current).await?;
         let expected = stored.meta.resource_version;
-        let merged = update_package(
-            &KptFiles::from_map(original),
-            &KptFiles::from_map(updated),
-            &KptFiles::from_map(stored.files()?),
-            strategy,
-            &UpdateOptions::default(),
-        )
-        .map_err(|e| EngineError::Invalid(format!("update failed: {e}")))?
-        .into_map();
+        let mut meta = stored.meta.clone();
         let package = current.key.package.clone();
-        let files = tasks::clone_files(merged, &package, lock.as_ref())?;
+        let files = match change {
+            TaskChange::Subpackage(task) => {
+                // Applied, not recorded: the Draft keeps its tasks and its upstream.
+                self.apply_subpackage(&current, stored.files()?, &task)
+                    .instrument(span.clone())
+                    .await?
+            }
+            TaskChange::Retarget(plan) => {
+                let (files, lock) = self
+                    .retarget_files(namespace, &plan, stored.files()?, package.package())
+                    .instrument(span.clone())
+                    .await?;
+                meta.tasks = tasks;
+                meta.upstream_lock = lock;
+                files
+            }
+        };
         let rendered = self
             .render(&id, files, package.package().to_owned())
             .instrument(span.clone())
@@ -159,9 +198,6 @@ impl Engine {
         if !rendered.status.error.is_empty() {
             return Err(rendered.into_error());
         }
-        let mut meta = stored.meta;
-        meta.tasks = tasks;
-        meta.upstream_lock = lock;
         let (this, name, rv) = (self.clone(), name.to_owned(), resource_version.to_owned());
         queue
             .run(
@@ -171,7 +207,7 @@ impl Engine {
                     check_rv(&name, &rv, &now.resource_version)?;
                     let draft = StoredDraft::new(meta, &rendered.files);
                     this.save_draft(&id, &name, draft, expected).await?;
-                    tracing::info!("draft moved to another upstream");
+                    tracing::info!("draft tasks applied");
                     this.get(&id.0, &name).map(Some)
                 }
                 .instrument(span),
@@ -212,6 +248,7 @@ mod tests {
             clone: Some(CloneTask {
                 upstream,
                 strategy: strategy.into(),
+                ..CloneTask::default()
             }),
             ..Task::default()
         }

@@ -32,7 +32,7 @@ pub(crate) fn init_files(package: &PackagePath, init: &InitTask) -> PackageFiles
 /// alone (only `kpt pkg get` adds a strategy), and the CLI goldens pin that.
 pub(crate) fn clone_files(
     mut files: PackageFiles,
-    package: &PackagePath,
+    name: &str,
     upstream: Option<&CoreLocator>,
 ) -> Result<PackageFiles> {
     let text = files
@@ -41,7 +41,7 @@ pub(crate) fn clone_files(
         .ok_or_else(|| EngineError::Invalid("upstream package has no Kptfile".into()))?;
     let mut kf = Kptfile::parse(&text)
         .map_err(|e| EngineError::Invalid(format!("upstream Kptfile is invalid: {e}")))?;
-    kf.metadata.name = package.package().to_owned();
+    kf.metadata.name = name.to_owned();
     if let Some(lock) = upstream.and_then(|u| u.git.as_ref()) {
         kf.upstream = Some(Upstream {
             origin_type: "git".into(),

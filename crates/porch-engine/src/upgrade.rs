@@ -72,7 +72,7 @@ impl Engine {
         )
         .map_err(|e| EngineError::Invalid(format!("upgrade failed: {e}")))?
         .into_map();
-        let files = tasks::clone_files(merged, package, new.self_lock.as_ref())?;
+        let files = tasks::clone_files(merged, package.package(), new.self_lock.as_ref())?;
         Ok((files, new.self_lock))
     }
 

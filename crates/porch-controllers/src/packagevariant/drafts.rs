@@ -163,6 +163,7 @@ impl Reconciler {
                     name: target.name().as_str().to_owned(),
                 },
                 strategy: "resource-merge".into(),
+                ..Default::default()
             }),
             ..Task::default()
         })

@@ -362,6 +362,7 @@ async fn upgrade_merges_the_new_upstream_into_a_new_local_draft() -> anyhow::Res
                 name: local.clone(),
             },
             strategy: String::new(),
+            ..Default::default()
         }),
         ..Task::default()
     };

@@ -335,6 +335,7 @@ async fn clones_of_registered_revisions_and_upgrades_get_merge_keys() -> anyhow:
             new_upstream: RevisionRef { name: v2 },
             local: RevisionRef { name: published },
             strategy: String::new(),
+            ..Default::default()
         }),
         ..Task::default()
     };

@@ -86,6 +86,7 @@ pub fn translate(
                 name: local.name().as_str().to_owned(),
             },
             strategy: String::new(),
+            ..Default::default()
         }),
         ..Task::default()
     };

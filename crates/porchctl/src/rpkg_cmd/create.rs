@@ -6,6 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use porch_api::tasks::{PackageEditTaskSpec, PackageInitTaskSpec, PackageRevisionRef};
 use porch_api::{PackageRevision, PackageRevisionSpec, PackageRevisionStatus, Task};
 
+use porch_core::names::check_subpackage_dir;
+
 use super::source::CloneSource;
 use super::typed::{self, RevisionExt};
 use crate::remote::api::PACKAGE_REVISIONS;
@@ -48,14 +50,18 @@ pub struct CloneArgs {
     #[arg(long = "ref", default_value = "", hide_default_value = true)]
     pub git_ref: String,
     /// Repository to which the package will be cloned (downstream repository).
-    #[arg(long, default_value = "", hide_default_value = true)]
-    pub repository: String,
-    /// Workspace name of the downstream package.
-    #[arg(long, default_value = "v1")]
-    pub workspace: String,
+    #[arg(long)]
+    pub repository: Option<String>,
+    /// Workspace name of the downstream package [default: v1].
+    #[arg(long)]
+    pub workspace: Option<String>,
     /// Name of the secret for basic authentication with the upstream (git only).
     #[arg(long, default_value = "", hide_default_value = true)]
     pub secret_ref: String,
+    /// Directory of the Draft NAME into which the upstream is cloned as an independent
+    /// subpackage (instead of creating a new package revision).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub subpackage_dir: String,
     /// Update strategy of later `rpkg update`s of this package: resource-merge (the
     /// default), fast-forward, force-delete-replace or copy-merge (older porchctl's flag).
     #[arg(long, default_value = "", hide_default_value = true)]
@@ -184,12 +190,33 @@ pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteErr
             a.args.len()
         )));
     };
-    if a.repository.is_empty() {
+    let subpackage = !a.subpackage_dir.is_empty();
+    if subpackage {
+        check_subpackage_dir(&a.subpackage_dir).map_err(|e| {
+            RemoteError::Usage(format!(
+                "invalid --subpackage-dir {:?}: {e}",
+                a.subpackage_dir
+            ))
+        })?;
+        if a.repository.is_some() {
+            return Err(RemoteError::Usage(
+                "--repository may not be specified on subpackage clones".into(),
+            ));
+        }
+        if a.workspace.is_some() {
+            return Err(RemoteError::Usage(
+                "--workspace may not be specified on subpackage clones".into(),
+            ));
+        }
+    }
+    let repository = a.repository.clone().unwrap_or_default();
+    let workspace = a.workspace.clone().unwrap_or_else(|| "v1".into());
+    if !subpackage && repository.is_empty() {
         return Err(RemoteError::Usage(
             "--repository is required to specify downstream repository".into(),
         ));
     }
-    if a.workspace.is_empty() {
+    if !subpackage && workspace.is_empty() {
         return Err(RemoteError::Usage(
             "--workspace is required to specify downstream workspace name".into(),
         ));
@@ -198,10 +225,56 @@ pub async fn clone(conn: &ConnectionFlags, a: CloneArgs) -> Result<(), RemoteErr
     if let Some(clone) = task.clone.as_mut() {
         clone.strategy = strategy;
     }
+    if subpackage {
+        if let Some(clone) = task.clone.as_mut() {
+            clone.subpackage_dir = Some(a.subpackage_dir.clone());
+        }
+        return append_subpackage_task(&remote, target, task, "clone")
+            .await
+            .and_then(|()| {
+                remote::out(&format!(
+                    "subpackage cloned into directory {:?} in package revision {target:?}\n",
+                    a.subpackage_dir
+                ))
+            });
+    }
     create(&remote, |ns| {
-        package_revision(ns, target, &a.workspace, &a.repository, task)
+        package_revision(ns, target, &workspace, &repository, task)
     })
     .await
+}
+
+/// kptdev porchctl's subpackage clone and upgrade: `task` appended to Draft `parent`, whose
+/// only task must be its creating one, and the Draft updated (the server applies the task).
+pub async fn append_subpackage_task(
+    remote: &Remote,
+    parent: &str,
+    task: Task,
+    what: &str,
+) -> Result<(), RemoteError> {
+    let ns = remote.namespace.as_str();
+    let mut pr: PackageRevision = typed::decode(
+        &PACKAGE_REVISIONS.get(&remote.client, ns, parent).await?,
+        "package revision",
+    )?;
+    if pr.lifecycle() != "Draft" {
+        return Err(RemoteError::Failed(format!(
+            "to {what} an independent subpackage, its parent package must be in state draft, not {:?}",
+            pr.lifecycle()
+        )));
+    }
+    let tasks = pr.spec.tasks.get_or_insert_with(Vec::new);
+    if tasks.len() != 1 {
+        return Err(RemoteError::Failed(format!(
+            "to {what} an independent subpackage, parent package revision {parent:?} must have exactly 1 existing task (found {})",
+            tasks.len()
+        )));
+    }
+    tasks.push(task);
+    PACKAGE_REVISIONS
+        .replace(&remote.client, ns, parent, &typed::to_body(&pr)?)
+        .await?;
+    Ok(())
 }
 
 pub async fn copy(conn: &ConnectionFlags, a: CopyArgs) -> Result<(), RemoteError> {

@@ -10,6 +10,7 @@ mod pull;
 mod push;
 mod resources;
 mod source;
+mod subpackage;
 mod typed;
 mod update;
 mod upgrade;

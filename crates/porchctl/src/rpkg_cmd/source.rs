@@ -152,7 +152,7 @@ impl CloneSource {
             type_: "clone".into(),
             clone: Some(PackageCloneTaskSpec {
                 upstream: Some(upstream),
-                strategy: None,
+                ..Default::default()
             }),
             ..Default::default()
         }

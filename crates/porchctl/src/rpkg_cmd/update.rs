@@ -11,11 +11,11 @@
 
 use clap::Args;
 use porch_api::tasks::{PackageRevisionRef, PackageUpdateTaskSpec};
-use porch_api::{PackageRevision, Repository, Task};
+use porch_api::{PackageRevision, Task};
 
 use super::typed::{self, RevisionExt};
-use super::upgrade::{Revisions, discover};
-use crate::remote::api::{PACKAGE_REVISIONS, REPOSITORIES};
+use super::upgrade::{Revisions, revisions_unless_discovering};
+use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
 /// Flags of `rpkg update`.
@@ -55,15 +55,9 @@ pub async fn run(conn: &ConnectionFlags, a: UpdateArgs) -> Result<(), RemoteErro
     let remote = conn.connect().await?;
     a.validate()?;
     let ns = remote.namespace.as_str();
-    let list = PACKAGE_REVISIONS
-        .list(&remote.client, Some(ns), None)
-        .await?;
-    let prs = Revisions(typed::decode_items(&list, "package revision")?);
-    if !a.discover.is_empty() {
-        let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
-        let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
-        return remote::out(&discover(&a.discover, &a.names, &prs, &repos)?);
-    }
+    let Some(prs) = revisions_unless_discovering(&remote, &a.discover, &a.names).await? else {
+        return Ok(());
+    };
     let name = a.names[0].as_str();
     if prs.find(name).is_none() {
         return Err(RemoteError::Failed(format!(

@@ -10,6 +10,7 @@ use super::create::package_revision;
 use super::errors_summary;
 use super::typed::{self, RevisionExt, repository_name};
 use crate::remote::api::{PACKAGE_REVISIONS, REPOSITORIES};
+use crate::remote::connection::Remote;
 use crate::remote::tabwriter::TabWriter;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
@@ -38,6 +39,9 @@ pub struct UpgradeArgs {
     /// List available updates instead: upstream or downstream.
     #[arg(long, default_value = "", hide_default_value = true)]
     pub discover: String,
+    /// Upgrade the independent subpackage in this directory of the Draft, in place.
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub subpackage_dir: String,
 }
 
 impl UpgradeArgs {
@@ -60,8 +64,20 @@ impl UpgradeArgs {
         if self.revision < 0 {
             return usage("revision must be positive (and not main)");
         }
-        if self.workspace.is_empty() {
-            return usage("workspace is required");
+        if self.subpackage_dir.is_empty() {
+            if self.workspace.is_empty() {
+                return usage("workspace is required");
+            }
+        } else {
+            if porch_core::names::check_subpackage_dir(&self.subpackage_dir).is_err() {
+                return Err(RemoteError::Usage(format!(
+                    "invalid --subpackage-dir {:?}",
+                    self.subpackage_dir
+                )));
+            }
+            if !self.workspace.is_empty() {
+                return usage("--workspace may not be specified on subpackage upgrades");
+            }
         }
         if !self.strategy.is_empty() && !STRATEGIES.contains(&self.strategy.as_str()) {
             return Err(RemoteError::Usage(format!(
@@ -127,7 +143,7 @@ impl Revisions {
     }
 
     /// The published revisions of `repo`/`package`.
-    fn published(&self, repo: &str, package: &str) -> Vec<&PackageRevision> {
+    pub(super) fn published(&self, repo: &str, package: &str) -> Vec<&PackageRevision> {
         self.0
             .iter()
             .filter(|p| p.is_published() && p.repository() == repo && p.package() == package)
@@ -135,20 +151,35 @@ impl Revisions {
     }
 }
 
-pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteError> {
-    // Upstream's preRunE builds the client before it checks the flags.
-    let remote = conn.connect().await?;
-    a.validate()?;
+/// The namespace's package revisions, or, with `--discover` (`mode`), `None` once the
+/// discovery table for `names` is printed.
+pub(super) async fn revisions_unless_discovering(
+    remote: &Remote,
+    mode: &str,
+    names: &[String],
+) -> Result<Option<Revisions>, RemoteError> {
     let ns = remote.namespace.as_str();
     let list = PACKAGE_REVISIONS
         .list(&remote.client, Some(ns), None)
         .await?;
     let prs = Revisions(typed::decode_items(&list, "package revision")?);
-    if !a.discover.is_empty() {
-        let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
-        let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
-        return remote::out(&discover(&a.discover, &a.names, &prs, &repos)?);
+    if mode.is_empty() {
+        return Ok(Some(prs));
     }
+    let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
+    let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
+    remote::out(&discover(mode, names, &prs, &repos)?)?;
+    Ok(None)
+}
+
+pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteError> {
+    // Upstream's preRunE builds the client before it checks the flags.
+    let remote = conn.connect().await?;
+    a.validate()?;
+    let ns = remote.namespace.as_str();
+    let Some(prs) = revisions_unless_discovering(&remote, &a.discover, &a.names).await? else {
+        return Ok(());
+    };
     let name = &a.names[0];
     let Some(local) = prs.find(name) else {
         return Err(RemoteError::Failed(format!(
@@ -162,6 +193,16 @@ pub async fn run(conn: &ConnectionFlags, a: UpgradeArgs) -> Result<(), RemoteErr
             .await?,
         "package revision",
     )?;
+    if !a.subpackage_dir.is_empty() {
+        let repos = REPOSITORIES.list(&remote.client, Some(ns), None).await?;
+        let repos: Vec<Repository> = typed::decode_items(&repos, "repository")?;
+        super::subpackage::upgrade(&remote, &a, &prs, &repos, &local).await?;
+        return remote::out(&format!(
+            "independent subpackage in directory {:?} in package {:?} upgraded\n",
+            a.subpackage_dir,
+            local.name()
+        ));
+    }
     let body = upgrade_body(&a, &prs, &local, ns)?;
     let created = PACKAGE_REVISIONS
         .create(&remote.client, ns, &typed::to_body(&body)?)
@@ -243,6 +284,7 @@ fn upgrade_body(
             new_upstream: by_name(new.name()),
             local_package_revision_ref: by_name(local.name()),
             strategy: Some(strategy.to_owned()),
+            subpackage_dir: None,
         }),
         ..Default::default()
     };

@@ -1,7 +1,10 @@
-//! `porchctl rpkg update` (older Nephio porchctl) and `rpkg clone --strategy` end to end: a
-//! Draft cloned from a registered revision or from a git URL moves to another upstream
-//! revision in place, merged with its clone task's strategy, against the real porch-server
-//! and a smart-HTTP git fixture built here (no conformance data needed).
+//! Drafts changed in place, end to end against the real porch-server and a smart-HTTP git
+//! fixture built here (no conformance data needed):
+//! - `rpkg update` (older Nephio porchctl) and `rpkg clone --strategy`: a Draft cloned from a
+//!   registered revision or from a git URL moves to another upstream revision, merged with
+//!   its clone task's strategy;
+//! - `rpkg clone/upgrade --subpackage-dir` (kptdev porchctl): an upstream cloned into a
+//!   directory of a Draft as an independent subpackage, and upgraded there.
 
 mod common;
 
@@ -106,14 +109,34 @@ impl World {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
-    /// Pulls `name`, edits its ConfigMap's `b` to `local`, and pushes it back.
-    fn edit_locally(&self, name: &str) {
-        let dir = self.work.path().join(name);
-        self.ok(&["rpkg", "pull", name, dir.to_str().expect("utf8")]);
-        let cm = dir.join("cm.yaml");
+    /// Pulls `name`, edits the ConfigMap in `dir` (`""`: the root) to `b: local`, and pushes
+    /// it back.
+    fn edit_locally(&self, name: &str, dir: &str) {
+        let root = self.work.path().join(name);
+        self.ok(&["rpkg", "pull", name, root.to_str().expect("utf8")]);
+        let cm = root.join(dir).join("cm.yaml");
         let text = std::fs::read_to_string(&cm).expect("cm.yaml");
         std::fs::write(&cm, text.replace("b: \"x\"", "b: \"local\"")).expect("write");
-        self.ok(&["rpkg", "push", name, dir.to_str().expect("utf8")]);
+        self.ok(&["rpkg", "push", name, root.to_str().expect("utf8")]);
+    }
+
+    /// Asserts that the package in `dir` of `name` is app's v2 merged with the local edit:
+    /// `a` from the upstream, `b` kept, the Kptfile pointing at `app/v2`.
+    fn assert_merged_onto_v2(&self, name: &str, dir: &str) {
+        let at = |f: &str| {
+            if dir.is_empty() {
+                f.to_owned()
+            } else {
+                format!("{dir}/{f}")
+            }
+        };
+        let cm = self.file(name, &at("cm.yaml"));
+        assert!(
+            cm.contains("a: \"2\"") && cm.contains("b: \"local\""),
+            "{cm}"
+        );
+        let kptfile = self.file(name, &at("Kptfile"));
+        assert!(kptfile.contains("ref: app/v2"), "{kptfile}");
     }
 
     /// The text of `file` in revision `name` as pulled now.
@@ -139,7 +162,7 @@ async fn a_registered_clone_is_merged_onto_the_new_revision_keeping_local_edits(
         ]),
         "dep.regapp.ws created\n"
     );
-    w.edit_locally("dep.regapp.ws");
+    w.edit_locally("dep.regapp.ws", "");
     let before = w.ok(&["rpkg", "update", "--discover=upstream", "dep.regapp.ws"]);
     assert!(
         before.lines().nth(1).is_some_and(|l| l.ends_with("v2")),
@@ -151,13 +174,7 @@ async fn a_registered_clone_is_merged_onto_the_new_revision_keeping_local_edits(
         "dep.regapp.ws updated\n"
     );
     // resource-merge: the upstream's change arrives, the local edit stays.
-    let cm = w.file("dep.regapp.ws", "cm.yaml");
-    assert!(
-        cm.contains("a: \"2\"") && cm.contains("b: \"local\""),
-        "{cm}"
-    );
-    let kptfile = w.file("dep.regapp.ws", "Kptfile");
-    assert!(kptfile.contains("ref: app/v2"), "{kptfile}");
+    w.assert_merged_onto_v2("dep.regapp.ws", "");
     let after = w.ok(&["rpkg", "update", "--discover=upstream", "dep.regapp.ws"]);
     assert!(after.contains("No update available"), "{after}");
     // The Draft records the update after its clone.
@@ -204,7 +221,7 @@ async fn a_git_clone_moves_to_the_revision_tag_with_its_strategy() {
             format!("dep.{target}.v1 created\n")
         );
         let name = format!("dep.{target}.v1");
-        w.edit_locally(&name);
+        w.edit_locally(&name, "");
         assert_eq!(
             w.ok(&["rpkg", "update", &name, "--revision=2"]),
             format!("{name} updated\n")
@@ -234,5 +251,128 @@ async fn a_git_clone_moves_to_the_revision_tag_with_its_strategy() {
             "other"
         ]),
         "Error: invalid strategy: \"rebase\" \n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn independent_subpackages_are_cloned_and_upgraded_in_place() {
+    let w = World::start().await;
+    w.ok(&[
+        "rpkg",
+        "init",
+        "parent",
+        "--repository=dep",
+        "--workspace=w1",
+    ]);
+    assert_eq!(
+        w.ok(&[
+            "rpkg",
+            "clone",
+            "up.app.v1",
+            "dep.parent.w1",
+            "--subpackage-dir=sub/app"
+        ]),
+        "subpackage cloned into directory \"sub/app\" in package revision \"dep.parent.w1\"\n"
+    );
+    let kptfile = w.file("dep.parent.w1", "sub/app/Kptfile");
+    assert!(
+        kptfile.contains("name: app") && kptfile.contains("ref: app/v1"),
+        "{kptfile}"
+    );
+    // The Draft keeps its one task, so another subpackage may follow; not into the same place.
+    let yaml = w.ok(&["rpkg", "get", "dep.parent.w1", "-o", "yaml"]);
+    assert!(
+        yaml.contains("type: init") && !yaml.contains("type: clone"),
+        "{yaml}"
+    );
+    let err = w.fails(&[
+        "rpkg",
+        "clone",
+        "up.app.v2",
+        "dep.parent.w1",
+        "--subpackage-dir=sub",
+    ]);
+    assert!(
+        err.contains("cannot clone subpackage into parent, parent already has content at \"sub\""),
+        "{err}"
+    );
+    let err = w.fails(&[
+        "rpkg",
+        "clone",
+        "up.app.v2",
+        "dep.parent.w1",
+        "--subpackage-dir=sub/app/inner",
+    ]);
+    assert!(
+        err.contains("cannot clone subpackage into another subpackage"),
+        "{err}"
+    );
+
+    // A local edit of the subpackage, then a new revision of the parent.
+    w.edit_locally("dep.parent.w1", "sub/app");
+    w.ok(&["rpkg", "propose", "dep.parent.w1"]);
+    w.ok(&["rpkg", "approve", "dep.parent.w1"]);
+    let err = w.fails(&[
+        "rpkg",
+        "upgrade",
+        "dep.parent.w1",
+        "--subpackage-dir=sub/app",
+    ]);
+    assert_eq!(
+        err,
+        "Error: to upgrade an independent subpackage, its parent package must be in state draft, not \"Published\" \n"
+    );
+    w.ok(&["rpkg", "copy", "dep.parent.w1", "--workspace=w2"]);
+    assert_eq!(
+        w.ok(&[
+            "rpkg",
+            "upgrade",
+            "dep.parent.w2",
+            "--subpackage-dir=sub/app"
+        ]),
+        "independent subpackage in directory \"sub/app\" in package \"dep.parent.w2\" upgraded\n"
+    );
+    w.assert_merged_onto_v2("dep.parent.w2", "sub/app");
+
+    // The flags kptdev's porchctl refuses.
+    assert_eq!(
+        w.fails(&[
+            "rpkg",
+            "clone",
+            "up.app.v1",
+            "dep.parent.w2",
+            "--subpackage-dir=../x"
+        ]),
+        "Error: invalid --subpackage-dir \"../x\": subpackage directory \"../x\" is invalid, it cannot contain '..' or start with '/' or end with '/' \n"
+    );
+    assert_eq!(
+        w.fails(&[
+            "rpkg",
+            "clone",
+            "up.app.v1",
+            "dep.parent.w2",
+            "--subpackage-dir=y",
+            "--workspace=w"
+        ]),
+        "Error: --workspace may not be specified on subpackage clones \n"
+    );
+    assert_eq!(
+        w.fails(&[
+            "rpkg",
+            "upgrade",
+            "dep.parent.w2",
+            "--subpackage-dir=sub/app",
+            "--workspace=w"
+        ]),
+        "Error: --workspace may not be specified on subpackage upgrades \n"
+    );
+    assert_eq!(
+        w.fails(&[
+            "rpkg",
+            "upgrade",
+            "dep.parent.w2",
+            "--subpackage-dir=nothing"
+        ]),
+        "Error: could not find Kptfile for independent subpackage at \"nothing/Kptfile\" in the resources of package \"parent\" \n"
     );
 }
