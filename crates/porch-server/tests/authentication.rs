@@ -676,4 +676,84 @@ async fn authenticated_users_get_their_roles() {
         .await
         .expect("dave clones what he may read");
     assert_eq!(created.data["spec"]["packageName"], "copy");
+
+    // Moving his Draft to another upstream revision (an appended `update` task) reads that
+    // revision too: refused until he may get it.
+    let copy = common::porch::new_revision(
+        "team",
+        "pkg",
+        "ws2",
+        json!([{"type": "edit", "edit": {"sourceRef": {"name": name}}}]),
+    );
+    let v2 = common::porch::name(
+        &alice
+            .create(&Default::default(), &copy)
+            .await
+            .expect("alice copies"),
+    );
+    propose(&alice, &v2).await;
+    set_approval(&bob, &v2, "Published")
+        .await
+        .expect("bob approves v2");
+    let draft = common::porch::name(&created);
+    let own = format!("--resource-name={draft}");
+    k(&[
+        "create",
+        "role",
+        "own-draft",
+        "--verb=get,update",
+        "--resource=packagerevisions.porch.kpt.dev",
+        &own,
+        "-n",
+        "default",
+    ]);
+    k(&[
+        "create",
+        "rolebinding",
+        "own-draft",
+        "--role=own-draft",
+        "--user=dave",
+        "-n",
+        "default",
+    ]);
+    let mut moved = dave.get(&draft).await.expect("dave reads his draft");
+    moved.data["spec"]["tasks"]
+        .as_array_mut()
+        .expect("tasks")
+        .push(json!({"type": "update", "update": {"upstreamRef": {"upstreamRef": {"name": v2}}}}));
+    let msg = forbidden(
+        dave.replace(&draft, &Default::default(), &moved).await,
+        "dave moves his draft",
+    );
+    assert!(
+        msg.contains("User \"dave\" cannot get resource \"packagerevisions\" in API group \"porch.kpt.dev\" in the namespace \"default\"")
+            && msg.contains(&format!("\"{v2}\""))
+            && msg.ends_with("an update reads its new upstream"),
+        "{msg}"
+    );
+    let two = format!("--resource-name={v2}");
+    k(&[
+        "create",
+        "role",
+        "read-two",
+        "--verb=get",
+        "--resource=packagerevisions.porch.kpt.dev",
+        &two,
+        "-n",
+        "default",
+    ]);
+    k(&[
+        "create",
+        "rolebinding",
+        "read-two",
+        "--role=read-two",
+        "--user=dave",
+        "-n",
+        "default",
+    ]);
+    let moved = dave
+        .replace(&draft, &Default::default(), &moved)
+        .await
+        .expect("dave moves his draft to what he may read");
+    assert_eq!(moved.data["spec"]["tasks"][1]["type"], "update");
 }
