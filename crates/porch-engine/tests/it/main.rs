@@ -9,6 +9,7 @@ mod finalizers;
 mod fuzz_resources;
 mod goldens;
 mod heal;
+mod in_place;
 mod lifecycle;
 mod metadata;
 mod push_drafts;
