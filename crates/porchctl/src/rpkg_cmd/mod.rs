@@ -3,6 +3,7 @@
 //! and error texts.
 
 mod create;
+mod discover;
 mod docs;
 mod get;
 mod lifecycle;

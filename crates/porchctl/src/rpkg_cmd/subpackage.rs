@@ -12,9 +12,10 @@ use porch_api::tasks::{PackageRevisionRef, PackageUpgradeTaskSpec};
 use porch_api::{PackageRevision, Repository, Task};
 
 use super::create::append_subpackage_task;
+use super::discover::Revisions;
 use super::pull::resources_of;
 use super::typed::{RevisionExt, repository_name};
-use super::upgrade::{Revisions, UpgradeArgs};
+use super::upgrade::UpgradeArgs;
 use crate::remote::RemoteError;
 use crate::remote::api::PACKAGE_REVISION_RESOURCES;
 use crate::remote::connection::Remote;

@@ -13,8 +13,8 @@ use clap::Args;
 use porch_api::tasks::{PackageRevisionRef, PackageUpdateTaskSpec};
 use porch_api::{PackageRevision, Task};
 
+use super::discover::{Revisions, revisions_unless_discovering};
 use super::typed::{self, RevisionExt};
-use super::upgrade::{Revisions, revisions_unless_discovering};
 use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::{self, ConnectionFlags, RemoteError};
 
