@@ -544,7 +544,8 @@ async fn printers_match_kubectl() {
         "app.kubernetes.io/name=bp",
     ]);
     let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
-    let cases: [(&[&str], &[&str]); 11] = [
+    let range = "jsonpath={.metadata.name}{range .status.conditions[*]} {.type}={@.status}{end}{'\\n'}{range .spec.git}{@}{end}";
+    let cases: [(&[&str], &[&str]); 12] = [
         (
             &["get", "repositories", "--sort-by=.spec.git.branch"],
             &["repo", "get", "--sort-by=.spec.git.branch"],
@@ -588,6 +589,10 @@ async fn printers_match_kubectl() {
         (
             &["get", "repositories", "b", "-o", jp],
             &["repo", "get", "b", "-o", jp],
+        ),
+        (
+            &["get", "repositories", "b", "-o", range],
+            &["repo", "get", "b", "-o", range],
         ),
         (
             &["get", "repositories", "a", "-o", "yaml"],

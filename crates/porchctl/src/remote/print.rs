@@ -29,6 +29,10 @@ pub enum OutputFormat {
 pub enum TemplatePart {
     Text(String),
     Path(JsonPath),
+    /// `{@}`: the value the template (or the enclosing range) is at.
+    Current,
+    /// `{range PATH}…{end}`: the parts once per value PATH selects (an array's elements).
+    Range(JsonPath, Vec<TemplatePart>),
 }
 
 impl OutputFormat {
@@ -79,9 +83,12 @@ fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteErr
         .collect()
 }
 
-/// Splits `text{.path}text{"literal"}` into parts (no `range`/`end`).
+/// Splits `text{.path}text{"literal"}{range .path}…{end}` into parts, as kubectl's
+/// jsonpath parser reads a template (a `range` without `end` runs to the template's end).
 fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
     let bad = |why: &str| RemoteError::Usage(format!("error parsing jsonpath {t}, {why}"));
+    // Open ranges: their paths and the parts before each.
+    let mut stack: Vec<(JsonPath, Vec<TemplatePart>)> = Vec::new();
     let mut parts = Vec::new();
     let mut rest = t;
     while let Some(open) = rest.find('{') {
@@ -93,20 +100,74 @@ fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
             .map(|c| open + c)
             .ok_or_else(|| bad("unclosed action"))?;
         let inner = rest[open + 1..close].trim();
-        if let Some(lit) = inner.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-            let lit = lit.replace("\\n", "\n").replace("\\t", "\t");
+        let quoted = |q: char| inner.strip_prefix(q).and_then(|r| r.strip_suffix(q));
+        if let Some(lit) = quoted('"').or_else(|| quoted('\'')) {
+            let lit = lit
+                .replace("\\n", "\n")
+                .replace("\\t", "\t")
+                .replace("\\r", "\r");
             parts.push(TemplatePart::Text(lit));
-        } else if inner.starts_with("range") || inner == "end" {
-            return Err(bad("range is not supported yet"));
+        } else if inner == "end" {
+            let (path, before) = stack
+                .pop()
+                .ok_or_else(|| bad("not in range, nothing to end"))?;
+            let body = std::mem::replace(&mut parts, before);
+            parts.push(TemplatePart::Range(path, body));
+        } else if let Some(path) = inner
+            .strip_prefix("range")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            stack.push((JsonPath::parse(path.trim())?, std::mem::take(&mut parts)));
+        } else if inner == "@" {
+            parts.push(TemplatePart::Current);
         } else {
-            parts.push(TemplatePart::Path(JsonPath::parse(inner)?));
+            let path = inner.strip_prefix('@').unwrap_or(inner);
+            parts.push(TemplatePart::Path(JsonPath::parse(path)?));
         }
         rest = &rest[close + 1..];
     }
     if !rest.is_empty() {
         parts.push(TemplatePart::Text(rest.to_string()));
     }
+    while let Some((path, before)) = stack.pop() {
+        let body = std::mem::replace(&mut parts, before);
+        parts.push(TemplatePart::Range(path, body));
+    }
     Ok(parts)
+}
+
+/// How kubectl's jsonpath printer writes one selected value.
+fn template_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Object(_) | Value::Array(_) => go_escape(&sorted(v).to_string()),
+        other => scalar_text(other),
+    }
+}
+
+fn render_parts(out: &mut String, at: &Value, parts: &[TemplatePart]) {
+    for part in parts {
+        match part {
+            TemplatePart::Text(t) => out.push_str(t),
+            TemplatePart::Current => out.push_str(&template_value(at)),
+            TemplatePart::Path(p) => {
+                let values: Vec<String> = p.find(at).into_iter().map(template_value).collect();
+                out.push_str(&values.join(" "));
+            }
+            TemplatePart::Range(p, body) => {
+                for v in p.find(at) {
+                    match v {
+                        Value::Array(items) => {
+                            for item in items {
+                                render_parts(out, item, body);
+                            }
+                        }
+                        other => render_parts(out, other, body),
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Renders a jsonpath template per object, as kubectl does (values of one path joined by
@@ -114,23 +175,7 @@ fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
 pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
     let mut out = String::new();
     for obj in objects {
-        for part in parts {
-            match part {
-                TemplatePart::Text(t) => out.push_str(t),
-                TemplatePart::Path(p) => {
-                    let values: Vec<String> = p
-                        .find(obj)
-                        .into_iter()
-                        .map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            Value::Object(_) | Value::Array(_) => go_escape(&sorted(v).to_string()),
-                            other => scalar_text(other),
-                        })
-                        .collect();
-                    out.push_str(&values.join(" "));
-                }
-            }
-        }
+        render_parts(&mut out, obj, parts);
     }
     out
 }
@@ -494,7 +539,49 @@ mod tests {
             panic!("template expected");
         };
         assert!(print_template(&[repo()], &parts).starts_with("{\"branch\":\"main\""));
-        assert!(OutputFormat::parse("jsonpath={range .items[*]}{end}").is_err());
+    }
+
+    #[test]
+    fn jsonpath_ranges() {
+        let template = |t: &str| match OutputFormat::parse(&format!("jsonpath={t}")) {
+            Ok(OutputFormat::JsonPathTemplate(parts)) => parts,
+            other => panic!("{t}: {other:?}"),
+        };
+        let o = json!({"metadata": {"name": "a"}, "spec": {"tasks": [
+            {"type": "init"}, {"type": "update", "n": 2}]}});
+        let run = |t: &str| print_template(std::slice::from_ref(&o), &template(t));
+        assert_eq!(
+            run("{range .spec.tasks[*]}{.type}{\"\\n\"}{end}"),
+            "init\nupdate\n"
+        );
+        // Without [*] the array's elements are ranged over too; {@} is the element.
+        assert_eq!(run("{range .spec.tasks}[{@.type}]{end}"), "[init][update]");
+        assert_eq!(
+            run("{.metadata.name}:{range .spec.tasks[*]} {.type}{end};"),
+            "a: init update;"
+        );
+        assert_eq!(run("{range .metadata}{@}{end}"), "{\"name\":\"a\"}");
+        // Nested ranges, single-quoted literals, a range left open runs to the end.
+        let lists = json!({"items": [{"l": [1, 2]}, {"l": [3]}]});
+        assert_eq!(
+            print_template(
+                std::slice::from_ref(&lists),
+                &template("{range .items[*]}({range .l[*]}{@}{','}{end}){end}")
+            ),
+            "(1,2,)(3,)"
+        );
+        assert_eq!(
+            print_template(
+                std::slice::from_ref(&lists),
+                &template("{range .items[*]}x")
+            ),
+            "xx"
+        );
+        let err = OutputFormat::parse("jsonpath={range .l[*]}{@}{end}{end}").expect_err("end");
+        assert!(
+            err.to_string().contains("not in range, nothing to end"),
+            "{err}"
+        );
     }
 
     #[test]
