@@ -271,5 +271,5 @@ fn update_without_a_strategy_is_a_resource_merge() {
     )
     .expect("kptfile");
     let err = env.fails(&["pkg", "update", "plain"]);
-    assert_eq!(err, "Error: package must have an upstream reference\n");
+    assert_eq!(err, "Error: package must have an upstream reference \n");
 }

@@ -4,10 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::git::{self, FetchError, Fetched};
+use super::console::{Silent, display_name, package_line};
+use super::git::{self, FetchError, Fetched, Fetcher, RepoCache};
 use super::ids;
 use super::update::{Strategy, UpdateError, kptfile::merge_kptfiles, read_kptfile};
 use super::url::{self, ParseError};
+use crate::goquote::go_quote;
 use crate::kptfile::{Git, GitLock, KPTFILE, Kptfile, Locator, Upstream};
 use crate::package::{PackageFiles, fs, join, relative_to};
 
@@ -108,53 +110,111 @@ pub fn lock(repo: &str, directory: &str, fetched: &Fetched) -> Locator {
     }
 }
 
-/// Fetch every sub-package that has an `upstream` but no `upstreamLock`.
-pub fn fetch_remote_subpackages(files: &mut PackageFiles) -> Result<(), GetError> {
-    let mut stack: Vec<String> = files.package_dirs();
-    while let Some(dir) = stack.pop() {
-        if dir.is_empty() {
-            continue;
-        }
-        let kf = join(&dir, KPTFILE);
-        let Some(k) = read_kptfile(files, &kf)? else {
-            continue;
-        };
-        let (Some(up), None) = (&k.upstream, &k.upstream_lock) else {
-            continue;
-        };
-        let Some(g) = &up.git else { continue };
-        let fetched = git::fetch(&g.repo, &g.directory, &g.git_ref)?;
-        let mut merged = k.clone();
-        if let Some(upk) = read_kptfile(&fetched.files, KPTFILE)? {
-            merged = merge_kptfiles(&merged, &upk, None, false, &kf)?;
-        }
-        merged.upstream_lock = Some(lock(&g.repo, &g.directory, &fetched));
-        for (p, b) in fetched.files.as_map() {
-            if p != KPTFILE {
-                files.insert(join(&dir, p), b.clone());
-            }
-        }
-        files.insert(kf, merged.to_yaml().into_bytes());
-        for d in fetched.files.package_dirs() {
-            if !d.is_empty() {
-                stack.push(join(&dir, &d));
-            }
+/// Fetch the sub-package at `dir` of `files` whose Kptfile `k` (at `kf`) has an
+/// `upstream` but no `upstreamLock`: its upstream's files are copied in, its
+/// Kptfile merged with upstream's and locked.
+fn add_subpackage(
+    files: &mut PackageFiles,
+    dir: &str,
+    k: &Kptfile,
+    g: &Git,
+    fetched: &Fetched,
+) -> Result<(), GetError> {
+    let kf = join(dir, KPTFILE);
+    let mut merged = k.clone();
+    if let Some(upk) = read_kptfile(&fetched.files, KPTFILE)? {
+        merged = merge_kptfiles(&merged, &upk, None, false, &kf)?;
+    }
+    merged.upstream_lock = Some(lock(&g.repo, &g.directory, fetched));
+    for (p, b) in fetched.files.as_map() {
+        if p != KPTFILE {
+            files.insert(join(dir, p), b.clone());
         }
     }
+    files.insert(kf, merged.to_yaml().into_bytes());
     Ok(())
 }
 
-/// `kpt pkg get` into directory `dest`.
-pub fn get(dest: &Path, opts: &GetOptions) -> Result<PackageFiles, GetError> {
-    get_with_warnings(dest, opts).map(|(files, _)| files)
+/// kpt's `fetchPackages`: walk the packages from the root (a stack: a package's
+/// direct sub-packages are pushed in path order, so the last is fetched first), and
+/// fetch each one that has an `upstream` but no `upstreamLock`, printing its
+/// `Package` line, `Fetching <repo>@<ref>`, git's fetch output and `Adding package
+/// "<directory>".`; the root is fetched as `opts` says. Returns how many packages
+/// were fetched.
+fn fetch_packages(
+    files: &mut PackageFiles,
+    opts: &GetOptions,
+    display: &str,
+    fx: &mut Fetcher<'_>,
+) -> Result<usize, GetError> {
+    let mut count = 0;
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let (k, g) = if dir.is_empty() {
+            let g = Git {
+                repo: opts.repo.clone(),
+                directory: opts.directory.clone(),
+                git_ref: opts.git_ref.clone(),
+            };
+            (None, g)
+        } else {
+            let k = read_kptfile(files, &join(&dir, KPTFILE))?;
+            let unfetched = k
+                .as_ref()
+                .and_then(|k| match (&k.upstream, &k.upstream_lock) {
+                    (Some(up), None) => up.git.clone(),
+                    _ => None,
+                });
+            let Some(g) = unfetched else {
+                stack.extend(files.direct_subpackages(&dir));
+                continue;
+            };
+            (k, g)
+        };
+        count += 1;
+        let shown = if dir.is_empty() {
+            display.to_string()
+        } else {
+            format!("{display}/{dir}")
+        };
+        let c = fx.console();
+        c.print(&package_line(&shown, !dir.is_empty()));
+        // A password in the URL is never shown (kpt prints it).
+        c.print(&format!(
+            "Fetching {}@{}\n",
+            git::redact(&g.repo),
+            g.git_ref
+        ));
+        let fetched = fx.fetch(&g.repo, &g.directory, &g.git_ref)?;
+        let added = g.directory.strip_prefix('/').unwrap_or(&g.directory);
+        fx.console()
+            .print(&format!("Adding package {}.\n", go_quote(added)));
+        match k {
+            None => *files = build(opts, &fetched)?,
+            Some(k) => add_subpackage(files, &dir, &k, &g, &fetched)?,
+        }
+        stack.extend(files.direct_subpackages(&dir));
+    }
+    Ok(count)
 }
 
-/// [`get`], also returning the warnings kpt prints (`[Warn] Ignoring symlink
-/// "PATH"` for each symlink of the fetched package, which is not copied).
-pub fn get_with_warnings(
+/// `kpt pkg get` into directory `dest`, reporting nothing.
+pub fn get(dest: &Path, opts: &GetOptions) -> Result<PackageFiles, GetError> {
+    let mut quiet = Silent;
+    let mut fx = Fetcher::new(RepoCache::temporary()?, &mut quiet, false);
+    get_into(dest, opts, &mut fx)
+}
+
+/// `kpt pkg get` into directory `dest`, fetching through `fx` and printing to its
+/// console what kpt prints: for each package fetched (the root, then every remote
+/// sub-package without an `upstreamLock`) its `Package` line, `Fetching …`, git's
+/// fetch output, any `[Warn] Ignoring symlink` line and `Adding package …`; then
+/// `Fetched N package(s).` after a blank line. Nothing is written on an error.
+pub fn get_into(
     dest: &Path,
     opts: &GetOptions,
-) -> Result<(PackageFiles, Vec<String>), GetError> {
+    fx: &mut Fetcher<'_>,
+) -> Result<PackageFiles, GetError> {
     let io = |e: std::io::Error| GetError::Io {
         path: dest.display().to_string(),
         source: e,
@@ -162,18 +222,14 @@ pub fn get_with_warnings(
     if dest.exists() && std::fs::read_dir(dest).map_err(io)?.next().is_some() {
         return Err(GetError::DestinationExists(dest.display().to_string()));
     }
-    let fetched = git::fetch(&opts.repo, &opts.directory, &opts.git_ref)?;
-    let warnings = fetched
-        .skipped_symlinks
-        .iter()
-        .map(|l| format!("[Warn] Ignoring symlink {l:?}"))
-        .collect();
-    let mut files = build(opts, &fetched)?;
-    fetch_remote_subpackages(&mut files)?;
+    let mut files = PackageFiles::new();
+    let count = fetch_packages(&mut files, opts, &display_name(dest), fx)?;
+    fx.console()
+        .print(&format!("\nFetched {count} package(s).\n"));
     ids::add_identities(&mut files);
     std::fs::create_dir_all(dest).map_err(io)?;
     fs::write_changes(dest, &PackageFiles::new(), &files).map_err(io)?;
-    Ok((files, warnings))
+    Ok(files)
 }
 
 /// Split a `kpt pkg get` argument `REPO_URI[.git]/PKG_PATH[@VERSION]` into

@@ -1,20 +1,30 @@
 //! Fetching a package directory from a git repository at a ref.
 //!
-//! Talking to the remote is done by the `git` CLI, as kpt does: credentials come
-//! from the user's git setup exactly as for kpt (credential helpers and URL
-//! user-info for http(s); ssh keys, `~/.ssh/config`, the agent and
-//! `GIT_SSH_COMMAND` for ssh). Git never prompts (`GIT_TERMINAL_PROMPT=0`): a
-//! missing credential is an error naming the repository. The fetched objects are
-//! then read with libgit2.
+//! Talking to the remote is done by the `git` CLI, with the commands kpt runs
+//! (`GitUpstreamRepo` in kpt's `gitutil`): credentials come from the user's git setup
+//! exactly as for kpt (credential helpers and URL user-info for http(s); ssh keys,
+//! `~/.ssh/config`, the agent and `GIT_SSH_COMMAND` for ssh). Git never prompts
+//! (`GIT_TERMINAL_PROMPT=0`): a missing credential is an error naming the repository.
+//!
+//! Every remote has a non-bare repository in a cache directory ([`RepoCache`]: kpt's
+//! `$KPT_CACHE_DIR`, by default `~/.kpt/repos`, with kpt's directory names), whose
+//! refs are listed with `ls-remote` and into which the one ref needed is fetched
+//! (`fetch origin --depth=1 <ref>`, or a full `fetch origin` for a ref `ls-remote`
+//! does not list). That fetch's own output is passed through to the [`Console`], as
+//! kpt runs it verbosely; every other git command's output is kept. The fetched
+//! objects are then read with libgit2.
 //!
 //! The pure parts ([`candidate_refs`], [`tree_to_files`]) are separate so a server
 //! that already has the objects can reuse them without fetching.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use git2::Repository;
 
+use super::console::{Console, Silent};
+use crate::goquote::go_quote;
 use crate::package::PackageFiles;
 
 /// Errors fetching from git.
@@ -42,6 +52,17 @@ pub enum FetchError {
     NoDefaultBranch { repo: String, message: String },
     #[error("git error in repository {repo:?}: {message}")]
     Git { repo: String, message: String },
+    /// A git command of the fetch failed; worded as kpt's error resolver words it.
+    #[error("{}", git_exec_message(.kind, .command, .repo, .git_ref, .details))]
+    GitExec {
+        kind: GitErrorKind,
+        /// The command without `git` (`show v9`).
+        command: String,
+        repo: String,
+        git_ref: String,
+        /// What git wrote (stdout, then stderr).
+        details: String,
+    },
 }
 
 impl FetchError {
@@ -53,8 +74,86 @@ impl FetchError {
             FetchError::DirectoryNotFound { .. } => "directory-not-found",
             FetchError::NoDefaultBranch { .. } => "no-default-branch",
             FetchError::Git { .. } => "git",
+            FetchError::GitExec {
+                kind: GitErrorKind::UnknownReference,
+                ..
+            } => "ref-not-found",
+            FetchError::GitExec { .. } => "git",
         }
     }
+}
+
+/// kpt's classes of git failures (`determineErrorType`, from git's stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitErrorKind {
+    Unknown,
+    UnknownReference,
+    HttpsAuthRequired,
+    RepositoryNotFound,
+    RepositoryUnavailable,
+}
+
+impl GitErrorKind {
+    fn of(stderr: &str) -> GitErrorKind {
+        let not_found = stderr
+            .find("fatal: repository '")
+            .is_some_and(|i| stderr[i..].contains("' not found"));
+        if stderr.contains("unknown revision or path not in the working tree") {
+            GitErrorKind::UnknownReference
+        } else if stderr.contains("could not read Username") {
+            GitErrorKind::HttpsAuthRequired
+        } else if stderr.contains("Could not resolve host") {
+            GitErrorKind::RepositoryUnavailable
+        } else if not_found {
+            GitErrorKind::RepositoryNotFound
+        } else {
+            GitErrorKind::Unknown
+        }
+    }
+}
+
+/// kpt's `gitExecErrorResolver` text (without its `Error: ` prefix).
+fn git_exec_message(
+    kind: &GitErrorKind,
+    command: &str,
+    repo: &str,
+    git_ref: &str,
+    details: &str,
+) -> String {
+    let details = if details.is_empty() {
+        String::new()
+    } else {
+        format!("\nDetails:\n{details}")
+    };
+    let head = match kind {
+        GitErrorKind::UnknownReference => format!(
+            "Unknown ref {}. Please verify that the reference exists in upstream repo {}.",
+            go_quote(git_ref),
+            go_quote(repo)
+        ),
+        GitErrorKind::HttpsAuthRequired => format!(
+            "Repository {} requires authentication. kpt does not support this for the 'https' protocol. Please use the 'git' protocol instead.",
+            go_quote(repo)
+        ),
+        GitErrorKind::RepositoryUnavailable => {
+            format!("Unable to access repository {}.", go_quote(repo))
+        }
+        GitErrorKind::RepositoryNotFound => format!("Repository {} not found.", go_quote(repo)),
+        GitErrorKind::Unknown => {
+            let mut m = format!(
+                "Failed to execute git command {}",
+                go_quote(&format!("git {command}"))
+            );
+            if !repo.is_empty() {
+                m.push_str(&format!(" against repo {}", go_quote(repo)));
+            }
+            if !git_ref.is_empty() {
+                m.push_str(&format!(" for reference {}", go_quote(git_ref)));
+            }
+            m
+        }
+    };
+    format!("{head}\n{details}")
 }
 
 /// A fetched package directory.
@@ -84,6 +183,7 @@ pub fn candidate_refs(directory: &str, git_ref: &str) -> Vec<String> {
     out
 }
 
+#[derive(Debug)]
 struct TempDir(PathBuf);
 
 impl Drop for TempDir {
@@ -93,11 +193,14 @@ impl Drop for TempDir {
 }
 
 fn temp_dir() -> std::io::Result<TempDir> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let p = std::env::temp_dir().join(format!("kpt-fetch-{}-{nanos}", std::process::id()));
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let p = std::env::temp_dir().join(format!("kpt-fetch-{}-{nanos}-{n}", std::process::id()));
     std::fs::create_dir_all(&p)?;
     Ok(TempDir(p))
 }
@@ -117,29 +220,38 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Run `git args...` (in `dir` when given) against a remote; stdout on success,
-/// the trimmed stderr (passwords redacted) on failure.
-fn remote_git(dir: Option<&Path>, args: &[&str], repo: &str) -> Result<String, String> {
+/// Run `git args...` (in `dir` when given), never prompting.
+fn git_output(dir: Option<&Path>, args: &[&str]) -> Result<Output, String> {
     let mut cmd = Command::new("git");
     if let Some(d) = dir {
-        cmd.arg("-C").arg(d);
+        cmd.current_dir(d);
     }
-    let out = cmd
-        .args(args)
+    cmd.args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
+        .map_err(|e| format!("cannot run git: {e}"))
+}
+
+/// The trimmed stderr of a failed git command (passwords redacted).
+fn failure_text(out: &Output, args: &[&str], repo: &str) -> String {
     let err = String::from_utf8_lossy(&out.stderr);
     let err = err.trim().replace(repo, &redact(repo));
-    Err(if err.is_empty() {
+    if err.is_empty() {
         format!("git {} failed with {}", args[0], out.status)
     } else {
         err
-    })
+    }
+}
+
+/// Run `git args...` (in `dir` when given) against a remote; stdout on success,
+/// the trimmed stderr (passwords redacted) on failure.
+fn remote_git(dir: Option<&Path>, args: &[&str], repo: &str) -> Result<String, String> {
+    let out = git_output(dir, args)?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    Err(failure_text(&out, args, repo))
 }
 
 /// The branch the remote's `HEAD` points to (kpt's default when no version is
@@ -177,131 +289,345 @@ pub fn branches(repo: &str) -> Result<Vec<String>, FetchError> {
         .collect())
 }
 
-/// Fetch `directory` of `repo` at `git_ref` (branch, tag or commit).
-pub fn fetch(repo: &str, directory: &str, git_ref: &str) -> Result<Fetched, FetchError> {
-    let tmp = temp_dir().map_err(|e| FetchError::Git {
-        repo: redact(repo),
-        message: e.to_string(),
-    })?;
-    fetch_into(&tmp.0, repo, directory, git_ref)
+/// Where the repositories fetched from are kept, one per remote URL, as kpt keeps
+/// them: the state of these repositories decides what `git fetch` reports (a branch
+/// seen for the first time is a `[new branch]`, a moved one a forced update).
+#[derive(Debug)]
+pub struct RepoCache {
+    root: PathBuf,
+    _temp: Option<TempDir>,
 }
 
-fn fetch_into(
-    tmp: &Path,
-    repo: &str,
-    directory: &str,
-    git_ref: &str,
-) -> Result<Fetched, FetchError> {
-    let shown = redact(repo);
-    let git_err = |e: git2::Error| FetchError::Git {
-        repo: shown.clone(),
-        message: e.message().to_string(),
-    };
-    let r = Repository::init_bare(tmp).map_err(git_err)?;
-    remote_git(
-        Some(tmp),
-        &[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            repo,
-            "+refs/heads/*:refs/remotes/origin/*",
-            "+refs/tags/*:refs/tags/*",
-        ],
-        repo,
-    )
-    .map_err(|m| FetchError::Unreachable {
-        repo: shown.clone(),
-        message: m,
-    })?;
-    let Some(Resolved {
-        git_ref: resolved_ref,
-        lock_commit,
-        commit: oid,
-    }) = resolve(&r, directory, git_ref)
-    else {
-        return Err(FetchError::RefNotFound {
-            repo: shown,
-            git_ref: git_ref.to_string(),
-            tried: candidate_refs(directory, git_ref),
-        });
-    };
-    let commit = r.find_commit(oid).map_err(git_err)?;
-    let tree = commit.tree().map_err(git_err)?;
-    let dir = directory.trim_matches('/');
-    let sub = if dir.is_empty() {
-        tree
-    } else {
-        let entry = tree
-            .get_path(Path::new(dir))
-            .map_err(|_| FetchError::DirectoryNotFound {
-                repo: shown.clone(),
-                directory: directory.to_string(),
-                git_ref: git_ref.to_string(),
-            })?;
-        r.find_tree(entry.id())
-            .map_err(|_| FetchError::DirectoryNotFound {
-                repo: shown.clone(),
-                directory: directory.to_string(),
-                git_ref: git_ref.to_string(),
-            })?
-    };
-    let (files, skipped_symlinks) = tree_to_files(&r, &sub).map_err(git_err)?;
-    Ok(Fetched {
-        files,
-        resolved_ref,
-        commit: lock_commit,
-        skipped_symlinks,
-    })
-}
-
-/// A ref resolved as kpt's `ClonerUsingGitExec` resolves it.
-struct Resolved {
-    /// The ref kpt records (a directory-prefixed tag when one exists).
-    git_ref: String,
-    /// What kpt records as `upstreamLock.commit`: the id `ls-remote` lists for a
-    /// branch or tag (an annotated tag's own object), else the ref as given.
-    lock_commit: String,
-    commit: git2::Oid,
-}
-
-fn ref_target(r: &Repository, name: &str) -> Option<(git2::Oid, git2::Oid)> {
-    let reference = r.find_reference(name).ok()?;
-    let listed = reference.target()?;
-    let commit = reference.peel_to_commit().ok()?.id();
-    Some((listed, commit))
-}
-
-/// kpt first looks for a tag `<dir>/<ref>` for the package directory and each of
-/// its parents; then resolves the ref as a branch (`refs/heads/` optional), then
-/// as a tag (`refs/tags/` optional), and last as anything `git show` accepts after
-/// a full fetch (a commit, short or full).
-fn resolve(r: &Repository, directory: &str, git_ref: &str) -> Option<Resolved> {
-    let tried = candidate_refs(directory, git_ref);
-    let mut chosen = git_ref.to_string();
-    for cand in &tried[..tried.len().saturating_sub(1)] {
-        if ref_target(r, &format!("refs/tags/{cand}")).is_some() {
-            chosen = cand.clone();
-            break;
+impl RepoCache {
+    /// kpt's cache: `$KPT_CACHE_DIR`, else `~/.kpt/repos`.
+    pub fn kpt() -> Result<RepoCache, FetchError> {
+        if let Some(d) = std::env::var_os("KPT_CACHE_DIR").filter(|d| !d.is_empty()) {
+            return Ok(RepoCache::at(d));
+        }
+        match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+            Some(home) => Ok(RepoCache::at(
+                PathBuf::from(home).join(".kpt").join("repos"),
+            )),
+            None => Err(FetchError::Git {
+                repo: String::new(),
+                message: "error looking up user home dir: $HOME is not defined".into(),
+            }),
         }
     }
-    let branch = chosen.strip_prefix("refs/heads/").unwrap_or(&chosen);
-    let tag = chosen.strip_prefix("refs/tags/").unwrap_or(&chosen);
-    let listed = ref_target(r, &format!("refs/remotes/origin/{branch}"))
-        .or_else(|| ref_target(r, &format!("refs/tags/{tag}")));
-    if let Some((listed, commit)) = listed {
-        return Some(Resolved {
-            git_ref: chosen,
-            lock_commit: listed.to_string(),
-            commit,
-        });
+
+    /// A cache in `root`.
+    pub fn at(root: impl Into<PathBuf>) -> RepoCache {
+        RepoCache {
+            root: root.into(),
+            _temp: None,
+        }
     }
-    let commit = r.revparse_single(&chosen).ok()?.peel_to_commit().ok()?.id();
-    Some(Resolved {
-        lock_commit: chosen.clone(),
-        git_ref: chosen,
-        commit,
-    })
+
+    /// A fresh cache in a temporary directory, removed when dropped.
+    pub fn temporary() -> Result<RepoCache, FetchError> {
+        let t = temp_dir().map_err(|e| FetchError::Git {
+            repo: String::new(),
+            message: e.to_string(),
+        })?;
+        Ok(RepoCache {
+            root: t.0.clone(),
+            _temp: Some(t),
+        })
+    }
+
+    /// The cache directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// kpt's directory name for a remote in its cache (`getRepoDir`): kpt hashes with
+/// `md5.New().Sum(uri)`, which is the URL followed by the MD5 digest of nothing; that,
+/// base32-encoded (RFC 4648, padded) and lower-cased.
+pub fn cache_dir_name(uri: &str) -> String {
+    const MD5_OF_NOTHING: [u8; 16] = [
+        0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04, 0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42,
+        0x7e,
+    ];
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut bytes = uri.as_bytes().to_vec();
+    bytes.extend_from_slice(&MD5_OF_NOTHING);
+    let mut out = String::new();
+    for chunk in bytes.chunks(5) {
+        let mut block = [0u8; 5];
+        block[..chunk.len()].copy_from_slice(chunk);
+        let bits = block.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(ALPHABET[((bits >> (35 - 5 * i)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// One remote's repository in the cache, with the refs `ls-remote` listed (kpt's
+/// `GitUpstreamRepo`).
+#[derive(Debug)]
+struct UpstreamRepo {
+    uri: String,
+    dir: PathBuf,
+    heads: BTreeMap<String, String>,
+    tags: BTreeMap<String, String>,
+    /// Refs already fetched by this command.
+    fetched: BTreeSet<String>,
+    /// The private cache of a URL that carries a password.
+    _private: Option<TempDir>,
+}
+
+impl UpstreamRepo {
+    /// Create the cache repository if needed (`git init`, `git remote add origin`)
+    /// and list the remote's branches and tags. A URL with a password in it gets a
+    /// cache of its own, removed afterwards: kpt would keep the password in its
+    /// cache's git config (and directory name).
+    fn open(cache: &RepoCache, uri: &str) -> Result<UpstreamRepo, FetchError> {
+        let shown = redact(uri);
+        let git_err = |m: String| FetchError::Git {
+            repo: shown.clone(),
+            message: m,
+        };
+        let private = if shown != uri {
+            Some(RepoCache::temporary()?)
+        } else {
+            None
+        };
+        let cache = private.as_ref().unwrap_or(cache);
+        std::fs::create_dir_all(&cache.root).map_err(|e| {
+            git_err(format!(
+                "error creating cache directory for repo: {}: {e}",
+                cache.root.display()
+            ))
+        })?;
+        let name = cache_dir_name(uri);
+        let dir = cache.root.join(&name);
+        if !dir.exists() {
+            remote_git(Some(&cache.root), &["init", &name], uri)
+                .map_err(|m| git_err(format!("error running `git init`: {m}")))?;
+            remote_git(Some(&dir), &["remote", "add", "origin", uri], uri)
+                .map_err(|m| git_err(format!("error adding origin remote: {m}")))?;
+        }
+        let listed = remote_git(
+            Some(&dir),
+            &["ls-remote", "--heads", "--tags", "--refs", "origin"],
+            uri,
+        )
+        .map_err(|m| FetchError::Unreachable {
+            repo: shown.clone(),
+            message: m,
+        })?;
+        let mut heads = BTreeMap::new();
+        let mut tags = BTreeMap::new();
+        for line in listed.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(id), Some(name)) = (it.next(), it.next()) else {
+                continue;
+            };
+            if let Some(h) = name.strip_prefix("refs/heads/") {
+                heads.insert(h.to_string(), id.to_string());
+            } else if let Some(t) = name.strip_prefix("refs/tags/") {
+                tags.insert(t.to_string(), id.to_string());
+            }
+        }
+        Ok(UpstreamRepo {
+            uri: uri.to_string(),
+            dir,
+            heads,
+            tags,
+            fetched: BTreeSet::new(),
+            _private: private.and_then(|c| c._temp),
+        })
+    }
+
+    fn branch(&self, r: &str) -> Option<&String> {
+        self.heads.get(r.strip_prefix("refs/heads/").unwrap_or(r))
+    }
+
+    fn tag(&self, r: &str) -> Option<&String> {
+        self.tags.get(r.strip_prefix("refs/tags/").unwrap_or(r))
+    }
+}
+
+/// Fetches packages the way kpt's `ClonerUsingGitExec` does, reporting to a
+/// [`Console`].
+pub struct Fetcher<'c> {
+    cache: RepoCache,
+    console: &'c mut dyn Console,
+    /// `pkg update` keeps each remote's listing for the whole command and fetches a
+    /// ref once; `pkg get` lists and fetches afresh for every package.
+    keep_repos: bool,
+    repos: HashMap<String, UpstreamRepo>,
+}
+
+impl<'c> Fetcher<'c> {
+    /// A fetcher over `cache` reporting to `console`; `keep_repos` as kpt's `pkg
+    /// update` (true) or `pkg get` (false).
+    pub fn new(cache: RepoCache, console: &'c mut dyn Console, keep_repos: bool) -> Self {
+        Fetcher {
+            cache,
+            console,
+            keep_repos,
+            repos: HashMap::new(),
+        }
+    }
+
+    /// The console, for the callers' own lines.
+    pub fn console(&mut self) -> &mut dyn Console {
+        &mut *self.console
+    }
+
+    /// Fetch `directory` of `repo` at `git_ref` (branch, tag or commit).
+    pub fn fetch(
+        &mut self,
+        repo: &str,
+        directory: &str,
+        git_ref: &str,
+    ) -> Result<Fetched, FetchError> {
+        let mut up = match self.repos.remove(repo) {
+            Some(up) => up,
+            None => UpstreamRepo::open(&self.cache, repo)?,
+        };
+        let result = self.fetch_from(&mut up, directory, git_ref);
+        if self.keep_repos {
+            self.repos.insert(repo.to_string(), up);
+        }
+        let fetched = result?;
+        for link in &fetched.skipped_symlinks {
+            self.console
+                .print(&format!("[Warn] Ignoring symlink {} \n", go_quote(link)));
+        }
+        Ok(fetched)
+    }
+
+    /// A git command whose output kpt lets through (`RunVerbose`).
+    fn verbose(
+        &mut self,
+        up: &UpstreamRepo,
+        args: &[&str],
+        git_ref: &str,
+    ) -> Result<(), FetchError> {
+        let out = git_output(Some(&up.dir), args).map_err(|m| FetchError::Git {
+            repo: redact(&up.uri),
+            message: m,
+        })?;
+        self.console.stdout(&out.stdout);
+        self.console.stderr(&out.stderr);
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(exec_error(up, args, git_ref, &out))
+    }
+
+    fn fetch_from(
+        &mut self,
+        up: &mut UpstreamRepo,
+        directory: &str,
+        git_ref: &str,
+    ) -> Result<Fetched, FetchError> {
+        let shown = redact(&up.uri);
+        // A `<dir>/<ref>` tag for the package directory or one of its parents wins.
+        let tried = candidate_refs(directory, git_ref);
+        let chosen = tried[..tried.len() - 1]
+            .iter()
+            .find(|c| up.tag(c).is_some())
+            .cloned()
+            .unwrap_or_else(|| git_ref.to_string());
+        let branch = up.branch(&chosen).cloned();
+        let tag = up.tag(&chosen).cloned();
+        if !up.fetched.contains(&chosen) {
+            let verified = git_output(Some(&up.dir), &["rev-parse", "--verify", "-q", &chosen])
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim() == chosen)
+                .unwrap_or(false);
+            if branch.is_some() || tag.is_some() || verified {
+                // A branch wins over a tag of the same name (kpt fetches the tag there,
+                // then fails to check out the branch's commit).
+                let what = if branch.is_some() && tag.is_some() && !chosen.starts_with("refs/") {
+                    format!("refs/heads/{chosen}")
+                } else {
+                    chosen.clone()
+                };
+                self.verbose(up, &["fetch", "origin", "--depth=1", &what], &chosen)?;
+            } else {
+                // Not a branch, a tag or a full commit: everything, then the revision.
+                self.verbose(up, &["fetch", "origin"], "")?;
+                let args = ["show", chosen.as_str()];
+                let out = git_output(Some(&up.dir), &args).map_err(|m| FetchError::Git {
+                    repo: shown.clone(),
+                    message: m,
+                })?;
+                if !out.status.success() {
+                    return Err(exec_error(up, &args, &chosen, &out));
+                }
+            }
+            up.fetched.insert(chosen.clone());
+        }
+        let lock_commit = branch.or(tag).unwrap_or_else(|| chosen.clone());
+        let not_found = || FetchError::RefNotFound {
+            repo: shown.clone(),
+            git_ref: git_ref.to_string(),
+            tried: tried.clone(),
+        };
+        let r = Repository::open(&up.dir).map_err(|e| FetchError::Git {
+            repo: shown.clone(),
+            message: e.message().to_string(),
+        })?;
+        let git_err = |e: git2::Error| FetchError::Git {
+            repo: shown.clone(),
+            message: e.message().to_string(),
+        };
+        let commit = r
+            .revparse_single(&lock_commit)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|_| not_found())?;
+        let tree = commit.tree().map_err(git_err)?;
+        let dir = directory.trim_matches('/');
+        let sub = if dir.is_empty() {
+            tree
+        } else {
+            let missing = || FetchError::DirectoryNotFound {
+                repo: shown.clone(),
+                directory: directory.to_string(),
+                git_ref: git_ref.to_string(),
+            };
+            let entry = tree.get_path(Path::new(dir)).map_err(|_| missing())?;
+            r.find_tree(entry.id()).map_err(|_| missing())?
+        };
+        let (files, skipped_symlinks) = tree_to_files(&r, &sub).map_err(git_err)?;
+        Ok(Fetched {
+            files,
+            resolved_ref: chosen,
+            commit: lock_commit,
+            skipped_symlinks,
+        })
+    }
+}
+
+/// A failed git command of the fetch, classified as kpt classifies it.
+fn exec_error(up: &UpstreamRepo, args: &[&str], git_ref: &str, out: &Output) -> FetchError {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let redacted = |s: &str| s.replace(&up.uri, &redact(&up.uri));
+    FetchError::GitExec {
+        kind: GitErrorKind::of(&stderr),
+        command: args.join(" "),
+        repo: redact(&up.uri),
+        git_ref: git_ref.to_string(),
+        details: redacted(&format!("{stdout}{stderr}")),
+    }
+}
+
+/// Fetch `directory` of `repo` at `git_ref` (branch, tag or commit) into a fresh
+/// temporary cache, reporting nothing.
+pub fn fetch(repo: &str, directory: &str, git_ref: &str) -> Result<Fetched, FetchError> {
+    let mut quiet = Silent;
+    Fetcher::new(RepoCache::temporary()?, &mut quiet, false).fetch(repo, directory, git_ref)
 }
 
 /// The blobs of a tree as package files (symlinks skipped and reported, `.git`
@@ -354,5 +680,45 @@ mod tests {
         assert_eq!(redact("ssh://git@h/r"), "ssh://git@h/r");
         assert_eq!(redact("https://h/a@b"), "https://h/a@b");
         assert_eq!(redact("/local/path"), "/local/path");
+    }
+
+    #[test]
+    fn cache_directories_are_named_as_kpt_names_them() {
+        // kpt 1.0.0-beta.56's directory for this URL.
+        assert_eq!(
+            cache_dir_name("file:///tmp/kx/up"),
+            "mzuwyzj2f4xs65dnoaxww6bpovynihmm3ghqbmqe5gaatghm7bbh4==="
+        );
+        // Padding for every remainder of the input length.
+        assert!(cache_dir_name("a").ends_with("===="));
+        assert_eq!(cache_dir_name("abcd").len() % 8, 0);
+    }
+
+    #[test]
+    fn git_failures_read_as_kpts_resolver() {
+        let e = FetchError::GitExec {
+            kind: GitErrorKind::of(
+                "fatal: ambiguous argument 'v9': unknown revision or path not in the working tree.\n",
+            ),
+            command: "show v9".into(),
+            repo: "file:///r".into(),
+            git_ref: "v9".into(),
+            details: "fatal: x\n".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Unknown ref \"v9\". Please verify that the reference exists in upstream repo \"file:///r\".\n\nDetails:\nfatal: x\n"
+        );
+        let e = FetchError::GitExec {
+            kind: GitErrorKind::of("fatal: boom\n"),
+            command: "fetch origin --depth=1 v1".into(),
+            repo: "file:///r".into(),
+            git_ref: "v1".into(),
+            details: String::new(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Failed to execute git command \"git fetch origin --depth=1 v1\" against repo \"file:///r\" for reference \"v1\"\n"
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! without touching disk. [`git`] is the only part that talks to repositories and
 //! [`get`]/[`update::driver`] the only parts that touch the local file system.
 
+pub mod console;
 pub mod context;
 pub mod get;
 pub mod git;

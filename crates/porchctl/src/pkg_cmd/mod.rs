@@ -6,13 +6,15 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use kpt::package::{PackageFiles, fs};
+use kpt::package::fs;
 use kpt::pkg::Strategy;
+use kpt::pkg::console::{Console, Terminal};
 use kpt::pkg::context::customize_dir;
-use kpt::pkg::get::{GetOptions, destination, get_with_warnings, resolve_package_arg};
+use kpt::pkg::get::{GetOptions, destination, get_into, resolve_package_arg};
+use kpt::pkg::git::{Fetcher, RepoCache};
 use kpt::pkg::init::{DEFAULT_DESCRIPTION, InitOptions, init};
-use kpt::pkg::update::UpdateError;
-use kpt::pkg::update::driver::update_dir;
+use kpt::pkg::merge3::MergeOptions;
+use kpt::pkg::update::driver::update_dir_into;
 
 /// `porchctl pkg ...`
 #[derive(Debug, Subcommand)]
@@ -78,6 +80,22 @@ pub fn run(cmd: PkgCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `p` without `.` elements and with `..` applied (Go's `filepath.Clean` on an
+/// absolute path).
+fn clean(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn base_name(p: &Path) -> String {
     let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     abs.file_name()
@@ -106,7 +124,26 @@ fn run_init(a: InitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// kpt's `handleErr` for the package commands: `Error: <message> ` and a line
+/// break, exit code 1.
+fn kpt_error(e: impl std::fmt::Display) -> ExitCode {
+    Terminal.print(&format!("Error: {e} \n"));
+    ExitCode::FAILURE
+}
+
 fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
+    let mut console = Terminal;
+    let result = RepoCache::kpt()
+        .map_err(anyhow::Error::from)
+        .and_then(|cache| get_to(a, cache, &mut console));
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => Ok(kpt_error(format!("{e:#}"))),
+    }
+}
+
+/// `pkg get` with kpt's repository cache `cache`, printing to `console`.
+fn get_to(a: GetArgs, cache: RepoCache, console: &mut dyn Console) -> anyhow::Result<()> {
     let (repo, directory, git_ref) = resolve_package_arg(&a.package)?;
     let strategy: Strategy = a.strategy.parse()?;
     let dest = destination(&a.dest, &repo, &directory)?;
@@ -117,25 +154,65 @@ fn run_get(a: GetArgs) -> anyhow::Result<ExitCode> {
         name: base_name(&dest),
         strategy,
     };
-    eprintln!("Package {:?}:", base_name(&dest));
-    let (files, warnings): (PackageFiles, _) = get_with_warnings(&dest, &opts)?;
-    for w in warnings {
-        // kpt's printer ends the line with a space after the quoted path.
-        eprintln!("{w} ");
-    }
-    eprintln!("\nFetched {} file(s).", files.len());
+    let mut fx = Fetcher::new(cache, console, false);
+    get_into(&dest, &opts, &mut fx)?;
     if a.for_deployment {
-        eprintln!("\nCustomizing package for deployment.");
+        let c = fx.console();
+        c.print("\nCustomizing package for deployment.\n");
         let log = customize_dir(&dest, &base_name(&dest))?;
         for line in log.iter().filter(|l| !l.is_empty()) {
-            eprintln!("{line}");
+            c.print(&format!("{line}\n"));
         }
-        eprintln!("\nCustomized package for deployment.");
+        c.print("\nCustomized package for deployment.\n");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The first element of `path` (given as the user wrote it) that does not exist, as
+/// Go's `filepath.EvalSymlinks` finds it.
+fn first_missing(path: &Path) -> Option<PathBuf> {
+    let mut prefix = PathBuf::new();
+    for c in path.components() {
+        prefix.push(c);
+        if let Err(e) = std::fs::symlink_metadata(&prefix)
+            && e.kind() == std::io::ErrorKind::NotFound
+        {
+            return Some(prefix);
+        }
+    }
+    None
 }
 
 fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
+    let dir = Path::new(
+        a.package
+            .rsplit_once('@')
+            .map_or(a.package.as_str(), |(d, _)| d),
+    );
+    // kpt resolves the directory before anything else: a missing element is a plain
+    // Go error (kubectl's `error: ` prefix), a directory without a Kptfile kpt's own.
+    if let Some(missing) = first_missing(dir) {
+        Terminal.print(&format!(
+            "error: lstat {}: no such file or directory\n",
+            missing.display()
+        ));
+        return Ok(ExitCode::FAILURE);
+    }
+    if !dir.join(kpt::kptfile::KPTFILE).exists() {
+        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        return Ok(kpt_error(format!(
+            "No Kptfile found at {}.",
+            kpt::goquote::go_quote(&clean(&abs).to_string_lossy())
+        )));
+    }
+    let mut console = Terminal;
+    match update_to(a, &mut console) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => Ok(kpt_error(format!("{e:#}"))),
+    }
+}
+
+fn update_to(a: UpdateArgs, console: &mut dyn Console) -> anyhow::Result<()> {
     let (dir, new_ref) = match a.package.rsplit_once('@') {
         Some((d, r)) => (PathBuf::from(d), Some(r.to_string())),
         None => (PathBuf::from(&a.package), None),
@@ -146,18 +223,15 @@ fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
         Some(s) => s.parse::<Strategy>()?,
         None => Strategy::ResourceMerge,
     };
-    let result = update_dir(&dir, new_ref.as_deref(), Some(strategy));
-    // kpt names the package only once the root Kptfile is read and has an upstream;
-    // nothing else is printed before the update's own outcome.
-    if !matches!(
-        result,
-        Err(UpdateError::NotUpdatable(_) | UpdateError::Kptfile { .. })
-    ) {
-        eprintln!("Package {:?}:", base_name(&dir));
-    }
-    result?;
-    eprintln!("\nUpdated 1 package(s).");
-    Ok(ExitCode::SUCCESS)
+    let mut fx = Fetcher::new(RepoCache::kpt()?, console, true);
+    update_dir_into(
+        &dir,
+        new_ref.as_deref(),
+        Some(strategy),
+        &MergeOptions::default(),
+        &mut fx,
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

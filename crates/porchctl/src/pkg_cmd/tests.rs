@@ -5,7 +5,18 @@ use std::process::Command;
 
 use clap::Parser;
 
-use super::{GetArgs, run_get};
+use kpt::pkg::console::Recorder;
+use kpt::pkg::git::RepoCache;
+
+use super::{GetArgs, get_to};
+
+/// `pkg get` with a cache of its own, returning what it printed.
+fn get(args: GetArgs) -> String {
+    let mut console = Recorder::default();
+    let cache = RepoCache::temporary().expect("cache");
+    get_to(args, cache, &mut console).expect("get");
+    console.stderr_text()
+}
 
 #[derive(Debug, Parser)]
 struct Cli {
@@ -54,7 +65,11 @@ fn for_deployment_generates_the_package_context() {
     let dest_arg = dest.display().to_string();
     let cli = Cli::try_parse_from(["get", arg.as_str(), dest_arg.as_str(), "--for-deployment"])
         .expect("flags parse");
-    run_get(cli.get).expect("get --for-deployment");
+    let printed = get(cli.get);
+    assert!(
+        printed.ends_with("\nCustomized package for deployment.\n"),
+        "{printed}"
+    );
 
     let read = |p: &str| std::fs::read_to_string(dest.join(p)).expect(p);
     assert_eq!(
@@ -84,7 +99,8 @@ fn without_the_flag_the_context_is_copied_as_is() {
     let arg = format!("file://{}.git/pkg@main", repo.display());
     let dest_arg = dest.display().to_string();
     let cli = Cli::try_parse_from(["get", arg.as_str(), dest_arg.as_str()]).expect("flags parse");
-    run_get(cli.get).expect("get");
+    let printed = get(cli.get);
+    assert!(printed.starts_with("Package \"abstract\":\n"), "{printed}");
     let ctx = std::fs::read_to_string(dest.join("package-context.yaml")).expect("context");
     assert!(ctx.ends_with("data:\n  name: example\n"), "{ctx}");
 }

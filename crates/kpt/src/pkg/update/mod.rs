@@ -89,9 +89,16 @@ pub enum UpdateError {
         #[source]
         source: ResourceError,
     },
-    #[error("package {0:?} added in both upstream and local")]
+    #[error("subpackage {} added in both upstream and local", crate::goquote::go_quote(.0))]
     AddedInBoth(String),
-    #[error("local package files have been modified: {0:?}; use a different update --strategy")]
+    /// kpt's `mergePackage`: updated upstream has the package fetched, origin had
+    /// it unfetched.
+    #[error("no origin available for package")]
+    NoOrigin,
+    #[error(
+        "local package files have been modified: [{}].\n  use a different update --strategy.",
+        .0.join(" ")
+    )]
     LocalChanges(Vec<String>),
     #[error("{0}")]
     Fetch(String),
@@ -116,6 +123,7 @@ impl UpdateError {
             UpdateError::Merge { .. } => "merge",
             UpdateError::Resources { .. } => "resources",
             UpdateError::AddedInBoth(_) => "added-in-both",
+            UpdateError::NoOrigin => "no-origin",
             UpdateError::LocalChanges(_) => "local-changes",
             UpdateError::Fetch(_) => "fetch",
             UpdateError::NotUpdatable(_) => "not-updatable",

@@ -70,7 +70,7 @@ pub(super) fn resource_merge(
 /// kpt's `PkgHasUpdatedUpstream`: a resource-merge sub-package whose
 /// `upstream.git` differs from origin's was updated on its own by the user, so its
 /// parent's update leaves it alone.
-fn upstream_changed_locally(
+pub(super) fn upstream_changed_locally(
     local: &crate::kptfile::Kptfile,
     origin: Option<&crate::kptfile::Kptfile>,
 ) -> bool {
