@@ -210,6 +210,30 @@ pub fn init_req(repo: &str, package: &str, workspace: &str) -> CreateRequest {
     }
 }
 
+/// Proposes and approves revision `name` as alice.
+pub async fn publish(e: &Engine, name: &str) -> anyhow::Result<()> {
+    use porch_core::lifecycle::{Endpoint, Lifecycle};
+    e.update_lifecycle(
+        NS,
+        name,
+        None,
+        Lifecycle::Proposed,
+        Endpoint::Update,
+        alice(),
+    )
+    .await?;
+    e.update_lifecycle(
+        NS,
+        name,
+        None,
+        Lifecycle::Published,
+        Endpoint::Approval,
+        alice(),
+    )
+    .await?;
+    Ok(())
+}
+
 pub fn alice() -> Author {
     Author {
         name: "alice".into(),

@@ -2,11 +2,11 @@
 //! nothing behind.
 
 use porch_core::ErrorKind;
-use porch_core::lifecycle::{Endpoint, Lifecycle};
+use porch_core::lifecycle::Lifecycle;
 use porch_core::revision::{CloneTask, EditTask, RevisionRef, Task, UpstreamPackage};
 use porch_engine::{CreateRequest, Engine, EngineError};
 
-use crate::common::{NS, World, alice, commit_and_tag, init_req, kptfile};
+use crate::common::{NS, World, commit_and_tag, init_req, kptfile};
 
 /// Creates, proposes and approves `package`/`workspace` with `init`.
 pub async fn publish_init(
@@ -17,24 +17,7 @@ pub async fn publish_init(
 ) -> anyhow::Result<String> {
     let d = e.create(init_req(repo, package, ws)).await?;
     let name = d.name().as_str().to_owned();
-    e.update_lifecycle(
-        NS,
-        &name,
-        Some(&d.resource_version),
-        Lifecycle::Proposed,
-        Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        &name,
-        None,
-        Lifecycle::Published,
-        Endpoint::Approval,
-        alice(),
-    )
-    .await?;
+    crate::common::publish(e, &name).await?;
     Ok(name)
 }
 
@@ -306,24 +289,7 @@ async fn upgrade_merges_the_new_upstream_into_a_new_local_draft() -> anyhow::Res
     e.update_resources(NS, d.name().as_str(), &d.resource_version, files)
         .await?;
     let local = d.name().as_str().to_owned();
-    e.update_lifecycle(
-        NS,
-        &local,
-        None,
-        Lifecycle::Proposed,
-        Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        &local,
-        None,
-        Lifecycle::Published,
-        Endpoint::Approval,
-        alice(),
-    )
-    .await?;
+    crate::common::publish(e, &local).await?;
     // Upstream v2 adds a file.
     let two = e.create(edit_req("r", "base", "two", &v1)).await?;
     let (_, mut files) = e.read_resources(NS, two.name().as_str()).await?;
@@ -334,24 +300,7 @@ async fn upgrade_merges_the_new_upstream_into_a_new_local_draft() -> anyhow::Res
     e.update_resources(NS, two.name().as_str(), &two.resource_version, files)
         .await?;
     let v2 = two.name().as_str().to_owned();
-    e.update_lifecycle(
-        NS,
-        &v2,
-        None,
-        Lifecycle::Proposed,
-        Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        &v2,
-        None,
-        Lifecycle::Published,
-        Endpoint::Approval,
-        alice(),
-    )
-    .await?;
+    crate::common::publish(e, &v2).await?;
 
     let upgrade = Task {
         task_type: "upgrade".into(),

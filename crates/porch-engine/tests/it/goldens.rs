@@ -9,7 +9,7 @@ use porch_core::revision::{CloneTask, GitUpstream, RevisionRef, Task, UpstreamPa
 use porch_engine::{CreateRequest, Engine};
 use porch_git::GitUpstreamFetcher;
 
-use crate::common::{NS, World, alice, commit_and_tag, init_req};
+use crate::common::{NS, World, commit_and_tag, init_req};
 use crate::create::{clone_req, publish_init};
 
 const IDENTIFIER: &str = "internal.kpt.dev/upstream-identifier";
@@ -358,23 +358,6 @@ async fn clones_of_registered_revisions_and_upgrades_get_merge_keys() -> anyhow:
 
 /// Proposes and approves Draft `name`; returns its name.
 async fn publish(e: &Engine, name: &str) -> anyhow::Result<String> {
-    e.update_lifecycle(
-        NS,
-        name,
-        None,
-        porch_core::lifecycle::Lifecycle::Proposed,
-        porch_engine::Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        name,
-        None,
-        porch_core::lifecycle::Lifecycle::Published,
-        porch_engine::Endpoint::Approval,
-        alice(),
-    )
-    .await?;
+    crate::common::publish(e, name).await?;
     Ok(name.to_owned())
 }

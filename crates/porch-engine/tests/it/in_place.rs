@@ -3,13 +3,12 @@
 //! upgrades an independent subpackage; what is refused leaves the Draft as it was.
 
 use porch_core::ErrorKind;
-use porch_core::lifecycle::{Endpoint, Lifecycle};
 use porch_core::revision::{
     CloneTask, RevisionRef, Task, UpdateTask, UpgradeTask, UpstreamPackage,
 };
 use porch_engine::Engine;
 
-use crate::common::{NS, World, alice};
+use crate::common::{NS, World, publish};
 use crate::create::{clone_req, edit_req, publish_init};
 
 fn cm(name: &str, a: &str, b: &str) -> Vec<u8> {
@@ -24,28 +23,6 @@ async fn put(e: &Engine, name: &str, path: &str, bytes: Vec<u8>) -> anyhow::Resu
     files.insert(path.to_owned(), bytes);
     e.update_resources(NS, name, &pr.resource_version, files)
         .await?;
-    Ok(())
-}
-
-async fn publish(e: &Engine, name: &str) -> anyhow::Result<()> {
-    e.update_lifecycle(
-        NS,
-        name,
-        None,
-        Lifecycle::Proposed,
-        Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        name,
-        None,
-        Lifecycle::Published,
-        Endpoint::Approval,
-        alice(),
-    )
-    .await?;
     Ok(())
 }
 

@@ -299,24 +299,7 @@ async fn deletion_rules_upstream_references_placeholder_and_latest() -> anyhow::
         ..init_req("r", "down", "ws")
     };
     let d = e.create(clone).await?;
-    e.update_lifecycle(
-        NS,
-        d.name().as_str(),
-        None,
-        Lifecycle::Proposed,
-        Endpoint::Update,
-        alice(),
-    )
-    .await?;
-    e.update_lifecycle(
-        NS,
-        d.name().as_str(),
-        None,
-        Lifecycle::Published,
-        Endpoint::Approval,
-        alice(),
-    )
-    .await?;
+    crate::common::publish(e, d.name().as_str()).await?;
     e.update_lifecycle(
         NS,
         &v1,

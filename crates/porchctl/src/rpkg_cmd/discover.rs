@@ -28,6 +28,33 @@ impl Revisions {
     }
 }
 
+/// The argument checks `rpkg upgrade` and `rpkg update` share, as upstream words them:
+/// `Ok(true)` when `--discover` lists instead (any names then restrict the listing),
+/// `Ok(false)` when exactly one name, `what`, is given to act on.
+pub(super) fn check_discover_or_one(
+    mode: &str,
+    names: &[String],
+    what: &str,
+) -> Result<bool, RemoteError> {
+    let usage = |m: String| Err(RemoteError::Usage(m));
+    match mode {
+        "upstream" | "downstream" => return Ok(true),
+        "" => {}
+        _ => {
+            return usage(
+                "argument for 'discover' must be one of 'upstream' or 'downstream'".into(),
+            );
+        }
+    }
+    match names.len() {
+        0 => usage(format!("{what} is a required positional argument")),
+        1 => Ok(false),
+        _ => usage(format!(
+            "too many arguments; {what} is the only accepted positional arguments"
+        )),
+    }
+}
+
 /// The namespace's package revisions, or, with `--discover` (`mode`), `None` once the
 /// discovery table for `names` is printed.
 pub(super) async fn revisions_unless_discovering(

@@ -13,7 +13,7 @@ use clap::Args;
 use porch_api::tasks::{PackageRevisionRef, PackageUpdateTaskSpec};
 use porch_api::{PackageRevision, Task};
 
-use super::discover::{Revisions, revisions_unless_discovering};
+use super::discover::{Revisions, check_discover_or_one, revisions_unless_discovering};
 use super::typed::{self, RevisionExt};
 use crate::remote::api::PACKAGE_REVISIONS;
 use crate::remote::{self, ConnectionFlags, RemoteError};
@@ -34,20 +34,12 @@ pub struct UpdateArgs {
 
 impl UpdateArgs {
     fn validate(&self) -> Result<(), RemoteError> {
-        let usage = |m: &str| Err(RemoteError::Usage(m.to_string()));
-        match self.discover.as_str() {
-            "upstream" | "downstream" => return Ok(()),
-            "" => {}
-            _ => return usage("argument for 'discover' must be one of 'upstream' or 'downstream'"),
+        if !check_discover_or_one(&self.discover, &self.names, "SOURCE_PACKAGE")?
+            && self.revision == 0
+        {
+            return Err(RemoteError::Usage("revision is required".into()));
         }
-        match self.names.len() {
-            0 => usage("SOURCE_PACKAGE is a required positional argument"),
-            1 if self.revision == 0 => usage("revision is required"),
-            1 => Ok(()),
-            _ => usage(
-                "too many arguments; SOURCE_PACKAGE is the only accepted positional arguments",
-            ),
-        }
+        Ok(())
     }
 }
 

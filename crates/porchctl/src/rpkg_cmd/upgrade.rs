@@ -7,7 +7,7 @@ use porch_api::tasks::{PackageRevisionRef, PackageUpgradeTaskSpec};
 use porch_api::{PackageRevision, Repository, Task};
 
 use super::create::package_revision;
-use super::discover::{Revisions, revisions_unless_discovering};
+use super::discover::{Revisions, check_discover_or_one, revisions_unless_discovering};
 use super::typed::{self, RevisionExt};
 use crate::remote::api::{PACKAGE_REVISIONS, REPOSITORIES};
 use crate::remote::{self, ConnectionFlags, RemoteError};
@@ -45,19 +45,8 @@ pub struct UpgradeArgs {
 impl UpgradeArgs {
     fn validate(&self) -> Result<(), RemoteError> {
         let usage = |m: &str| Err(RemoteError::Usage(m.to_string()));
-        match self.discover.as_str() {
-            "upstream" | "downstream" => return Ok(()),
-            "" => {}
-            _ => return usage("argument for 'discover' must be one of 'upstream' or 'downstream'"),
-        }
-        match self.names.len() {
-            0 => return usage("SOURCE_PACKAGE_REVISION is a required positional argument"),
-            1 => {}
-            _ => {
-                return usage(
-                    "too many arguments; SOURCE_PACKAGE_REVISION is the only accepted positional arguments",
-                );
-            }
+        if check_discover_or_one(&self.discover, &self.names, "SOURCE_PACKAGE_REVISION")? {
+            return Ok(());
         }
         if self.revision < 0 {
             return usage("revision must be positive (and not main)");
