@@ -181,6 +181,13 @@ pub trait Repository: Send + Sync {
     /// The Repository object name.
     fn name(&self) -> &RepositoryName;
 
+    /// Where its packages live in git, for the locks of revisions the engine keeps itself
+    /// (drafts): the remote URL and the directory holding the packages (no leading or
+    /// trailing `/`). `None` for a repository that is not git.
+    fn git_location(&self) -> Option<(String, String)> {
+        None
+    }
+
     /// Lists revisions from the last synced state (syncs first if never synced).
     fn list(
         &self,

@@ -159,12 +159,14 @@ impl Engine {
                     id.0, id.1
                 )));
             }
+            let git_location = repo.git_location();
             repos.insert(
                 id.clone(),
                 RepoState {
                     repo,
                     queue: SerialQueue::spawn_gated(self.gate(&id)),
                     index: RepoIndex {
+                        git_location,
                         deployment: options.deployment,
                         guardrails: Arc::new(options.guardrails),
                         ..RepoIndex::default()

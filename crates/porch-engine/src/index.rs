@@ -29,6 +29,9 @@ pub(crate) type RepoId = (String, RepositoryName);
 /// What one repository holds.
 #[derive(Debug, Default)]
 pub(crate) struct RepoIndex {
+    /// The repository's git URL and package directory (see `Repository::git_location`):
+    /// the self lock of its drafts names their `drafts/…`/`proposed/…` branch there.
+    pub git_location: Option<(String, String)>,
     /// Revisions found in git, by object name.
     pub git: BTreeMap<String, PackageRevisionMeta>,
     /// Drafts/proposed revisions in the store, by object name (they shadow git entries).
@@ -275,6 +278,36 @@ impl RepoIndex {
         pr
     }
 
+    /// Go Porch's lock of a draft or proposed revision: its branch (`drafts/<path>/<ws>`,
+    /// `proposed/<path>/<ws>`) at the commit mirroring it, if any. A clone of a draft
+    /// records it, so `rpkg update --discover` can name the draft it came from.
+    fn draft_lock(&self, d: &DraftMeta) -> Option<porch_core::revision::Locator> {
+        let (url, dir) = self.git_location.as_ref()?;
+        let path = d.package.as_str();
+        let full = if dir.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{dir}/{path}")
+        };
+        let branch = if d.lifecycle == Lifecycle::Proposed {
+            "proposed"
+        } else {
+            "drafts"
+        };
+        Some(porch_core::revision::Locator::git(
+            porch_core::revision::GitLock {
+                repo: url.clone(),
+                directory: full.clone(),
+                git_ref: format!("{branch}/{full}/{}", d.workspace),
+                commit: d
+                    .mirror
+                    .as_ref()
+                    .and_then(|m| m.commit.clone())
+                    .unwrap_or_default(),
+            },
+        ))
+    }
+
     fn draft_view(&self, name: &str, d: &DraftMeta) -> PackageRevision {
         let meta = self.meta.get(name);
         // The store's resourceVersion is one counter for all records, so the larger of the
@@ -288,7 +321,7 @@ impl RepoIndex {
             labels: BTreeMap::new(),
             annotations: BTreeMap::new(),
             tasks: d.tasks.clone(),
-            self_lock: None,
+            self_lock: self.draft_lock(d),
             upstream_lock: d.upstream_lock.clone(),
             published_by: None,
             publish_timestamp: None,

@@ -235,6 +235,14 @@ impl Repository for GitRepository {
         &self.name
     }
 
+    fn git_location(&self) -> Option<(String, String)> {
+        let spec = self.spec();
+        Some((
+            spec.url.clone(),
+            spec.directory.trim_matches('/').to_owned(),
+        ))
+    }
+
     fn list(
         &self,
         filter: ListFilter,

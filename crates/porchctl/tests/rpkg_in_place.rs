@@ -376,3 +376,43 @@ async fn independent_subpackages_are_cloned_and_upgraded_in_place() {
         "Error: could not find Kptfile for independent subpackage at \"nothing/Kptfile\" in the resources of package \"parent\" \n"
     );
 }
+
+/// A clone of a Draft records the Draft's branch (`drafts/<package>/<workspace>`) as its
+/// upstream lock, as Go Porch's git drafts do: once the Draft is published, discovery names
+/// it, and the clone can be updated to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clone_of_a_draft_finds_it_once_published() {
+    let w = World::start().await;
+    w.ok(&["rpkg", "copy", "up.app.v2", "--workspace=next"]);
+    w.ok(&[
+        "rpkg",
+        "clone",
+        "up.app.next",
+        "early",
+        "--repository=dep",
+        "--workspace=ws",
+    ]);
+    let kptfile = w.file("dep.early.ws", "Kptfile");
+    assert!(kptfile.contains("ref: drafts/app/next"), "{kptfile}");
+    w.ok(&["rpkg", "propose", "up.app.next"]);
+    w.ok(&["rpkg", "approve", "up.app.next"]);
+    let down = w.ok(&["rpkg", "update", "--discover=downstream", "up.app.next"]);
+    assert_eq!(
+        down.lines()
+            .nth(1)
+            .map(|l| l.split_whitespace().collect::<Vec<_>>()),
+        Some(vec![
+            "up.app.next",
+            "dep.early.ws",
+            "(draft",
+            "\"next\")->v3"
+        ]),
+        "{down}"
+    );
+    assert_eq!(
+        w.ok(&["rpkg", "update", "dep.early.ws", "--revision=3"]),
+        "dep.early.ws updated\n"
+    );
+    let kptfile = w.file("dep.early.ws", "Kptfile");
+    assert!(kptfile.contains("ref: app/v3"), "{kptfile}");
+}
