@@ -467,9 +467,9 @@ fn remove_empty_dirs(dir: &Path) {
 }
 
 /// kpt gives remote sub-packages from the same repository, at the root's old ref
-/// and under the root's directory, the root's new ref (and strategy). "Under" is
-/// kpt's test: the cleaned directory starts with the root's cleaned directory, as
-/// a string (`/app-lib` is under `/app`).
+/// and under the root's directory, the root's new ref (and strategy). "Under" is a path
+/// test on the cleaned directories; kpt compares them as strings, so a sibling that
+/// shares a prefix (`/app-lib` beside `/app`) moves with the root there (COMPATIBILITY.md).
 fn propagate_ref(
     files: &mut PackageFiles,
     old: &crate::kptfile::Git,
@@ -489,7 +489,7 @@ fn propagate_ref(
             continue;
         };
         let Some(g) = up.git.as_mut() else { continue };
-        let under = clean_path(&g.directory).starts_with(&root_dir);
+        let under = is_under(&clean_path(&g.directory), &root_dir);
         if g.repo != old.repo || g.git_ref != old.git_ref || !under {
             continue;
         }
@@ -500,6 +500,11 @@ fn propagate_ref(
         files.insert(kf, k.to_yaml().into_bytes());
     }
     Ok(())
+}
+
+/// Whether cleaned directory `dir` is `root` or inside it.
+fn is_under(dir: &str, root: &str) -> bool {
+    dir == root || root == "/" || root == "." || dir.starts_with(&format!("{root}/"))
 }
 
 /// Go's `path.Clean`: repeated and trailing slashes, `.` and `..` elements gone
@@ -530,7 +535,16 @@ fn clean_path(p: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::clean_path;
+    use super::{clean_path, is_under};
+
+    #[test]
+    fn under_is_a_path_test_not_a_string_prefix() {
+        assert!(is_under("/app", "/app"));
+        assert!(is_under("/app/sub", "/app"));
+        assert!(is_under("/anything", "/"));
+        assert!(!is_under("/app-lib", "/app"));
+        assert!(!is_under("/ap", "/app"));
+    }
 
     #[test]
     fn paths_clean_as_gos_path_clean() {
