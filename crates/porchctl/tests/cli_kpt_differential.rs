@@ -460,7 +460,7 @@ fn pkg_get_and_update_print_what_kpt_prints() {
             ),
             (
                 "app/al/Kptfile",
-                &remote_kptfile("al", &mono, "/app-lib", "v1", "", None),
+                &remote_kptfile("al", &mono, "/app/al", "v1", "", None),
             ),
             ("app/loc/Kptfile", &kptfile("loc")),
             ("app/loc/l.yaml", &config_map("l", "1")),
@@ -492,7 +492,8 @@ fn pkg_get_and_update_print_what_kpt_prints() {
         &mut diffs,
     );
     // Adds `new`, keeps `dep` (changed since upstream's unfetched copy), carries the
-    // new ref over to `al` (same repository, `/app-lib` under `/app`); then each
+    // new ref over to `al` (same repository, `/app/al` under `/app`; kpt would move a
+    // `/app-lib` too, comparing directories as strings, and we do not); then each
     // sub-package updates on its own.
     let ran = s.compare(&["pkg", "update", "p@v2"], &mut diffs);
     assert!(
