@@ -237,8 +237,9 @@ impl Repository for GitRepository {
 
     fn git_location(&self) -> Option<(String, String)> {
         let spec = self.spec();
+        // As in the locks of its git revisions: a password in the URL is never shown.
         Some((
-            spec.url.clone(),
+            crate::redact::redact_url(&spec.url),
             spec.directory.trim_matches('/').to_owned(),
         ))
     }

@@ -150,6 +150,15 @@ async fn passwords_in_urls_never_leak() {
         published.contains("***"),
         "selfLock shows the redacted URL: {published}"
     );
+    // A draft's selfLock (its drafts/ branch) names the repository redacted too.
+    let draft = init(&prs, "good", "other", "ws").await;
+    assert!(
+        draft.data["status"]["selfLock"]["git"]["repo"]
+            .as_str()
+            .is_some_and(|r| r.contains("***")),
+        "{}",
+        draft.data["status"]
+    );
 
     let mut shown = String::new();
     for name in ["good", "bad"] {
