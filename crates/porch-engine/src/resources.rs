@@ -78,18 +78,7 @@ impl Engine {
         crate::render::Rendered,
     )> {
         let current = self.get(&id.0, name)?;
-        if current.lifecycle != Lifecycle::Draft {
-            return Err(EngineError::Invalid(format!(
-                "cannot update the resources of package revision {name}: its lifecycle is {}; only Draft revisions can be modified",
-                current.lifecycle
-            )));
-        }
-        if current.origin != Origin::Store {
-            return Err(EngineError::Invalid(format!(
-                "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
-            )));
-        }
-        check_rv(name, resource_version, &current.resource_version)?;
+        check_modifiable(&current, "update the resources", resource_version)?;
         let stored = self.stored_draft_of(id, &current).await?;
         let expected = stored.meta.resource_version;
         let existing = stored.files()?;
@@ -142,6 +131,28 @@ impl Engine {
         self.mirror_after_write(id, name).await;
         Ok(())
     }
+}
+
+/// `current` may be changed (by `what`, for the error): a Draft this server keeps, at the
+/// resourceVersion the change was made against.
+pub(crate) fn check_modifiable(
+    current: &crate::model::PackageRevision,
+    what: &str,
+    resource_version: &str,
+) -> Result<()> {
+    let name = current.name();
+    if current.lifecycle != Lifecycle::Draft {
+        return Err(EngineError::Invalid(format!(
+            "cannot {what} of package revision {name}: its lifecycle is {}; only Draft revisions can be modified",
+            current.lifecycle
+        )));
+    }
+    if current.origin != Origin::Store {
+        return Err(EngineError::Invalid(format!(
+            "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
+        )));
+    }
+    check_rv(name.as_str(), resource_version, &current.resource_version)
 }
 
 /// Compares the resourceVersion an update carries with the current one.

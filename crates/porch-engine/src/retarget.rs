@@ -11,18 +11,15 @@
 //! always was (only these two have a meaning for an existing Draft), except a subpackage
 //! task appended after the creating task (`subpackage.rs`).
 
-use kpt::package::PackageFiles as KptFiles;
-use kpt::pkg::update::{Strategy, UpdateOptions, update_package};
-use porch_core::lifecycle::Lifecycle;
 use porch_core::revision::{Task, UpstreamPackage};
 use tracing::Instrument;
 
 use crate::drafts::StoredDraft;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
-use crate::model::{Origin, PackageRevision};
-use crate::resources::check_rv;
-use crate::tasks;
+use crate::model::PackageRevision;
+use crate::resources::{check_modifiable, check_rv};
+use crate::upgrade::{merge_onto_upstream, parse_strategy};
 
 /// What a change of a Draft's tasks asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,22 +115,16 @@ impl Engine {
         porch_core::repository::PackageFiles,
         Option<porch_core::revision::Locator>,
     )> {
-        let strategy: Strategy = plan
-            .strategy
-            .parse()
-            .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))?;
+        let strategy = parse_strategy(&plan.strategy)?;
         let (original, _) = self.upstream_files(namespace, &plan.from).await?;
         let (updated, lock) = self.upstream_files(namespace, &plan.to).await?;
-        let merged = update_package(
-            &KptFiles::from_map(original),
-            &KptFiles::from_map(updated),
-            &KptFiles::from_map(local),
+        let files = merge_onto_upstream(
+            [original, updated, local],
             strategy,
-            &UpdateOptions::default(),
-        )
-        .map_err(|e| EngineError::Invalid(format!("update failed: {e}")))?
-        .into_map();
-        let files = tasks::clone_files(merged, package_name, lock.as_ref())?;
+            package_name,
+            lock.as_ref(),
+            "update",
+        )?;
         Ok((files, lock))
     }
 
@@ -158,18 +149,7 @@ impl Engine {
         let (_, queue) = self.handle(&id)?;
         let guard = self.inner.in_flight.resources(namespace, name)?;
         let span = tracing::info_span!("update_tasks", revision = %name, namespace);
-        if current.lifecycle != Lifecycle::Draft {
-            return Err(EngineError::Invalid(format!(
-                "cannot change the tasks of package revision {name}: its lifecycle is {}; only Draft revisions can be modified",
-                current.lifecycle
-            )));
-        }
-        if current.origin != Origin::Store {
-            return Err(EngineError::Invalid(format!(
-                "package revision {name} is a draft branch in git written by another server; updating it is not supported yet"
-            )));
-        }
-        check_rv(name, resource_version, &current.resource_version)?;
+        check_modifiable(&current, "change the tasks", resource_version)?;
         let stored = self.stored_draft_of(&id, &current).await?;
         let expected = stored.meta.resource_version;
         let mut meta = stored.meta.clone();

@@ -7,8 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use kpt::package::PackageFiles as KptFiles;
-use kpt::pkg::update::{Strategy, UpdateOptions, update_package};
 use porch_core::names::{Revision, check_subpackage_dir};
 use porch_core::repository::PackageFiles;
 use porch_core::revision::{CloneTask, Task, UpgradeTask};
@@ -17,6 +15,7 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::model::PackageRevision;
 use crate::tasks;
+use crate::upgrade::{merge_onto_upstream, parse_strategy};
 
 /// A subpackage task appended to a Draft's tasks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,13 +137,7 @@ impl Engine {
                         parent.name()
                     )));
                 }
-                let strategy: Strategy =
-                    upgrade
-                        .strategy
-                        .parse()
-                        .map_err(|e: kpt::pkg::update::UpdateError| {
-                            EngineError::Invalid(e.to_string())
-                        })?;
+                let strategy = parse_strategy(&upgrade.strategy)?;
                 let old = self.published_upstream(parent, &upgrade.old_upstream.name, "old")?;
                 let new = self.published_upstream(parent, &upgrade.new_upstream.name, "new")?;
                 let prefix = format!("{dir}/");
@@ -170,16 +163,17 @@ impl Engine {
                         parent.name()
                     )));
                 }
-                let merged = update_package(
-                    &KptFiles::from_map(self.files_of(&old).await?),
-                    &KptFiles::from_map(self.files_of(&new).await?),
-                    &KptFiles::from_map(local),
+                let upgraded = merge_onto_upstream(
+                    [
+                        self.files_of(&old).await?,
+                        self.files_of(&new).await?,
+                        local,
+                    ],
                     strategy,
-                    &UpdateOptions::default(),
-                )
-                .map_err(|e| invalid(format!("upgrade failed: {e}")))?
-                .into_map();
-                let upgraded = tasks::clone_files(merged, &name, new.self_lock.as_ref())?;
+                    &name,
+                    new.self_lock.as_ref(),
+                    "upgrade",
+                )?;
                 files.retain(|p, _| !p.starts_with(&prefix));
                 files.extend(under(&dir, upgraded));
                 Ok(files)

@@ -25,10 +25,7 @@ impl Engine {
             .upgrade
             .as_ref()
             .ok_or_else(|| EngineError::Invalid("upgrade task has no upgrade parameters".into()))?;
-        let strategy: Strategy = spec
-            .strategy
-            .parse()
-            .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))?;
+        let strategy = parse_strategy(&spec.strategy)?;
         let old = self.upgrade_ref(&id.0, &spec.old_upstream.name, "old upstream")?;
         let new = self.upgrade_ref(&id.0, &spec.new_upstream.name, "new upstream")?;
         let local = self.upgrade_ref(&id.0, &spec.local.name, "local")?;
@@ -60,19 +57,17 @@ impl Engine {
                 local.key.repository, local.key.package
             )));
         }
-        let original = KptFiles::from_map(self.files_of(&old).await?);
-        let updated = KptFiles::from_map(self.files_of(&new).await?);
-        let local_files = KptFiles::from_map(self.files_of(&local).await?);
-        let merged = update_package(
-            &original,
-            &updated,
-            &local_files,
+        let files = merge_onto_upstream(
+            [
+                self.files_of(&old).await?,
+                self.files_of(&new).await?,
+                self.files_of(&local).await?,
+            ],
             strategy,
-            &UpdateOptions::default(),
-        )
-        .map_err(|e| EngineError::Invalid(format!("upgrade failed: {e}")))?
-        .into_map();
-        let files = tasks::clone_files(merged, package.package(), new.self_lock.as_ref())?;
+            package.package(),
+            new.self_lock.as_ref(),
+            "upgrade",
+        )?;
         Ok((files, new.self_lock))
     }
 
@@ -84,4 +79,34 @@ impl Engine {
         }
         self.get(namespace, name)
     }
+}
+
+/// kpt's update of a local package from its `original` upstream to the `updated` one with
+/// `strategy`, then pointed at `lock` as package `name`: what an
+/// `upgrade`, an appended `update` and a subpackage upgrade all do. `what` names the
+/// operation in a merge error.
+pub(crate) fn merge_onto_upstream(
+    [original, updated, local]: [PackageFiles; 3],
+    strategy: Strategy,
+    name: &str,
+    lock: Option<&Locator>,
+    what: &str,
+) -> Result<PackageFiles> {
+    let merged = update_package(
+        &KptFiles::from_map(original),
+        &KptFiles::from_map(updated),
+        &KptFiles::from_map(local),
+        strategy,
+        &UpdateOptions::default(),
+    )
+    .map_err(|e| EngineError::Invalid(format!("{what} failed: {e}")))?
+    .into_map();
+    tasks::clone_files(merged, name, lock)
+}
+
+/// A task's merge strategy (empty: resource-merge); an unknown one is invalid.
+pub(crate) fn parse_strategy(strategy: &str) -> Result<Strategy> {
+    strategy
+        .parse()
+        .map_err(|e: kpt::pkg::update::UpdateError| EngineError::Invalid(e.to_string()))
 }
