@@ -4,7 +4,10 @@
 //! `porchctl`'s `cli_kpt_differential` test compares the same with kpt itself.
 
 use std::path::Path;
-use std::process::Command;
+
+#[path = "support/git_cli.rs"]
+mod git_cli;
+use git_cli::git;
 
 use kpt::pkg::Strategy;
 use kpt::pkg::console::Recorder;
@@ -12,21 +15,6 @@ use kpt::pkg::get::{GetOptions, get_into};
 use kpt::pkg::git::{Fetcher, RepoCache};
 use kpt::pkg::merge3::MergeOptions;
 use kpt::pkg::update::driver::update_dir_into;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "a")
-        .env("GIT_AUTHOR_EMAIL", "a@b")
-        .env("GIT_COMMITTER_NAME", "a")
-        .env("GIT_COMMITTER_EMAIL", "a@b")
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn write(dir: &Path, files: &[(&str, String)]) {
     for (p, text) in files {

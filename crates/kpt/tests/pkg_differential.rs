@@ -13,6 +13,10 @@ mod lists;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "support/git_cli.rs"]
+mod git_cli;
+use git_cli::git;
+
 use kpt::package::{PackageFiles, fs::read_dir};
 use kpt::pkg::Strategy;
 use kpt::pkg::get::{GetOptions, get};
@@ -25,20 +29,6 @@ const KPT: &str = "/usr/bin/kpt";
 #[path = "support/rng.rs"]
 mod rng;
 use rng::Rng;
-
-fn git(dir: &Path, args: &[&str]) {
-    let st = Command::new("git")
-        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run git");
-    assert!(
-        st.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-}
 
 fn deployment(
     name: &str,

@@ -3,24 +3,12 @@
 //! commits, a branch and a tag of the same name; and what `upstreamLock` records.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+#[path = "support/git_cli.rs"]
+mod git_cli;
+use git_cli::git;
 
 use kpt::pkg::git::fetch;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "a")
-        .env("GIT_AUTHOR_EMAIL", "a@b")
-        .env("GIT_COMMITTER_NAME", "a")
-        .env("GIT_COMMITTER_EMAIL", "a@b")
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository with `shop/cart.yaml` at two commits on `trunk`; returns it and
 /// the first commit.

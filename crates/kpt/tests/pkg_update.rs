@@ -2,8 +2,9 @@
 //! non-KRM file rules, and bad input (unreachable repository, missing ref or
 //! directory, local changes under fast-forward) with the local package untouched.
 
-use std::path::Path;
-use std::process::Command;
+#[path = "support/git_cli.rs"]
+mod git_cli;
+use git_cli::git;
 
 use kpt::package::PackageFiles;
 use kpt::package::fs::read_dir;
@@ -134,20 +135,6 @@ fn init_writes_kpt_files() {
     // existing files are kept
     let again = init(&out, "", &opts);
     assert!(again.is_empty());
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let st = Command::new("git")
-        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
 }
 
 #[test]

@@ -324,5 +324,9 @@ mod tests {
         assert_eq!(clean("/../a"), "/a");
         assert_eq!(clean("a/../../b"), "../b");
         assert_eq!(clean(""), ".");
+        assert_eq!(clean("//app//sub/"), "/app/sub");
+        assert_eq!(clean("a/./b/../c"), "a/c");
+        assert_eq!(clean("../a"), "../a");
+        assert_eq!(clean("a/../.."), "..");
     }
 }

@@ -479,7 +479,7 @@ fn propagate_ref(
     if old.git_ref == new.git_ref && strategy.is_none() {
         return Ok(());
     }
-    let root_dir = clean_path(&old.directory);
+    let root_dir = crate::pkg::url::clean(&old.directory);
     for sub in remote_subpackages(files) {
         let kf = join(&sub, KPTFILE);
         let Some(mut k) = read_kptfile(files, &kf)? else {
@@ -489,7 +489,7 @@ fn propagate_ref(
             continue;
         };
         let Some(g) = up.git.as_mut() else { continue };
-        let under = is_under(&clean_path(&g.directory), &root_dir);
+        let under = is_under(&crate::pkg::url::clean(&g.directory), &root_dir);
         if g.repo != old.repo || g.git_ref != old.git_ref || !under {
             continue;
         }
@@ -507,35 +507,9 @@ fn is_under(dir: &str, root: &str) -> bool {
     dir == root || root == "/" || root == "." || dir.starts_with(&format!("{root}/"))
 }
 
-/// Go's `path.Clean`: repeated and trailing slashes, `.` and `..` elements gone
-/// (`..` above a rooted path's root dropped), `.` for nothing.
-fn clean_path(p: &str) -> String {
-    let rooted = p.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in p.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{clean_path, is_under};
+    use super::is_under;
 
     #[test]
     fn under_is_a_path_test_not_a_string_prefix() {
@@ -544,22 +518,5 @@ mod tests {
         assert!(is_under("/anything", "/"));
         assert!(!is_under("/app-lib", "/app"));
         assert!(!is_under("/ap", "/app"));
-    }
-
-    #[test]
-    fn paths_clean_as_gos_path_clean() {
-        for (p, want) in [
-            ("/app", "/app"),
-            ("/app/", "/app"),
-            ("//app//sub/", "/app/sub"),
-            ("/", "/"),
-            ("", "."),
-            ("a/./b/../c", "a/c"),
-            ("/../a", "/a"),
-            ("../a", "../a"),
-            ("a/../..", ".."),
-        ] {
-            assert_eq!(clean_path(p), want, "{p}");
-        }
     }
 }
