@@ -176,17 +176,23 @@ impl RevisionBackend {
             record::render_failed(self.events.as_ref(), namespace, name, &e);
             err(name)(e)
         };
-        // A Draft moved to another upstream by its tasks (older clients' `rpkg update`).
+        // Tasks changed on a Draft: moved to another upstream (older clients' `rpkg update`)
+        // or a subpackage cloned or upgraded. Most updates (lifecycle, metadata) resend the
+        // tasks unchanged and skip this.
         if endpoint == Endpoint::Update && new.pointer("/spec/tasks").is_some() {
-            super::access::check_update(ctx, namespace, &revision_json(&current), new).await?;
-            if let Some(moved) = self
-                .engine
-                .update_tasks(namespace, name, &rv, convert::tasks(new)?)
-                .await
-                .map_err(failed)?
-            {
-                rv = moved.resource_version.clone();
-                result = moved;
+            let tasks = convert::tasks(new)?;
+            if tasks != current.tasks {
+                let old = serde_json::json!({"spec": {"tasks": current.tasks}});
+                super::access::check_update(ctx, namespace, &old, new).await?;
+                if let Some(moved) = self
+                    .engine
+                    .update_tasks(namespace, name, &rv, tasks)
+                    .await
+                    .map_err(failed)?
+                {
+                    rv = moved.resource_version.clone();
+                    result = moved;
+                }
             }
         }
         if endpoint == Endpoint::Update
