@@ -78,21 +78,29 @@ pub fn package_line(display_path: &str, leading_newline: bool) -> String {
     )
 }
 
+/// `dir` made absolute and cleaned (Go's `filepath.Abs`, which cleans: no `.`
+/// elements, `..` applied).
+pub fn absolute_clean(dir: &std::path::Path) -> std::path::PathBuf {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut out = std::path::PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// kpt's display name of the package a command is given: the last element of its
 /// absolute, cleaned path (`filepath.Base(filepath.Clean(abs))`).
 pub fn display_name(dir: &std::path::Path) -> String {
-    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mut parts: Vec<String> = Vec::new();
-    for c in abs.components() {
-        match c {
-            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            _ => {}
-        }
-    }
-    parts.pop().unwrap_or_else(|| "/".to_string())
+    absolute_clean(dir)
+        .file_name()
+        .map_or_else(|| "/".to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

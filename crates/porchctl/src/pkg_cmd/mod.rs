@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use kpt::package::fs;
 use kpt::pkg::Strategy;
-use kpt::pkg::console::{Console, Terminal};
+use kpt::pkg::console::{Console, Terminal, absolute_clean, display_name};
 use kpt::pkg::context::customize_dir;
 use kpt::pkg::get::{GetOptions, destination, get_into, resolve_package_arg};
 use kpt::pkg::git::{Fetcher, RepoCache};
@@ -80,34 +80,11 @@ pub fn run(cmd: PkgCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `p` without `.` elements and with `..` applied (Go's `filepath.Clean` on an
-/// absolute path).
-fn clean(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn base_name(p: &Path) -> String {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    abs.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 fn run_init(a: InitArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
     let (existing, _) = fs::read_dir(&a.dir)?;
     let opts = InitOptions {
-        name: base_name(&a.dir),
+        name: display_name(&a.dir),
         description: a.description,
         keywords: crate::cli::csv_elements(&a.keywords),
         site: a.site,
@@ -151,7 +128,7 @@ fn get_to(a: GetArgs, cache: RepoCache, console: &mut dyn Console) -> anyhow::Re
         repo,
         directory,
         git_ref,
-        name: base_name(&dest),
+        name: display_name(&dest),
         strategy,
     };
     let mut fx = Fetcher::new(cache, console, false);
@@ -159,7 +136,7 @@ fn get_to(a: GetArgs, cache: RepoCache, console: &mut dyn Console) -> anyhow::Re
     if a.for_deployment {
         let c = fx.console();
         c.print("\nCustomizing package for deployment.\n");
-        let log = customize_dir(&dest, &base_name(&dest))?;
+        let log = customize_dir(&dest, &display_name(&dest))?;
         for line in log.iter().filter(|l| !l.is_empty()) {
             c.print(&format!("{line}\n"));
         }
@@ -184,11 +161,10 @@ fn first_missing(path: &Path) -> Option<PathBuf> {
 }
 
 fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
-    let dir = Path::new(
-        a.package
-            .rsplit_once('@')
-            .map_or(a.package.as_str(), |(d, _)| d),
-    );
+    let (dir, new_ref) = match a.package.rsplit_once('@') {
+        Some((d, r)) => (Path::new(d), Some(r)),
+        None => (Path::new(a.package.as_str()), None),
+    };
     // kpt resolves the directory before anything else: a missing element is a plain
     // Go error (kubectl's `error: ` prefix), a directory without a Kptfile kpt's own.
     if let Some(missing) = first_missing(dir) {
@@ -199,34 +175,35 @@ fn run_update(a: UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     if !dir.join(kpt::kptfile::KPTFILE).exists() {
-        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         return Ok(kpt_error(format!(
             "No Kptfile found at {}.",
-            kpt::goquote::go_quote(&clean(&abs).to_string_lossy())
+            kpt::goquote::go_quote(&absolute_clean(dir).to_string_lossy())
         )));
     }
     let mut console = Terminal;
-    match update_to(a, &mut console) {
+    match update_to(dir, new_ref, a.strategy.as_deref(), &mut console) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => Ok(kpt_error(format!("{e:#}"))),
     }
 }
 
-fn update_to(a: UpdateArgs, console: &mut dyn Console) -> anyhow::Result<()> {
-    let (dir, new_ref) = match a.package.rsplit_once('@') {
-        Some((d, r)) => (PathBuf::from(d), Some(r.to_string())),
-        None => (PathBuf::from(&a.package), None),
-    };
+/// `pkg update` of `dir` to `new_ref` (or its upstream's ref), printing to `console`.
+fn update_to(
+    dir: &Path,
+    new_ref: Option<&str>,
+    strategy: Option<&str>,
+    console: &mut dyn Console,
+) -> anyhow::Result<()> {
     // kpt's preRunE: without --strategy the update is a resource-merge, and the Kptfile's
     // updateStrategy is set to it (whatever `pkg get --strategy` recorded).
-    let strategy = match a.strategy.as_deref() {
+    let strategy = match strategy {
         Some(s) => s.parse::<Strategy>()?,
         None => Strategy::ResourceMerge,
     };
     let mut fx = Fetcher::new(RepoCache::kpt()?, console, true);
     update_dir_into(
-        &dir,
-        new_ref.as_deref(),
+        dir,
+        new_ref,
         Some(strategy),
         &MergeOptions::default(),
         &mut fx,
