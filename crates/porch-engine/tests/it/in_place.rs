@@ -51,6 +51,17 @@ fn by_name(name: &str) -> UpstreamPackage {
     }
 }
 
+/// An `update` task naming revision `name` as the new upstream.
+fn update_to(name: &str) -> Task {
+    Task {
+        task_type: "update".into(),
+        update: Some(UpdateTask {
+            upstream: by_name(name),
+        }),
+        ..Task::default()
+    }
+}
+
 async fn text(e: &Engine, name: &str, path: &str) -> anyhow::Result<String> {
     let (_, files) = e.read_resources(NS, name).await?;
     Ok(String::from_utf8(
@@ -70,13 +81,7 @@ async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> any
     put(e, &name, "cm.yaml", cm("c", "1", "local")).await?;
     let before = e.get(NS, &name)?;
     let mut tasks = before.tasks.clone();
-    tasks.push(Task {
-        task_type: "update".into(),
-        update: Some(UpdateTask {
-            upstream: by_name(&v2),
-        }),
-        ..Task::default()
-    });
+    tasks.push(update_to(&v2));
 
     // A stale resourceVersion is a conflict, and nothing changes.
     let err = e
@@ -109,13 +114,7 @@ async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> any
     publish(e, &name).await?;
     let published = e.get(NS, &name)?;
     let mut again = published.tasks.clone();
-    again.push(Task {
-        task_type: "update".into(),
-        update: Some(UpdateTask {
-            upstream: by_name(&v1),
-        }),
-        ..Task::default()
-    });
+    again.push(update_to(&v1));
     let err = e
         .update_tasks(NS, &name, &published.resource_version, again)
         .await
