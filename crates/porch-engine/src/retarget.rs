@@ -7,9 +7,11 @@
 //! and merges an appended `update` from the clone's *first* upstream however many updates
 //! came before. Here both are one three-way merge, with the clone task's `strategy`: the
 //! package as the Draft's current upstream has it (original), as the new upstream has it
-//! (updated), and the Draft (local). Any other change of `spec.tasks` is left alone, as it
-//! always was (only these two have a meaning for an existing Draft), except a subpackage
-//! task appended after the creating task (`subpackage.rs`).
+//! (updated), and the Draft (local). A subpackage task appended after the creating task is
+//! `subpackage.rs`'s. What Go Porch refuses is refused with its words (tasks removed, a
+//! type changed, an appended task that is no `update`, ...); any other change of the tasks
+//! already there (an init task's description, say) means nothing for an existing Draft and
+//! is left alone, as Go Porch leaves it.
 
 use porch_core::revision::{Task, UpstreamPackage};
 use tracing::Instrument;
@@ -48,51 +50,76 @@ fn current_upstream(tasks: &[Task]) -> Option<&UpstreamPackage> {
     )
 }
 
-/// The move `new` asks of a Draft whose tasks are `old`, if any (see the module doc).
-pub(crate) fn plan(old: &[Task], new: &[Task]) -> Result<Option<Retarget>> {
+/// The move `new` asks of a Draft of `package` whose tasks are `old`, if any (see the
+/// module doc). A change Go Porch refuses (`DoPRMutations`) is refused with its words:
+/// tasks removed, a task's type changed, more than one task appended, an appended task
+/// that is no `update`, or an `update` appended to a package that was not cloned.
+pub(crate) fn plan(old: &[Task], new: &[Task], package: &str) -> Result<Option<Retarget>> {
+    if old.len() > new.len() {
+        return Err(invalid("removing tasks is not yet supported".into()));
+    }
+    if old.iter().zip(new).any(|(o, n)| o.task_type != n.task_type) {
+        return Err(invalid("changing task types is not yet supported".into()));
+    }
+    if new.len() > old.len() + 1 {
+        return Err(invalid("can only append one task at a time".into()));
+    }
+    let appended = new.get(old.len());
+    if let Some(task) = appended {
+        if task.task_type != "update" {
+            return Err(invalid(format!(
+                "appended task is type {:?}, must be type \"update\"",
+                task.task_type
+            )));
+        }
+        if task.update.is_none() {
+            return Err(invalid(
+                "update not set for updateTask of type \"update\"".into(),
+            ));
+        }
+        if old.first().is_none_or(|t| t.task_type != "clone") {
+            return Err(invalid(format!(
+                "upstream source not found for package rev {package:?}; only cloned packages can be updated"
+            )));
+        }
+    }
+    // Go Porch's `currUpstream`: a clone task must say where it cloned from.
+    let from = |tasks: &[Task]| {
+        current_upstream(tasks).cloned().ok_or_else(|| {
+            invalid(format!(
+                "package {package} does not have original upstream info"
+            ))
+        })
+    };
     let (Some(first_old), Some(first_new)) = (old.first(), new.first()) else {
         return Ok(None);
     };
-    if first_old.task_type != "clone" || first_new.task_type != "clone" {
-        return Ok(None);
-    }
     let strategy = first_new
         .clone
         .as_ref()
         .map(|c| c.strategy.clone())
         .unwrap_or_default();
-    if first_old != first_new {
-        let (Some(from), Some(to)) = (current_upstream(old), current_upstream(new)) else {
-            return Ok(None);
-        };
+    if first_old.task_type == "clone" && first_old != first_new {
         return Ok(Some(Retarget {
-            from: from.clone(),
-            to: to.clone(),
+            from: from(old)?,
+            to: from(new)?,
             strategy,
         }));
     }
-    if new.len() != old.len() + 1 || new[..old.len()] != *old {
-        return Ok(None);
-    }
-    let appended = &new[old.len()];
-    if appended.task_type != "update" {
-        return Ok(None);
-    }
-    let to = appended
-        .update
-        .as_ref()
-        .map(|u| u.upstream.clone())
-        .ok_or_else(|| {
-            EngineError::Invalid("update not set for updateTask of type \"update\"".into())
-        })?;
-    let Some(from) = current_upstream(old) else {
+    // An appended update; other changes of the tasks already there mean nothing for a
+    // Draft and are left alone, as Go Porch leaves them.
+    let Some(to) = appended.and_then(|t| t.update.as_ref()) else {
         return Ok(None);
     };
     Ok(Some(Retarget {
-        from: from.clone(),
-        to,
+        from: from(old)?,
+        to: to.upstream.clone(),
         strategy,
     }))
+}
+
+fn invalid(message: String) -> EngineError {
+    EngineError::Invalid(message)
 }
 
 /// What a change of a Draft's tasks does.
@@ -140,7 +167,7 @@ impl Engine {
         let current = self.get(namespace, name)?;
         let change = match crate::subpackage::appended(&current.tasks, &tasks)? {
             Some(sub) => TaskChange::Subpackage(sub),
-            None => match plan(&current.tasks, &tasks)? {
+            None => match plan(&current.tasks, &tasks, current.key.package.package())? {
                 Some(plan) => TaskChange::Retarget(plan),
                 None => return Ok(None),
             },
@@ -247,7 +274,7 @@ mod tests {
         let old = [clone(git("update/v1"), "copy-merge")];
         let new = [clone(git("v2"), "copy-merge")];
         assert_eq!(
-            plan(&old, &new).expect("plan"),
+            plan(&old, &new, "a").expect("plan"),
             Some(Retarget {
                 from: git("update/v1"),
                 to: git("v2"),
@@ -259,7 +286,7 @@ mod tests {
         let old = [clone(by_name("bp.a.v1"), "")];
         let new = [clone(by_name("bp.a.v2"), ""), update(by_name("bp.a.v2"))];
         assert_eq!(
-            plan(&old, &new).expect("plan").map(|p| (p.from, p.to)),
+            plan(&old, &new, "a").expect("plan").map(|p| (p.from, p.to)),
             Some((by_name("bp.a.v1"), by_name("bp.a.v2")))
         );
     }
@@ -269,14 +296,16 @@ mod tests {
         let mut old = vec![clone(by_name("bp.a.v1"), "")];
         let new = [old.clone(), vec![update(by_name("bp.a.v2"))]].concat();
         assert_eq!(
-            plan(&old, &new).expect("plan").map(|p| (p.from, p.to)),
+            plan(&old, &new, "a").expect("plan").map(|p| (p.from, p.to)),
             Some((by_name("bp.a.v1"), by_name("bp.a.v2")))
         );
         // A second update starts from where the first one went (Go Porch: from the clone).
         old = new.clone();
         let newer = [old.clone(), vec![update(by_name("bp.a.v3"))]].concat();
         assert_eq!(
-            plan(&old, &newer).expect("plan").map(|p| (p.from, p.to)),
+            plan(&old, &newer, "a")
+                .expect("plan")
+                .map(|p| (p.from, p.to)),
             Some((by_name("bp.a.v2"), by_name("bp.a.v3")))
         );
     }
@@ -285,27 +314,85 @@ mod tests {
     fn other_changes_ask_for_nothing() {
         let cloned = [clone(by_name("bp.a.v1"), "")];
         let init = [Task::init(Default::default())];
+        let mut described = init.clone();
+        if let Some(i) = described[0].init.as_mut() {
+            i.description = "another".into();
+        }
+        for (old, new) in [
+            (&cloned[..], &cloned[..]),
+            (&init[..], &init[..]),
+            (&init[..], &described[..]),
+            (&[][..], &[][..]),
+        ] {
+            assert_eq!(
+                plan(old, new, "a").expect("plan"),
+                None,
+                "{old:?} -> {new:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn changes_go_porch_refuses_are_refused_with_its_words() {
+        let cloned = [clone(by_name("bp.a.v1"), "")];
+        let init = [Task::init(Default::default())];
         let upgrade = Task {
             task_type: "upgrade".into(),
             ..Task::default()
         };
-        for (old, new) in [
-            (&cloned[..], &cloned[..]),
-            (&cloned[..], &[][..]),
-            (&init[..], &init[..]),
-            (&init[..], &[init[0].clone(), update(by_name("x"))][..]),
-            (&cloned[..], &[cloned[0].clone(), upgrade.clone()][..]),
+        let twice = [
+            cloned[0].clone(),
+            update(by_name("x")),
+            update(by_name("y")),
+        ];
+        for (old, new, want) in [
+            (&cloned[..], &[][..], "removing tasks is not yet supported"),
+            (
+                &twice[..],
+                &cloned[..],
+                "removing tasks is not yet supported",
+            ),
             (
                 &cloned[..],
-                &[
-                    cloned[0].clone(),
-                    update(by_name("x")),
-                    update(by_name("y")),
-                ][..],
+                &init[..],
+                "changing task types is not yet supported",
+            ),
+            (
+                &cloned[..],
+                &twice[..],
+                "can only append one task at a time",
+            ),
+            (
+                &cloned[..],
+                &[cloned[0].clone(), upgrade][..],
+                "appended task is type \"upgrade\", must be type \"update\"",
+            ),
+            (
+                &init[..],
+                &[init[0].clone(), update(by_name("x"))][..],
+                "upstream source not found for package rev \"a\"; only cloned packages can be updated",
+            ),
+            (
+                &[][..],
+                &[update(by_name("x"))][..],
+                "upstream source not found for package rev \"a\"; only cloned packages can be updated",
             ),
         ] {
-            assert_eq!(plan(old, new).expect("plan"), None, "{old:?} -> {new:?}");
+            let err = plan(old, new, "a").expect_err("refused");
+            assert_eq!(err.to_string(), want, "{old:?} -> {new:?}");
         }
+        // A clone task that names no upstream has nothing to update from.
+        let bare = Task {
+            task_type: "clone".into(),
+            ..Task::default()
+        };
+        let appended = [bare.clone(), update(by_name("x"))];
+        let err = plan(&appended[..1], &appended, "a").expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("does not have original upstream info"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -315,7 +402,7 @@ mod tests {
             task_type: "update".into(),
             ..Task::default()
         };
-        let err = plan(&old, &[old[0].clone(), bare]).expect_err("refused");
+        let err = plan(&old, &[old[0].clone(), bare], "a").expect_err("refused");
         assert!(err.to_string().contains("update not set"), "{err}");
     }
 }

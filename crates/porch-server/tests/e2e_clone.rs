@@ -265,4 +265,28 @@ async fn legacy_update_task_upgrades_the_latest_revision() {
     );
     assert_eq!(code, 422, "{msg}");
     assert!(msg.contains("upgrade task instead"), "{msg}");
+
+    // An existing Draft's tasks: what Go Porch refuses is refused with its words, over
+    // the API, and the Draft keeps its tasks.
+    let mut draft = prs.get("git.legacy.ws2").await.expect("draft");
+    let tasks = spec(&draft)["tasks"].clone();
+    draft.data["spec"]["tasks"] = json!([]);
+    let (code, msg) = api_err(
+        prs.replace("git.legacy.ws2", &PostParams::default(), &draft)
+            .await,
+    );
+    assert_eq!(code, 422, "{msg}");
+    assert!(msg.contains("removing tasks is not yet supported"), "{msg}");
+    draft.data["spec"]["tasks"] = json!([{"type": "init", "init": {}}]);
+    let (code, msg) = api_err(
+        prs.replace("git.legacy.ws2", &PostParams::default(), &draft)
+            .await,
+    );
+    assert_eq!(code, 422, "{msg}");
+    assert!(
+        msg.contains("changing task types is not yet supported"),
+        "{msg}"
+    );
+    let now = prs.get("git.legacy.ws2").await.expect("draft");
+    assert_eq!(spec(&now)["tasks"], tasks);
 }

@@ -123,6 +123,67 @@ async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> any
     Ok(())
 }
 
+/// What Go Porch refuses of a Draft's tasks is refused with its words, and the Draft
+/// (tasks, files, resourceVersion) is as it was.
+#[tokio::test]
+async fn refused_task_changes_leave_the_draft_as_it_was() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let url = w.empty_remote("r.git")?;
+    w.register("r", &url).await?;
+    let e = &w.engine;
+    let (v1, v2) = upstream(e).await?;
+    let d = e.create(clone_req("r", "down", "ws", &v1)).await?;
+    let name = d.name().as_str().to_owned();
+    put(e, &name, "cm.yaml", cm("c", "1", "local")).await?;
+    let before = e.get(NS, &name)?;
+    let files_before = text(e, &name, "cm.yaml").await?;
+    let init = Task::init(Default::default());
+    let upgrade = Task {
+        task_type: "upgrade".into(),
+        ..Task::default()
+    };
+    let with = |extra: &[Task]| [before.tasks.clone(), extra.to_vec()].concat();
+    for (tasks, want) in [
+        (vec![], "removing tasks is not yet supported"),
+        (vec![init], "changing task types is not yet supported"),
+        (
+            with(&[update_to(&v2), update_to(&v2)]),
+            "can only append one task at a time",
+        ),
+        (
+            with(&[upgrade]),
+            "appended task is type \"upgrade\", must be type \"update\"",
+        ),
+    ] {
+        let err = e
+            .update_tasks(NS, &name, &before.resource_version, tasks)
+            .await
+            .expect_err(want);
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{err}");
+        assert_eq!(err.to_string(), want);
+        let now = e.get(NS, &name)?;
+        assert_eq!(now.tasks, before.tasks);
+        assert_eq!(now.resource_version, before.resource_version);
+        assert_eq!(text(e, &name, "cm.yaml").await?, files_before);
+    }
+
+    // An init Draft has no upstream to update from.
+    let fresh = e
+        .create(crate::common::init_req("r", "fresh", "ws"))
+        .await?;
+    let mut tasks = fresh.tasks.clone();
+    tasks.push(update_to(&v2));
+    let err = e
+        .update_tasks(NS, fresh.name().as_str(), &fresh.resource_version, tasks)
+        .await
+        .expect_err("not cloned");
+    assert_eq!(
+        err.to_string(),
+        "upstream source not found for package rev \"fresh\"; only cloned packages can be updated"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn subpackage_tasks_are_applied_without_being_recorded() -> anyhow::Result<()> {
     let w = World::new()?;
