@@ -69,9 +69,9 @@ async fn text(e: &Engine, name: &str, path: &str) -> anyhow::Result<String> {
     )?)
 }
 
-#[tokio::test]
-async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> anyhow::Result<()> {
-    let w = World::new()?;
+/// Repository `r` with `base` v1 and v2 (see `upstream`) and a Draft cloned from v1 whose
+/// ConfigMap has a local edit: the two upstream names and the Draft's.
+async fn edited_clone(w: &World) -> anyhow::Result<(String, String, String)> {
     let url = w.empty_remote("r.git")?;
     w.register("r", &url).await?;
     let e = &w.engine;
@@ -79,6 +79,14 @@ async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> any
     let d = e.create(clone_req("r", "down", "ws", &v1)).await?;
     let name = d.name().as_str().to_owned();
     put(e, &name, "cm.yaml", cm("c", "1", "local")).await?;
+    Ok((v1, v2, name))
+}
+
+#[tokio::test]
+async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> anyhow::Result<()> {
+    let w = World::new()?;
+    let (v1, v2, name) = edited_clone(&w).await?;
+    let e = &w.engine;
     let before = e.get(NS, &name)?;
     let mut tasks = before.tasks.clone();
     tasks.push(update_to(&v2));
@@ -128,13 +136,8 @@ async fn an_appended_update_task_merges_the_draft_onto_the_new_upstream() -> any
 #[tokio::test]
 async fn refused_task_changes_leave_the_draft_as_it_was() -> anyhow::Result<()> {
     let w = World::new()?;
-    let url = w.empty_remote("r.git")?;
-    w.register("r", &url).await?;
+    let (_, v2, name) = edited_clone(&w).await?;
     let e = &w.engine;
-    let (v1, v2) = upstream(e).await?;
-    let d = e.create(clone_req("r", "down", "ws", &v1)).await?;
-    let name = d.name().as_str().to_owned();
-    put(e, &name, "cm.yaml", cm("c", "1", "local")).await?;
     let before = e.get(NS, &name)?;
     let files_before = text(e, &name, "cm.yaml").await?;
     let init = Task::init(Default::default());
