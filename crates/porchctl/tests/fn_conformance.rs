@@ -278,12 +278,13 @@ fn run_case(bin: &Path, shim: &Path, group: &str, src: &Path) -> Result<(), Stri
         git(d, &["add", "-A"]);
         git(d, &["commit", "-qm", "init"]);
     }
-    let patch = src.join(".expected/diff.patch");
-    if patch.is_file()
-        && std::fs::metadata(&patch)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-    {
+    let patch_text = std::fs::read_to_string(src.join(".expected/diff.patch")).unwrap_or_default();
+    if !patch_text.is_empty() {
+        // Upstream compares the trimmed `git diff` text, so a patch saved without its final
+        // newline is fine there; `git apply` calls that a corrupt patch.
+        let patch = tmp.path().join("diff.patch");
+        let ending = if patch_text.ends_with('\n') { "" } else { "\n" };
+        std::fs::write(&patch, format!("{patch_text}{ending}")).expect("patch");
         let out = git(
             &wanted,
             &[
