@@ -77,21 +77,23 @@ fn first_non_printable_ascii(bytes: &[u8]) -> Option<usize> {
     None
 }
 
-/// A carriage return is a line break only before a line feed here: a lone
-/// one (old Mac line ends, which YAML also allows) is refused rather than
-/// read as part of a scalar or key, which would not survive re-emitting.
-fn check_line_breaks(text: &str) -> Result<(), YamlError> {
-    let lone = text
-        .match_indices('\r')
-        .find(|&(i, _)| text.as_bytes().get(i + 1) != Some(&b'\n'));
-    match lone {
-        Some((at, _)) => Err(error_at(
-            text,
-            at,
-            "carriage return (\\r) without a line feed is not supported as a line break",
-        )),
-        None => Ok(()),
+/// A lone carriage return (old Mac line ends) is a line break in YAML, as go-yaml reads
+/// it: the text with each one turned into a line feed reads exactly as go-yaml reads the
+/// original (scalars fold and break the same, lines are counted the same), and is written
+/// back with line feeds, as kpt writes it. CRLF is left to the parser.
+fn lone_carriage_returns_as_line_feeds(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
     }
+    // Only ASCII bytes change, so the result is still UTF-8.
+    let fixed: Vec<u8> = (0..bytes.len())
+        .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+        .collect();
+    std::borrow::Cow::Owned(String::from_utf8(fixed).unwrap_or_else(|e| {
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    }))
 }
 
 fn error_at(text: &str, at: usize, message: &str) -> YamlError {
@@ -168,7 +170,7 @@ impl Document {
 /// Parses a multi-document stream; an empty stream gives no documents.
 pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
     check_characters(text)?;
-    check_line_breaks(text)?;
+    let text = &*lone_carriage_returns_as_line_feeds(text);
     let mut docs = Vec::new();
     for chunk in parse::split_documents(text) {
         let raw = &text[chunk.start..chunk.end];
