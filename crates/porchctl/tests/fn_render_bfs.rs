@@ -75,7 +75,7 @@ impl Fixture {
             .expect("porchctl runs");
         (
             out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+            pkgfix::even_out_timings(&String::from_utf8_lossy(&out.stderr)),
         )
     }
 

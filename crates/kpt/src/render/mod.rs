@@ -10,6 +10,7 @@
 mod attribution;
 mod bfs;
 mod call;
+mod elapsed;
 mod eval;
 mod heal;
 mod image;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use super::call::{self, Owner, pkg_of};
+use super::elapsed::go_elapsed;
 use super::image::resolve_image_tag;
 use super::inputs::{check_krm, config_map, find_config_ref, pkg_key, prefix_image, refers_to};
 // `image.rs` reaches the image resolution through here.
@@ -324,8 +325,8 @@ impl Ctx<'_> {
             step.execution_error = message.clone();
             step.exit_code = 1;
             self.log.push(format!(
-                "[FAIL] {shown:?} in {}s",
-                started.elapsed().as_secs()
+                "[FAIL] {shown:?} in {}",
+                go_elapsed(started.elapsed())
             ));
             return Err(fail(self, step, message));
         }
@@ -382,8 +383,8 @@ impl Ctx<'_> {
                 // records, with exit code 1.
                 self.fn_results.push(step.clone());
                 self.log.push(format!(
-                    "[FAIL] {shown:?} in {}s",
-                    started.elapsed().as_secs()
+                    "[FAIL] {shown:?} in {}",
+                    go_elapsed(started.elapsed())
                 ));
                 if !never_started {
                     self.log.extend(printer::step_details_styled(
@@ -416,9 +417,9 @@ impl Ctx<'_> {
         let mut out_items = output.list.items;
         let checked = call::finish(&mut out_items, &originals, &owner, output.exit_code == 0);
         self.snapshots = originals;
-        let secs = started.elapsed().as_secs();
+        let took = go_elapsed(started.elapsed());
         if let Err(message) = checked {
-            self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
+            self.log.push(format!("[FAIL] {shown:?} in {took}"));
             step.execution_error = message.clone();
             step.exit_code = 1;
             return Err(fail(self, step, message));
@@ -435,7 +436,7 @@ impl Ctx<'_> {
             .collect::<Vec<ResultItem>>();
         self.fn_results.push(step.clone());
         if output.exit_code != 0 {
-            self.log.push(format!("[FAIL] {shown:?} in {secs}s"));
+            self.log.push(format!("[FAIL] {shown:?} in {took}"));
             // A container's stderr comes line by line through the CLI filter (no final
             // newline); an exec function's failure keeps its stderr as written.
             let stderr = match &fref {
@@ -450,7 +451,7 @@ impl Ctx<'_> {
             ));
             return Err(fail(self, step, super::ALREADY_HANDLED.into()));
         }
-        self.log.push(format!("[PASS] {shown:?} in {secs}s"));
+        self.log.push(format!("[PASS] {shown:?} in {took}"));
         self.log.extend(printer::step_details_styled(
             &output.list.results,
             &output.stderr,
