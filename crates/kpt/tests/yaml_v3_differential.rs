@@ -421,3 +421,30 @@ fn content_after_a_node_on_its_line_as_go_yaml() {
         docs.len()
     );
 }
+
+/// A lone carriage return (old Mac line ends, alone or mixed with LF and CRLF) is a line
+/// break for go-yaml everywhere: between entries, in comments, in quoted, plain and
+/// block scalars (folded and kept as it folds and keeps a line feed), in flow collections,
+/// and in the line an error names.
+#[test]
+fn lone_carriage_returns_break_lines_as_in_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
+        return;
+    };
+    go_yaml::assert_agree(
+        &bin,
+        &[
+            "a: 1\rb: 2\r",
+            "a: 1\r# c\rb:\r  - x # l\r  - y\r",
+            "a: \"x\ry\"\rb: 'p\r\rq'\r",
+            "a: |\r  l1\r  l2\rb: >\r  f1\r  f2\r\r  f3\rc: |-\r  k\r",
+            "a: 1\r\nb: 2\rc: 3\n",
+            "k: plain\r  continued\r",
+            "a: [1,\r 2]\rb: {c: 1,\r d: 2}\r",
+            "a: 1\rb: c: d\r",
+            "a:\r  b: 1\r c: 2\r",
+            "\ra: 1\r\r",
+        ],
+    );
+}
