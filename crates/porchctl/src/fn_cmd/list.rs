@@ -60,7 +60,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn list(args: ListArgs) -> Result<(), RemoteError> {
-    let format = OutputFormat::parse(&args.print.output)?;
+    let format = args.print.format()?;
     let remote = args.conn.connect().await?;
     let client = &remote.client;
     let ns = (!args.print.all_namespaces).then_some(remote.namespace.as_str());
@@ -86,6 +86,7 @@ async fn list(args: ListArgs) -> Result<(), RemoteError> {
                 print::print_custom_columns(&objects, cols, args.print.no_headers)
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }
     };

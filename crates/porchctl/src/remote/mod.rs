@@ -8,6 +8,7 @@
 pub mod api;
 pub mod connection;
 pub mod error;
+pub mod gotemplate;
 pub mod jsonpath;
 pub mod listing;
 pub mod print;

@@ -1,14 +1,15 @@
 //! Output of remote `get` commands the way upstream porchctl prints them through kubectl's
 //! printers: server-side `Table`s, `custom-columns`, `yaml`/`json` (keys sorted, one document
-//! per object), and `name`.
+//! per object), `name`, `jsonpath` and `go-template` (run on each object).
 
 use serde_json::{Map, Value};
 
 use super::error::RemoteError;
+use super::gotemplate::{self, GoTemplate};
 use super::jsonpath::{JsonPath, scalar_text};
 use super::tabwriter::TabWriter;
 
-/// What `-o/--output` asked for.
+/// What `-o/--output` (and `--template`) asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutputFormat {
     /// The server's Table, priority-0 columns.
@@ -22,6 +23,8 @@ pub enum OutputFormat {
     CustomColumns(Vec<(String, JsonPath)>),
     /// `jsonpath=TEMPLATE`: literal text and `{path}` parts.
     JsonPathTemplate(Vec<TemplatePart>),
+    /// `go-template=TEMPLATE` (and `template=`, `go-template-file=`, `templatefile=`).
+    GoTemplate(GoTemplate),
 }
 
 /// A piece of a `-o jsonpath=` template.
@@ -35,42 +38,139 @@ pub enum TemplatePart {
     Range(JsonPath, Vec<TemplatePart>),
 }
 
+/// kubectl's `-o` formats, as its "allowed formats" list names them.
+const ALLOWED_FORMATS: &str = "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml";
+
+const JSONPATH_FORMATS: &[&str] = &["jsonpath", "jsonpath-file", "jsonpath-as-json"];
+const GO_TEMPLATE_FORMATS: &[&str] = &[
+    "go-template",
+    "go-template-file",
+    "template",
+    "templatefile",
+];
+const COLUMNS_FORMATS: &[&str] = &["custom-columns", "custom-columns-file"];
+
+/// A template printer's `FORMAT=VALUE`, or `FORMAT` with `--template VALUE` (kubectl's
+/// template flags): the format and its value when `format` is one of `formats`.
+fn template_format<'s>(
+    format: &'s str,
+    template: &'s str,
+    formats: &[&'static str],
+) -> Option<(&'static str, &'s str)> {
+    let (name, value) = if template.is_empty() {
+        formats
+            .iter()
+            .find_map(|f| {
+                let value = format.strip_prefix(f)?.strip_prefix('=')?;
+                Some((*f, value))
+            })
+            .unwrap_or((format, ""))
+    } else {
+        (format, template)
+    };
+    formats.iter().find(|f| **f == name).map(|f| (*f, value))
+}
+
+/// A `*-file` format's file, with Go's error text when it cannot be read.
+fn read_template_file(path: &str) -> Result<String, RemoteError> {
+    std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("open {path}: no such file or directory"),
+            std::io::ErrorKind::PermissionDenied => format!("open {path}: permission denied"),
+            std::io::ErrorKind::IsADirectory => format!("read {path}: is a directory"),
+            _ => format!("open {path}: {e}"),
+        };
+        RemoteError::Usage(format!("error reading --template {path}, {why}"))
+    })
+}
+
 impl OutputFormat {
-    /// Parses kubectl's `-o` values.
+    /// Parses an `-o` value alone.
+    #[cfg(test)]
     pub fn parse(s: &str) -> Result<Self, RemoteError> {
-        match s {
-            "" => Ok(OutputFormat::Table),
-            "wide" => Ok(OutputFormat::Wide),
-            "yaml" => Ok(OutputFormat::Yaml),
-            "json" => Ok(OutputFormat::Json),
-            "name" => Ok(OutputFormat::Name),
-            _ => {
-                if let Some(spec) = s.strip_prefix("custom-columns=") {
-                    parse_custom_columns(spec).map(OutputFormat::CustomColumns)
-                } else if let Some(t) = s.strip_prefix("jsonpath=") {
-                    parse_template(t).map(OutputFormat::JsonPathTemplate)
-                } else {
-                    Err(RemoteError::Usage(format!(
-                        "unable to match a printer suitable for the output format {s:?}, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml"
-                    )))
+        Self::parse_with_template(s, "")
+    }
+
+    /// Parses `-o` together with `--template`, trying kubectl's printers in `kubectl get`'s
+    /// order: templates (jsonpath, then go-template; `--template` alone means go-template),
+    /// json/yaml, the Table, custom-columns, name.
+    pub fn parse_with_template(output: &str, template: &str) -> Result<Self, RemoteError> {
+        let format = if output.is_empty() && !template.is_empty() {
+            "go-template"
+        } else {
+            output
+        };
+        let no_template =
+            || RemoteError::Usage("template format specified but no template given".into());
+        if !format.is_empty() {
+            if let Some((name, value)) = template_format(format, template, JSONPATH_FORMATS) {
+                if value.is_empty() {
+                    return Err(no_template());
                 }
+                let text = match name {
+                    "jsonpath-file" => read_template_file(value)?,
+                    "jsonpath-as-json" => {
+                        return Err(RemoteError::Usage(
+                            "porchctl does not support the jsonpath-as-json output format yet"
+                                .into(),
+                        ));
+                    }
+                    _ => value.to_string(),
+                };
+                return parse_template(&text).map(OutputFormat::JsonPathTemplate);
+            }
+            if let Some((name, value)) = template_format(format, template, GO_TEMPLATE_FORMATS) {
+                if value.is_empty() {
+                    return Err(no_template());
+                }
+                let text = match name {
+                    "go-template-file" | "templatefile" => read_template_file(value)?,
+                    _ => value.to_string(),
+                };
+                return GoTemplate::parse(&text)
+                    .map(OutputFormat::GoTemplate)
+                    .map_err(|e| {
+                        RemoteError::Usage(format!("error parsing template {text}, {e}"))
+                    });
             }
         }
+        match format {
+            "json" => return Ok(OutputFormat::Json),
+            "yaml" => return Ok(OutputFormat::Yaml),
+            "" => return Ok(OutputFormat::Table),
+            "wide" => return Ok(OutputFormat::Wide),
+            _ => {}
+        }
+        if let Some((name, value)) = template_format(format, template, COLUMNS_FORMATS) {
+            if value.is_empty() {
+                return Err(RemoteError::Usage(
+                    "custom-columns format specified but no custom columns given".into(),
+                ));
+            }
+            if name == "custom-columns-file" {
+                return Err(RemoteError::Usage(
+                    "porchctl does not support the custom-columns-file output format yet".into(),
+                ));
+            }
+            return parse_custom_columns(value).map(OutputFormat::CustomColumns);
+        }
+        if format == "name" {
+            return Ok(OutputFormat::Name);
+        }
+        Err(RemoteError::Usage(format!(
+            "unable to match a printer suitable for the output format {}, allowed formats are: {ALLOWED_FORMATS}",
+            gotemplate::go_quote(format)
+        )))
     }
 
     /// Whether the server should be asked for a `Table` (upstream asks unless the output is
-    /// custom-columns, yaml or json).
+    /// custom-columns, yaml or json; templates run on the objects here).
     pub fn wants_table(&self) -> bool {
         matches!(self, OutputFormat::Table | OutputFormat::Wide)
     }
 }
 
 fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteError> {
-    if spec.is_empty() {
-        return Err(RemoteError::Usage(
-            "custom-columns format specified but no custom columns given".into(),
-        ));
-    }
     spec.split(',')
         .map(|part| {
             let (header, path) = part.split_once(':').ok_or_else(|| {
@@ -180,13 +280,58 @@ pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
     out
 }
 
+/// Runs a go-template on each object, as kubectl's go-template printer does per object.
+/// When the template fails on an object the output so far and kubectl's debugging text
+/// are printed and the error returned.
+pub fn print_go_template(objects: &[Value], template: &GoTemplate) -> Result<String, RemoteError> {
+    let (out, err) = render_go_template(objects, template);
+    match err {
+        None => Ok(out),
+        Some(e) => {
+            super::out(&out)?;
+            Err(e)
+        }
+    }
+}
+
+/// The go-template output of `objects`, and the error that stopped it; the output then
+/// ends with kubectl's debugging text about the failing object.
+pub fn render_go_template(
+    objects: &[Value],
+    template: &GoTemplate,
+) -> (String, Option<RemoteError>) {
+    let mut out = String::new();
+    for obj in objects {
+        if let Err(e) = template.execute(obj, &mut out) {
+            let raw = template.text();
+            out.push_str(&format!(
+                "Error executing template: {e}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{raw}\n\traw data was:\n\t\t{}\n\tobject given to template engine was:\n\t\t{}\n\n",
+                go_escape(&sorted(obj).to_string()),
+                gotemplate::go_value_text(obj),
+            ));
+            let err = RemoteError::Failed(format!(
+                "error executing template {}: {e}",
+                gotemplate::go_quote(raw)
+            ));
+            return (out, Some(err));
+        }
+    }
+    (out, None)
+}
+
 /// kubectl's printing flags, shared by `repo get` and `rpkg get`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PrintFlags {
     /// Output format: yaml, json, name, wide, custom-columns=HEADER:JSONPATH,...,
-    /// jsonpath=TEMPLATE
+    /// jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE, go-template-file=FILE
+    /// (template=, templatefile= are aliases)
     #[arg(short = 'o', long, default_value = "", hide_default_value = true)]
     pub output: String,
+    /// Template string or path to template file to use when -o=go-template,
+    /// -o=go-template-file. The template format is golang templates
+    /// [https://pkg.go.dev/text/template#pkg-overview].
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub template: String,
     /// If present, list the requested object(s) across all namespaces.
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
@@ -218,6 +363,11 @@ pub struct PrintFlags {
 }
 
 impl PrintFlags {
+    /// The output format `-o` and `--template` ask for.
+    pub fn format(&self) -> Result<OutputFormat, RemoteError> {
+        OutputFormat::parse_with_template(&self.output, &self.template)
+    }
+
     /// The Table printer's options for `format`.
     pub fn table_options(&self, format: &OutputFormat) -> TableOptions {
         TableOptions {
@@ -586,6 +736,113 @@ mod tests {
 
     #[test]
     fn unknown_output_format() {
-        assert!(OutputFormat::parse("xml").is_err());
+        let err = OutputFormat::parse("xml").expect_err("no xml printer");
+        assert_eq!(
+            err.to_string(),
+            "unable to match a printer suitable for the output format \"xml\", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+        );
+    }
+
+    fn go_template(output: &str, template: &str) -> GoTemplate {
+        match OutputFormat::parse_with_template(output, template) {
+            Ok(OutputFormat::GoTemplate(t)) => t,
+            other => panic!("{output:?} --template {template:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn go_template_formats_and_the_template_flag() {
+        let o = [repo()];
+        let name = |t: &GoTemplate| render_go_template(&o, t).0;
+        for (output, template) in [
+            ("go-template={{.metadata.name}}", ""),
+            ("template={{.metadata.name}}", ""),
+            ("go-template", "{{.metadata.name}}"),
+            ("template", "{{.metadata.name}}"),
+            ("", "{{.metadata.name}}"),
+        ] {
+            assert_eq!(name(&go_template(output, template)), "test-blueprints");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("t.tmpl");
+        std::fs::write(&file, "{{.spec.type}}\n").expect("write");
+        let file = file.to_str().expect("utf-8 path");
+        for output in ["go-template-file", "templatefile"] {
+            let t = go_template(&format!("{output}={file}"), "");
+            assert_eq!(name(&t), "git\n");
+            assert_eq!(name(&go_template(output, file)), "git\n");
+        }
+        // jsonpath takes --template too; yaml ignores it.
+        assert!(matches!(
+            OutputFormat::parse_with_template("jsonpath", "{.metadata.name}"),
+            Ok(OutputFormat::JsonPathTemplate(_))
+        ));
+        std::fs::write(dir.path().join("p"), "{.spec.type}").expect("write");
+        let jp = format!("jsonpath-file={}", dir.path().join("p").display());
+        let Ok(OutputFormat::JsonPathTemplate(parts)) = OutputFormat::parse(&jp) else {
+            panic!("jsonpath-file");
+        };
+        assert_eq!(print_template(&o, &parts), "git");
+        assert_eq!(
+            OutputFormat::parse_with_template("yaml", "{{.a}}").ok(),
+            Some(OutputFormat::Yaml)
+        );
+        assert!(matches!(
+            OutputFormat::parse_with_template("custom-columns", "N:.metadata.name"),
+            Ok(OutputFormat::CustomColumns(_))
+        ));
+    }
+
+    #[test]
+    fn go_template_format_errors_in_kubectls_words() {
+        let err = |output: &str, template: &str| {
+            OutputFormat::parse_with_template(output, template)
+                .expect_err(output)
+                .to_string()
+        };
+        assert_eq!(
+            err("go-template", ""),
+            "template format specified but no template given"
+        );
+        assert_eq!(
+            err("go-template=", ""),
+            "template format specified but no template given"
+        );
+        assert_eq!(
+            err("go-template={{.a", ""),
+            "error parsing template {{.a, template: output:1: unclosed action"
+        );
+        assert_eq!(
+            err("go-template-file=/nonexistent/t", ""),
+            "error reading --template /nonexistent/t, open /nonexistent/t: no such file or directory"
+        );
+        // With --template the format must be a bare name.
+        assert!(err("jsonpath={.a}", "{.b}").starts_with(
+            "unable to match a printer suitable for the output format \"jsonpath={.a}\""
+        ));
+        assert_eq!(
+            err("custom-columns", ""),
+            "custom-columns format specified but no custom columns given"
+        );
+    }
+
+    #[test]
+    fn go_template_runs_per_object_and_reports_like_kubectl() {
+        let t = go_template("go-template={{.metadata.name}}{{\"\\n\"}}", "");
+        let two = [repo(), json!({"metadata": {"name": "b"}, "spec": {"n": 2}})];
+        assert_eq!(
+            print_go_template(&two, &t).expect("prints"),
+            "test-blueprints\nb\n"
+        );
+        let t = go_template("go-template={{.metadata.name}} {{len .spec.n}}", "");
+        let (out, err) = render_go_template(&two[1..], &t);
+        assert_eq!(
+            out,
+            "b Error executing template: template: output:1:21: executing \"output\" at <len .spec.n>: error calling len: len of type int64. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{{.metadata.name}} {{len .spec.n}}\n\traw data was:\n\t\t{\"metadata\":{\"name\":\"b\"},\"spec\":{\"n\":2}}\n\tobject given to template engine was:\n\t\tmap[metadata:map[name:b] spec:map[n:2]]\n\n"
+        );
+        assert_eq!(
+            err.expect("fails").to_string(),
+            "error executing template \"{{.metadata.name}} {{len .spec.n}}\": template: output:1:21: executing \"output\" at <len .spec.n>: error calling len: len of type int64"
+        );
     }
 }

@@ -40,7 +40,7 @@ pub struct GetArgs {
 }
 
 pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteError> {
-    let format = OutputFormat::parse(&args.print.output)?;
+    let format = args.print.format()?;
     let sort_by = SortBy::parse(&args.print.sort_by)?;
     let remote = conn.connect().await?;
     let client = &remote.client;
@@ -94,6 +94,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 }
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }
     };

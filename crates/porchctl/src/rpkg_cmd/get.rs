@@ -113,7 +113,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
         args.check_show_kptfile()?;
         return show_kptfile(conn, &args.names[0]).await;
     }
-    let format = OutputFormat::parse(&args.print.output)?;
+    let format = args.print.format()?;
     let sort_by = SortBy::parse(&args.print.sort_by)?;
     let remote = conn.connect().await?;
     let client = &remote.client;
@@ -193,6 +193,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 print::print_custom_columns(&objects, cols, args.print.no_headers)
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             _ => String::new(),
         }
     };

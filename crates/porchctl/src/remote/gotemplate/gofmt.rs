@@ -1,0 +1,537 @@
+//! Go's `fmt` for template values: `Sprint`, `Sprintln`, `Sprintf` (flags, width, precision
+//! and the verbs `v s d q t f e g x X o b c U T`, with Go's `%!verb(type=value)` for a verb
+//! that does not fit), and `strconv`'s quoting and float formatting.
+
+use super::value::{Conc, IntTy, Val};
+
+/// A parsed `%` directive.
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    minus: bool,
+    plus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+/// `fmt.Sprint`: spaces between operands when neither side is a string.
+pub(super) fn sprint(args: &[Val]) -> String {
+    let mut out = String::new();
+    let mut prev_string = false;
+    for (i, arg) in args.iter().enumerate() {
+        let is_string = matches!(arg.conc(), Conc::Str(_));
+        if i > 0 && !is_string && !prev_string {
+            out.push(' ');
+        }
+        print_arg(&mut out, arg, 'v', Spec::default());
+        prev_string = is_string;
+    }
+    out
+}
+
+/// `fmt.Sprintln`: spaces between all operands, a newline at the end.
+pub(super) fn sprintln(args: &[Val]) -> String {
+    let parts: Vec<String> = args
+        .iter()
+        .map(|a| sprint(std::slice::from_ref(a)))
+        .collect();
+    format!("{}\n", parts.join(" "))
+}
+
+/// `fmt.Sprintf`.
+pub(super) fn sprintf(format: &str, args: &[Val]) -> String {
+    let mut out = String::new();
+    let mut arg_num = 0;
+    let mut reordered = false;
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = Spec::default();
+        while let Some(&f) = chars.peek() {
+            match f {
+                '-' => spec.minus = true,
+                '+' => spec.plus = true,
+                '#' => spec.sharp = true,
+                ' ' => spec.space = true,
+                '0' => spec.zero = true,
+                _ => break,
+            }
+            chars.next();
+        }
+        let mut good_index = arg_index(&mut chars, args.len(), &mut arg_num, &mut reordered);
+        spec.width = number(&mut chars, args, &mut arg_num);
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            good_index &= arg_index(&mut chars, args.len(), &mut arg_num, &mut reordered);
+            spec.prec = Some(number(&mut chars, args, &mut arg_num).unwrap_or(0));
+        }
+        good_index &= arg_index(&mut chars, args.len(), &mut arg_num, &mut reordered);
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        if !good_index {
+            out.push_str(&format!("%!{verb}(BADINDEX)"));
+            continue;
+        }
+        let Some(arg) = args.get(arg_num) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        arg_num += 1;
+        if verb == 'v' {
+            // `%+v` and `%#v` only change structs and Go syntax; plain values print alike.
+            spec.plus = false;
+        }
+        print_arg(&mut out, arg, verb, spec);
+    }
+    if !reordered && arg_num < args.len() {
+        let extra: Vec<String> = args[arg_num..]
+            .iter()
+            .map(|a| match a.conc() {
+                Conc::Invalid => "<nil>".to_string(),
+                c => format!("{}={}", c.type_name(), sprint(std::slice::from_ref(a))),
+            })
+            .collect();
+        out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
+    }
+    out
+}
+
+/// An explicit argument index `[n]`: moves to argument n; false when it is out of range.
+fn arg_index(
+    chars: &mut std::iter::Peekable<std::str::Chars>,
+    count: usize,
+    arg_num: &mut usize,
+    reordered: &mut bool,
+) -> bool {
+    if chars.peek() != Some(&'[') {
+        return true;
+    }
+    chars.next();
+    *reordered = true;
+    let mut digits = String::new();
+    for c in chars.by_ref() {
+        if c == ']' {
+            return match digits.parse::<usize>() {
+                Ok(n) if (1..=count).contains(&n) => {
+                    *arg_num = n - 1;
+                    true
+                }
+                _ => false,
+            };
+        }
+        digits.push(c);
+    }
+    false
+}
+
+/// A width or precision: digits, or `*` taking an int argument.
+fn number(
+    chars: &mut std::iter::Peekable<std::str::Chars>,
+    args: &[Val],
+    arg_num: &mut usize,
+) -> Option<usize> {
+    if chars.peek() == Some(&'*') {
+        chars.next();
+        let n = match args.get(*arg_num).map(Val::conc) {
+            Some(Conc::Int(i, _)) => usize::try_from(i).ok(),
+            _ => None,
+        };
+        *arg_num += 1;
+        return n;
+    }
+    let mut n: Option<usize> = None;
+    while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+        n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d as usize));
+        chars.next();
+    }
+    n
+}
+
+fn print_arg(out: &mut String, arg: &Val, verb: char, spec: Spec) {
+    let c = arg.conc();
+    if verb == 'T' {
+        pad(out, c.type_name(), spec);
+        return;
+    }
+    print_conc(out, c, verb, spec);
+}
+
+fn print_conc(out: &mut String, c: Conc, verb: char, spec: Spec) {
+    match c {
+        Conc::Invalid => match verb {
+            'v' => pad(out, "<nil>", spec),
+            _ => out.push_str(&format!("%!{verb}(<nil>)")),
+        },
+        Conc::Bool(b) => match verb {
+            't' | 'v' => pad(out, if b { "true" } else { "false" }, spec),
+            _ => bad_verb(out, c, verb),
+        },
+        Conc::Str(s) => match verb {
+            'v' | 's' => pad(out, truncate(s, spec.prec), spec),
+            'q' => pad(out, &quote(truncate(s, spec.prec), spec.plus), spec),
+            'x' | 'X' => {
+                let hex: Vec<String> = truncate(s, spec.prec)
+                    .bytes()
+                    .map(|b| {
+                        if verb == 'x' {
+                            format!("{b:02x}")
+                        } else {
+                            format!("{b:02X}")
+                        }
+                    })
+                    .collect();
+                pad(out, &hex.join(if spec.space { " " } else { "" }), spec);
+            }
+            _ => bad_verb(out, c, verb),
+        },
+        Conc::Int(i, ty) => fmt_integer(out, i, ty, verb, spec),
+        Conc::Float(f) => match verb {
+            'v' => fmt_float(out, f, 'g', spec.prec, spec),
+            'g' | 'G' | 'e' | 'E' => fmt_float(out, f, verb, spec.prec, spec),
+            'f' | 'F' => fmt_float(out, f, 'f', Some(spec.prec.unwrap_or(6)), spec),
+            _ => bad_verb(out, c, verb),
+        },
+        Conc::Map(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push_str("map[");
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                print_conc(out, Conc::Str(k), verb, spec);
+                out.push(':');
+                print_element(out, &m[k], verb, spec);
+            }
+            out.push(']');
+        }
+        Conc::Slice(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                print_element(out, item, verb, spec);
+            }
+            out.push(']');
+        }
+    }
+}
+
+/// An element of a map or slice; a nil one prints `<nil>` whatever the verb.
+fn print_element(out: &mut String, v: &serde_json::Value, verb: char, spec: Spec) {
+    match Val::elem(v).conc() {
+        Conc::Invalid => pad(out, "<nil>", spec),
+        c => print_conc(out, c, verb, spec),
+    }
+}
+
+/// `%!verb(type=value)`.
+fn bad_verb(out: &mut String, c: Conc, verb: char) {
+    out.push_str(&format!("%!{verb}({}=", c.type_name()));
+    print_conc(out, c, 'v', Spec::default());
+    out.push(')');
+}
+
+fn truncate(s: &str, prec: Option<usize>) -> &str {
+    match prec.and_then(|p| s.char_indices().nth(p)) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Pads to the width in runes: spaces on the left, on the right with `-`, zeros with `0`.
+fn pad(out: &mut String, s: &str, spec: Spec) {
+    let n = s.chars().count();
+    let fill = spec.width.map_or(0, |w| w.saturating_sub(n));
+    if spec.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', fill));
+    } else {
+        let c = if spec.zero { '0' } else { ' ' };
+        out.extend(std::iter::repeat_n(c, fill));
+        out.push_str(s);
+    }
+}
+
+/// Pads a number: zeros go between the sign and the digits.
+fn pad_number(out: &mut String, sign: &str, digits: &str, spec: Spec) {
+    if spec.zero && !spec.minus && spec.width.is_some() {
+        let n = sign.chars().count() + digits.chars().count();
+        let fill = spec.width.map_or(0, |w| w.saturating_sub(n));
+        out.push_str(sign);
+        out.extend(std::iter::repeat_n('0', fill));
+        out.push_str(digits);
+    } else {
+        pad(
+            out,
+            &format!("{sign}{digits}"),
+            Spec {
+                zero: false,
+                ..spec
+            },
+        );
+    }
+}
+
+fn sign(negative: bool, spec: Spec) -> &'static str {
+    if negative {
+        "-"
+    } else if spec.plus {
+        "+"
+    } else if spec.space {
+        " "
+    } else {
+        ""
+    }
+}
+
+fn fmt_integer(out: &mut String, i: i64, ty: IntTy, verb: char, spec: Spec) {
+    let abs = i.unsigned_abs();
+    let mut digits = match verb {
+        'v' | 'd' => abs.to_string(),
+        'b' => format!("{abs:b}"),
+        'o' | 'O' => format!("{abs:o}"),
+        'x' => format!("{abs:x}"),
+        'X' => format!("{abs:X}"),
+        'c' => {
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
+            return pad(out, &c.to_string(), spec);
+        }
+        'q' => {
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
+            return pad(out, &quote_rune(c), spec);
+        }
+        'U' => return pad(out, &format!("U+{abs:04X}"), spec),
+        _ => return bad_verb(out, Conc::Int(i, ty), verb),
+    };
+    if let Some(p) = spec.prec {
+        if p == 0 && i == 0 {
+            digits.clear();
+        } else if digits.len() < p {
+            digits = format!("{}{digits}", "0".repeat(p - digits.len()));
+        }
+    }
+    let prefix = match (spec.sharp, verb) {
+        (true, 'x') => "0x",
+        (true, 'X') => "0X",
+        (true, 'o') => "0",
+        (true, 'b') => "0b",
+        (_, 'O') => "0o",
+        _ => "",
+    };
+    let spec = if spec.prec.is_some() {
+        Spec {
+            zero: false,
+            ..spec
+        }
+    } else {
+        spec
+    };
+    let sign = format!("{}{prefix}", sign(i < 0, spec));
+    pad_number(out, &sign, &digits, spec);
+}
+
+fn fmt_float(out: &mut String, f: f64, verb: char, prec: Option<usize>, spec: Spec) {
+    if f.is_nan() {
+        let s = if spec.plus { "+NaN" } else { "NaN" };
+        return pad(
+            out,
+            s,
+            Spec {
+                zero: false,
+                ..spec
+            },
+        );
+    }
+    let negative = f.is_sign_negative();
+    if f.is_infinite() {
+        let s = format!(
+            "{}Inf",
+            if negative {
+                "-"
+            } else {
+                sign(false, spec).trim()
+            }
+        );
+        let s = if s == "Inf" { "+Inf".to_string() } else { s };
+        return pad(
+            out,
+            &s,
+            Spec {
+                zero: false,
+                ..spec
+            },
+        );
+    }
+    let digits = format_float(f.abs(), verb, prec);
+    pad_number(out, sign(negative, spec), &digits, spec);
+}
+
+/// The decimal digits of `f` (no leading zeros) and the position of the decimal point,
+/// rounded to `sig` significant digits or the shortest that reads back as `f`.
+fn decimal(f: f64, sig: Option<usize>) -> (Vec<u8>, i32) {
+    if f == 0.0 {
+        return (Vec::new(), 0);
+    }
+    let s = match sig {
+        Some(n) => format!("{:.*e}", n.saturating_sub(1), f),
+        None => format!("{f:e}"),
+    };
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    (digits, exp + 1)
+}
+
+/// `strconv.FormatFloat(f, verb, prec, 64)` for a non-negative finite `f`.
+pub(super) fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
+    match verb {
+        'e' | 'E' => {
+            let p = prec.unwrap_or(6);
+            let (d, dp) = decimal(f, Some(p + 1));
+            fmt_e(&d, dp, p, verb)
+        }
+        'f' => format!("{:.*}", prec.unwrap_or(6), f),
+        _ => {
+            let shortest = prec.is_none();
+            let p = prec.map(|p| p.max(1));
+            let (d, dp) = decimal(f, p);
+            let nd = d.len();
+            let mut eprec = p.unwrap_or(nd);
+            if eprec > nd && nd as i32 >= dp {
+                eprec = nd;
+            }
+            if shortest {
+                eprec = 6;
+            }
+            let exp = dp - 1;
+            let e = if verb == 'G' { 'E' } else { 'e' };
+            if exp < -4 || exp >= eprec as i32 {
+                let p = p.unwrap_or(nd).min(nd.max(1));
+                fmt_e(&d, dp, p.saturating_sub(1), e)
+            } else {
+                let p = match p {
+                    Some(p) if p as i32 > dp => nd,
+                    Some(p) => p,
+                    None => nd,
+                };
+                fmt_f(&d, dp, (p as i32 - dp).max(0) as usize)
+            }
+        }
+    }
+}
+
+fn digit(d: &[u8], i: i32) -> char {
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| d.get(i))
+        .map_or('0', |&b| b as char)
+}
+
+fn fmt_e(d: &[u8], dp: i32, prec: usize, e: char) -> String {
+    let mut s = String::new();
+    s.push(digit(d, 0));
+    if prec > 0 {
+        s.push('.');
+        for i in 1..=prec {
+            s.push(digit(d, i as i32));
+        }
+    }
+    let exp = if d.is_empty() { 0 } else { dp - 1 };
+    s.push(e);
+    s.push(if exp < 0 { '-' } else { '+' });
+    s.push_str(&format!("{:02}", exp.abs()));
+    s
+}
+
+fn fmt_f(d: &[u8], dp: i32, prec: usize) -> String {
+    let mut s = String::new();
+    if dp > 0 {
+        for i in 0..dp {
+            s.push(digit(d, i));
+        }
+    } else {
+        s.push('0');
+    }
+    if prec > 0 {
+        s.push('.');
+        for i in 0..prec as i32 {
+            s.push(digit(d, dp + i));
+        }
+    }
+    s
+}
+
+/// Whether Go's `strconv.IsPrint` holds (close enough: controls, format characters,
+/// separators and unassigned-looking ranges are not printable).
+fn is_print(c: char) -> bool {
+    !(c.is_control()
+        || matches!(
+            c,
+            '\u{00A0}' | '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{3000}' | '\u{FEFF}'
+        )
+        || ('\u{2000}'..='\u{200F}').contains(&c)
+        || ('\u{2028}'..='\u{202F}').contains(&c)
+        || ('\u{205F}'..='\u{206F}').contains(&c)
+        || ('\u{E000}'..='\u{F8FF}').contains(&c)
+        || ('\u{FFF9}'..='\u{FFFB}').contains(&c))
+}
+
+fn escape(out: &mut String, c: char, quote: char, ascii_only: bool) {
+    match c {
+        _ if c == quote || c == '\\' => {
+            out.push('\\');
+            out.push(c);
+        }
+        _ if is_print(c) && (!ascii_only || c.is_ascii()) => out.push(c),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        _ if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+        _ if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+        _ => out.push_str(&format!("\\U{:08x}", c as u32)),
+    }
+}
+
+/// `strconv.Quote` (`QuoteToASCII` with `ascii_only`).
+pub(super) fn quote(s: &str, ascii_only: bool) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        escape(&mut out, c, '"', ascii_only);
+    }
+    out.push('"');
+    out
+}
+
+/// `strconv.QuoteRune`.
+fn quote_rune(c: char) -> String {
+    let mut out = String::from("'");
+    escape(&mut out, c, '\'', false);
+    out.push('\'');
+    out
+}
