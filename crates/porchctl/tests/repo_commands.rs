@@ -627,6 +627,91 @@ async fn printers_match_kubectl() {
         }
         assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
     }
+    go_templates_match_kubectl(&s, &kubectl);
+}
+
+/// `-o go-template` and its spellings against kubectl. On one named object both run the
+/// same template; on the list kubectl runs it on the List, so there it gets
+/// `{{range .items}}BODY{{end}}` while porchctl (as upstream's printers, per object) gets BODY.
+fn go_templates_match_kubectl(s: &Server, kubectl: &dyn Fn(&[&str]) -> String) {
+    let same = |k: &[&str], p: &[&str]| {
+        let mut last = (String::new(), String::new());
+        for _ in 0..5 {
+            last = (kubectl(k), s.porchctl_ok(p));
+            if last.0 == last.1 {
+                break;
+            }
+        }
+        assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
+    };
+    let bodies = [
+        // Names, one per line.
+        "{{.metadata.name}}{{\"\\n\"}}",
+        "{{if .spec.deployment}}deployment{{else}}blueprint{{end}} {{.metadata.name}}\n",
+        "{{printf \"%-4s|%5s|%v|%q\\n\" .metadata.name .spec.type .spec.deployment .spec.description}}",
+        // Nested ranges, over a list and over a map (in key order), with variables.
+        "{{.metadata.name}}{{range .status.conditions}} {{.type}}={{.status}}{{range $k, $v := .}}{{if eq $k \"reason\"}} ({{$v}}){{end}}{{end}}{{end}}\n",
+        // Missing fields print <no value>.
+        "{{.metadata.name}} {{.spec.nope}} {{.spec.git.nope.deeper}} {{.metadata.labels.team}}\n",
+        "{{- with .spec.git}}{{.repo}} {{.branch}} {{.directory}}{{else}}none{{end}}\n",
+        "{{$n := .metadata.name}}{{range $i, $c := .status.conditions}}{{$n}}[{{$i}}] {{len $c.message}} {{printf \"%.12q\" $c.message}}{{\"\\n\"}}{{end}}",
+        "{{.metadata.name}} {{.metadata.generation}} {{.spec.sync}} {{.spec.git}}\n",
+    ];
+    for body in bodies {
+        let listed = format!("go-template={{{{range .items}}}}{body}{{{{end}}}}");
+        let each = format!("go-template={body}");
+        same(
+            &["get", "repositories", "-o", &listed],
+            &["repo", "get", "-o", &each],
+        );
+        same(
+            &["get", "repositories", "b", "-o", &each],
+            &["repo", "get", "b", "-o", &each],
+        );
+    }
+    // A label key with dots and slashes, len, and kubectl's base64decode.
+    let labels = "go-template={{index .metadata.labels \"app.kubernetes.io/name\"}} {{len .metadata.labels}} {{len .status.conditions}} {{base64decode \"aGk=\"}}";
+    same(
+        &["get", "repositories", "a", "-o", labels],
+        &["repo", "get", "a", "-o", labels],
+    );
+    // --template, and templates read from files.
+    let file = s.dir.path().join("repo.tmpl");
+    std::fs::write(&file, "{{.metadata.name}}: {{.spec.git.branch}}\n").expect("template file");
+    let file = file.to_str().expect("utf-8 path");
+    let from_file = format!("go-template-file={file}");
+    for p in [
+        &["--template", "{{.metadata.name}}"][..],
+        &["-o", "template", "--template", "{{.spec.type}}"],
+        &["-o", &from_file],
+        &["-o", "templatefile", "--template", file],
+    ] {
+        let k = [&["get", "repositories", "a"][..], p].concat();
+        let ours = [&["repo", "get", "a"][..], p].concat();
+        same(&k, &ours);
+    }
+    // An execution error: the same output and debugging text, and kubectl's message.
+    let bad = "go-template={{.metadata.name}} {{len .spec.nope}}";
+    let run = |cmd: &mut Command| cmd.output().expect("run");
+    let k = run(Command::new(KUBECTL)
+        .args(["get", "repositories", "a", "-o", bad])
+        .env("KUBECONFIG", s.kubeconfig())
+        .env("HOME", s.dir.path()));
+    let p = s.porchctl(&["repo", "get", "a", "-o", bad]);
+    assert!(!k.status.success() && !p.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&p.stdout),
+        String::from_utf8_lossy(&k.stdout)
+    );
+    let k_err = String::from_utf8_lossy(&k.stderr);
+    let message = k_err
+        .strip_prefix("error: ")
+        .expect("kubectl's error line")
+        .trim_end();
+    assert_eq!(
+        String::from_utf8_lossy(&p.stderr),
+        format!("Error: {message} \n")
+    );
 }
 
 /// `--server/--token` without any kubeconfig: TLS needs the CA (`--certificate-authority`)

@@ -77,7 +77,9 @@ async fn list(args: ListArgs) -> Result<(), RemoteError> {
             .list_selected(client, ns, selector.as_deref(), None)
             .await?;
         let mut objects = list_items(list);
-        print::hide_managed_fields(&mut objects);
+        if format.hides_managed_fields() {
+            print::hide_managed_fields(&mut objects);
+        }
         match &format {
             OutputFormat::Yaml => print::print_yaml(&objects)?,
             OutputFormat::Json => print::print_json(&objects)?,

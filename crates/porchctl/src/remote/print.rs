@@ -168,6 +168,12 @@ impl OutputFormat {
     pub fn wants_table(&self) -> bool {
         matches!(self, OutputFormat::Table | OutputFormat::Wide)
     }
+
+    /// Whether the printer drops `metadata.managedFields` (kubectl keeps them for
+    /// go-templates, which see the object as the server sent it).
+    pub fn hides_managed_fields(&self) -> bool {
+        !matches!(self, OutputFormat::GoTemplate(_))
+    }
 }
 
 fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteError> {

@@ -78,7 +78,9 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             o
         };
         let mut objects = objects;
-        print::hide_managed_fields(&mut objects);
+        if format.hides_managed_fields() {
+            print::hide_managed_fields(&mut objects);
+        }
         if let Some(sort_by) = &sort_by {
             sort_by.sort_objects(&mut objects)?;
         }
