@@ -448,3 +448,59 @@ fn lone_carriage_returns_break_lines_as_in_go_yaml() {
         ],
     );
 }
+
+/// Tabs as libyaml's scanner takes them in block context: none at a line's start unless
+/// a plain scalar is still being scanned there and the tab is right of its indentation,
+/// none right after a block `-`, `?` or explicit `:` (a simple key may start there), any
+/// after a simple key's `:`, in flow collections, inside quoted scalars and before a
+/// comment on a content line.
+#[test]
+fn tabs_are_taken_or_refused_as_in_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
+        return;
+    };
+    go_yaml::assert_agree(
+        &bin,
+        &[
+            "a:\n\tb: 1\n",
+            "a:\n  b:\t1\n",
+            "a: 1\n\t\nb: 2\n",
+            "a: 1\n  \t\nb: 2\n",
+            "a: 1\n \t\nb: 2\n",
+            "a: 1\n\t# c\nb: 2\n",
+            "a: 1\n  \t# c\nb: 2\n",
+            "a: 1\n# c\n\t\nb: 2\n",
+            "a: 'x'\n\t\nb: 2\n",
+            "a: 'x'\n  \t\nb: 2\n",
+            "a: 'x'\n\t# c\nb: 2\n",
+            "a: 1 # c\n\t\nb: 2\n",
+            "a:\n  b: 1\n  \t\n  c: 2\n",
+            "a:\n  b: 1\n   \t\n  c: 2\n",
+            "a:\n  b: 'x'\n \t\n  c: 2\n",
+            "- 1\n\t\n- 2\n",
+            "- 1\n \t\n- 2\n",
+            "a: 1\n\t",
+            "a: 1\n\t\n",
+            "\t\na: 1\n",
+            "\t# c\na: 1\n",
+            "a:\t1\n",
+            "a: 1\t# c\n",
+            "- a\n-\tb\n",
+            "- \ta\n",
+            "-\t\n  a\n",
+            "? a\n:\tb\n",
+            "?\ta\n",
+            "a: |\n\tx\n",
+            "a: |\n  \tx\n",
+            "a: |\n  x\n\t\nb: 2\n",
+            "a: \"x\n\ty\"\n",
+            "a: 'x\n\t y'\n",
+            "a: x\n\ty\n",
+            "[a,\tb]\n",
+            "{a:\t1}\n",
+            "a:\n  - b\n\t- c\n",
+            "a: \t\n  b\n",
+        ],
+    );
+}

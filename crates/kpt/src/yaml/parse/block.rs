@@ -450,7 +450,7 @@ impl Cursor {
     /// The node after a `?` or an explicit `:` at column `indent` (the cursor just past
     /// the indicator): on its line, on the lines below it, or empty.
     fn after_indicator(&mut self, indent: usize, depth: usize) -> PResult<Parsed> {
-        self.skip_spaces();
+        self.skip_spaces_after_indicator()?;
         if !matches!(self.peek(), None | Some('\n' | '#')) {
             let p = self.block_node(indent as i64, true, depth + 1)?;
             self.skip_to_content()?;
@@ -508,7 +508,7 @@ impl Cursor {
             };
             first = false;
             self.bump(); // '-'
-            self.skip_spaces();
+            self.skip_spaces_after_indicator()?;
             // go-yaml splits the head before a `-` off as the item's own ("stem") only
             // when a block collection starts right after it; after properties the head
             // waits for the item's first event instead.

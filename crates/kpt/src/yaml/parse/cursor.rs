@@ -210,6 +210,19 @@ impl Cursor {
         }
     }
 
+    /// The blanks after a block `-`, `?` or explicit `:`: libyaml allows a simple key
+    /// right after these indicators, and there it eats spaces but no tab, which then
+    /// cannot start any token.
+    pub fn skip_spaces_after_indicator(&mut self) -> PResult<()> {
+        while self.peek() == Some(' ') {
+            self.bump();
+        }
+        if self.peek() == Some('\t') {
+            return self.scanner_err_from("found character that cannot start any token", self.line);
+        }
+        Ok(())
+    }
+
     pub fn at_eol(&self) -> bool {
         matches!(self.peek(), None | Some('\n'))
     }
@@ -273,14 +286,27 @@ impl Cursor {
                 }
                 Some('\n') => self.pending.push(GapLine::Blank),
                 Some('\t') => {
-                    // Whitespace-only lines with tabs are blank; tabs before
-                    // content are an indentation error.
+                    // libyaml eats no tab at a block line's start (a simple key may
+                    // begin there): the tab cannot start any token, be the line blank,
+                    // a comment or content. Only a plain scalar still being scanned
+                    // takes the line's blanks (`plain` refused a tab left of its
+                    // indentation already), up to a comment or its next content.
+                    let at_tab = self.line;
                     while matches!(self.peek(), Some(' ' | '\t')) {
                         self.bump();
                     }
                     match self.peek() {
+                        None | Some('\n' | '#') if !plain_open => {
+                            return self.scanner_err_from(
+                                "found character that cannot start any token",
+                                at_tab,
+                            );
+                        }
                         None | Some('\n') => self.pending.push(GapLine::Blank),
-                        Some('#') => self.take_comment_line(),
+                        Some('#') => {
+                            plain_open = false;
+                            self.take_comment_line();
+                        }
                         // libyaml: a tab before content is refused "while scanning a
                         // plain scalar" that runs on to this line (naming where that
                         // scalar began); otherwise the tab cannot start any token.

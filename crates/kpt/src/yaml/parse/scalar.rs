@@ -19,6 +19,7 @@ impl Cursor {
     /// level): continuation lines must be indented more. In flow context
     /// flow indicators end it and indentation does not matter.
     pub fn plain(&mut self, indent: i64, flow: bool) -> PResult<String> {
+        let first_line = self.line;
         let mut s = String::new();
         loop {
             // One line of content: a slice of the input (whitespace inside it is
@@ -72,8 +73,13 @@ impl Cursor {
             let cont = loop {
                 self.bump(); // the line break
                 while matches!(self.peek(), Some(' ' | '\t')) {
+                    // libyaml's plain scanner: a tab among the blanks that start a
+                    // line, left of the scalar's indentation.
                     if self.peek() == Some('\t') && (self.col as i64) <= indent && !flow {
-                        break;
+                        return self.scanner_err_from(
+                            "found a tab character that violates indentation",
+                            first_line,
+                        );
                     }
                     self.bump();
                 }
