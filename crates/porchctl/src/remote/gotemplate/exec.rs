@@ -248,10 +248,13 @@ impl<'t, 'a> State<'t, 'a> {
             Arg::Dot { .. } => dot.clone(),
             Arg::String { text, .. } => Val::Str(text.clone()),
             Arg::Number { num, .. } => {
-                let hex_int = num.text.len() > 2
-                    && num.text[..2].eq_ignore_ascii_case("0x")
-                    && !num.text.contains(['p', 'P']);
                 let rune = num.text.starts_with('\'');
+                let hex_int = num.text.len() > 2
+                    && num
+                        .text
+                        .get(..2)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("0x"))
+                    && !num.text.contains(['p', 'P']);
                 match (num.float, num.int) {
                     (Some(f), _)
                         if !hex_int && !rune && num.text.contains(['.', 'e', 'E', 'p', 'P']) =>

@@ -97,7 +97,8 @@ impl Func {
             _ => String::new(),
         };
         Ok(match self {
-            Func::And | Func::Or => unreachable_short_circuit(),
+            // The engine evaluates and/or lazily; called eagerly they give the last argument.
+            Func::And | Func::Or => args.last().cloned().unwrap_or(Val::Invalid),
             Func::Not => Val::Bool(!args.first().is_some_and(Val::truth)),
             Func::Len => len(args.first().unwrap_or(&Val::Invalid))?,
             Func::Index => index(args)?,
@@ -124,11 +125,6 @@ impl Func {
             Func::Base64decode => Val::Str(base64decode(&str_arg(0))?),
         })
     }
-}
-
-/// `and`/`or` are evaluated lazily by the engine, never called.
-fn unreachable_short_circuit() -> Val<'static> {
-    Val::Invalid
 }
 
 fn len(v: &Val) -> Result<Val<'static>, String> {

@@ -160,11 +160,11 @@ fn number(
 
 fn print_arg(out: &mut String, arg: &Val, verb: char, spec: Spec) {
     let c = arg.conc();
-    if verb == 'T' {
-        pad(out, c.type_name(), spec);
-        return;
+    match (verb, c) {
+        ('T', Conc::Invalid) => pad(out, "<nil>", spec),
+        ('T', c) => pad(out, truncate(c.type_name(), spec.prec), spec),
+        _ => print_conc(out, c, verb, spec),
     }
-    print_conc(out, c, verb, spec);
 }
 
 fn print_conc(out: &mut String, c: Conc, verb: char, spec: Spec) {
@@ -175,14 +175,16 @@ fn print_conc(out: &mut String, c: Conc, verb: char, spec: Spec) {
         },
         Conc::Bool(b) => match verb {
             't' | 'v' => pad(out, if b { "true" } else { "false" }, spec),
-            _ => bad_verb(out, c, verb),
+            _ => bad_verb(out, c, verb, spec),
         },
         Conc::Str(s) => match verb {
             'v' | 's' => pad(out, truncate(s, spec.prec), spec),
             'q' => pad(out, &quote(truncate(s, spec.prec), spec.plus), spec),
             'x' | 'X' => {
-                let hex: Vec<String> = truncate(s, spec.prec)
-                    .bytes()
+                let bytes = s.as_bytes();
+                let bytes = &bytes[..spec.prec.map_or(bytes.len(), |p| p.min(bytes.len()))];
+                let hex: Vec<String> = bytes
+                    .iter()
                     .map(|b| {
                         if verb == 'x' {
                             format!("{b:02x}")
@@ -193,14 +195,16 @@ fn print_conc(out: &mut String, c: Conc, verb: char, spec: Spec) {
                     .collect();
                 pad(out, &hex.join(if spec.space { " " } else { "" }), spec);
             }
-            _ => bad_verb(out, c, verb),
+            _ => bad_verb(out, c, verb, spec),
         },
         Conc::Int(i, ty) => fmt_integer(out, i, ty, verb, spec),
         Conc::Float(f) => match verb {
             'v' => fmt_float(out, f, 'g', spec.prec, spec),
             'g' | 'G' | 'e' | 'E' => fmt_float(out, f, verb, spec.prec, spec),
             'f' | 'F' => fmt_float(out, f, 'f', Some(spec.prec.unwrap_or(6)), spec),
-            _ => bad_verb(out, c, verb),
+            'b' => fmt_float(out, f, verb, None, spec),
+            'x' | 'X' => fmt_float(out, f, verb, spec.prec, spec),
+            _ => bad_verb(out, c, verb, spec),
         },
         Conc::Map(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
@@ -232,15 +236,15 @@ fn print_conc(out: &mut String, c: Conc, verb: char, spec: Spec) {
 /// An element of a map or slice; a nil one prints `<nil>` whatever the verb.
 fn print_element(out: &mut String, v: &serde_json::Value, verb: char, spec: Spec) {
     match Val::elem(v).conc() {
-        Conc::Invalid => pad(out, "<nil>", spec),
+        Conc::Invalid => out.push_str("<nil>"),
         c => print_conc(out, c, verb, spec),
     }
 }
 
-/// `%!verb(type=value)`.
-fn bad_verb(out: &mut String, c: Conc, verb: char) {
+/// `%!verb(type=value)`, the value printed with `%v` and the directive's flags.
+fn bad_verb(out: &mut String, c: Conc, verb: char, spec: Spec) {
     out.push_str(&format!("%!{verb}({}=", c.type_name()));
-    print_conc(out, c, 'v', Spec::default());
+    print_conc(out, c, 'v', spec);
     out.push(')');
 }
 
@@ -317,14 +321,29 @@ fn fmt_integer(out: &mut String, i: i64, ty: IntTy, verb: char, spec: Spec) {
                 .ok()
                 .and_then(char::from_u32)
                 .unwrap_or('\u{FFFD}');
-            return pad(out, &quote_rune(c), spec);
+            return pad(out, &quote_rune(c, spec.plus), spec);
         }
-        'U' => return pad(out, &format!("U+{abs:04X}"), spec),
-        _ => return bad_verb(out, Conc::Int(i, ty), verb),
+        'U' => {
+            let digits = spec.prec.unwrap_or(4).max(4);
+            let spec = Spec {
+                zero: false,
+                ..spec
+            };
+            return pad(out, &format!("U+{:0digits$X}", i as u64), spec);
+        }
+        _ => return bad_verb(out, Conc::Int(i, ty), verb, spec),
     };
     if let Some(p) = spec.prec {
         if p == 0 && i == 0 {
-            digits.clear();
+            // Nothing but the padding, not even a sign.
+            return pad(
+                out,
+                "",
+                Spec {
+                    zero: false,
+                    ..spec
+                },
+            );
         } else if digits.len() < p {
             digits = format!("{}{digits}", "0".repeat(p - digits.len()));
         }
@@ -413,6 +432,7 @@ pub(super) fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
             fmt_e(&d, dp, p, verb)
         }
         'f' => format!("{:.*}", prec.unwrap_or(6), f),
+        'b' | 'x' | 'X' => binary_float(f, verb, prec),
         _ => {
             let shortest = prec.is_none();
             let p = prec.map(|p| p.max(1));
@@ -440,6 +460,63 @@ pub(super) fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
             }
         }
     }
+}
+
+/// `%b` (`mantissa p exponent`) and `%x`/`%X` (hexadecimal, shortest or `prec` digits
+/// rounded half to even) of a non-negative float.
+fn binary_float(f: f64, verb: char, prec: Option<usize>) -> String {
+    let bits = f.to_bits();
+    let exp_bits = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    let mut exp = exp_bits - 1075;
+    if exp_bits == 0 {
+        exp = -1074;
+    } else {
+        mant |= 1 << 52;
+    }
+    if verb == 'b' {
+        return format!("{mant}p{exp:+}");
+    }
+    let (mut frac, mut e) = (0u64, 0i64);
+    if mant != 0 {
+        // 1.frac × 2^e, 52 fraction bits.
+        let shift = i64::from(mant.leading_zeros()) - 11;
+        frac = (mant << shift) & ((1u64 << 52) - 1);
+        e = exp + 52 - shift;
+    }
+    let digits = match prec {
+        None => {
+            let d = format!("{frac:013x}");
+            d.trim_end_matches('0').to_string()
+        }
+        Some(p) if p >= 13 => format!("{frac:013x}{}", "0".repeat(p - 13)),
+        Some(p) => {
+            // Round 1.frac to p hex digits, half to even (the leading 1 counts at p = 0).
+            let drop = 52 - 4 * p as u32;
+            let full = if mant == 0 { 0 } else { (1u64 << 52) | frac };
+            let rem = full & ((1u64 << drop) - 1);
+            let half = 1u64 << (drop - 1);
+            let mut kept = full >> drop;
+            if rem > half || (rem == half && kept & 1 == 1) {
+                kept += 1;
+            }
+            if mant != 0 && kept >> (4 * p + 1) != 0 {
+                kept >>= 1;
+                e += 1;
+            }
+            let frac = kept & ((1u64 << (4 * p)) - 1);
+            if p == 0 {
+                String::new()
+            } else {
+                format!("{frac:0p$x}")
+            }
+        }
+    };
+    let lead = if mant == 0 { '0' } else { '1' };
+    let dot = if digits.is_empty() { "" } else { "." };
+    let sign = if e < 0 { '-' } else { '+' };
+    let s = format!("0x{lead}{dot}{digits}p{sign}{:02}", e.abs());
+    if verb == 'X' { s.to_uppercase() } else { s }
 }
 
 fn digit(d: &[u8], i: i32) -> char {
@@ -495,7 +572,8 @@ fn is_print(c: char) -> bool {
         || ('\u{2028}'..='\u{202F}').contains(&c)
         || ('\u{205F}'..='\u{206F}').contains(&c)
         || ('\u{E000}'..='\u{F8FF}').contains(&c)
-        || ('\u{FFF9}'..='\u{FFFB}').contains(&c))
+        || ('\u{FFF9}'..='\u{FFFB}').contains(&c)
+        || c >= '\u{F0000}')
 }
 
 fn escape(out: &mut String, c: char, quote: char, ascii_only: bool) {
@@ -528,10 +606,10 @@ pub(super) fn quote(s: &str, ascii_only: bool) -> String {
     out
 }
 
-/// `strconv.QuoteRune`.
-fn quote_rune(c: char) -> String {
+/// `strconv.QuoteRune` (`QuoteRuneToASCII` with `ascii_only`).
+fn quote_rune(c: char, ascii_only: bool) -> String {
     let mut out = String::from("'");
-    escape(&mut out, c, '\'', false);
+    escape(&mut out, c, '\'', ascii_only);
     out.push('\'');
     out
 }

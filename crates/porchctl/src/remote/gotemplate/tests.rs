@@ -86,6 +86,58 @@ fn deep_nesting_is_refused_not_overflowing() {
 }
 
 #[test]
+fn character_constants_and_byte_columns() {
+    check(&[
+        (
+            "{{'é'}} {{'\\n'}} {{'\\x41'}} {{'\\u00e9'}}",
+            "233 10 65 233",
+        ),
+        (
+            "é€ {{len 3}}",
+            "é€ EXEC: template: output:1:8: executing \"output\" at <len 3>: error calling len: len of type int",
+        ),
+        (
+            "x\né{{.a}}{{len 3}}",
+            "x\né<no value>EXEC: template: output:2:10: executing \"output\" at <len 3>: error calling len: len of type int",
+        ),
+        (
+            "{{\"é\" | printf \"%q %x %5.1s|\"}}",
+            "\"é\" %!x(MISSING) %!s(MISSING)|",
+        ),
+    ]);
+}
+
+#[test]
+fn printf_flags_widths_and_verbs_that_do_not_fit() {
+    check(&[
+        (
+            "{{printf \"%x|%X|%.2x|%.0x|%b\" -2.5 1e300 1.5 1.5 100000.0}}",
+            "-0x1.4p+01|0X1.7E43C8800759CP+996|0x1.80p+00|0x1p+01|6871947673600000p-36",
+        ),
+        (
+            "{{printf \"%+.1t|%8d|%-6s|\" .spec.f .metadata.name .spec.replicas}}",
+            "%!t(float64=+2)|%!d(string=       x)|%!s(int64=3     )|",
+        ),
+        (
+            "{{printf \"%.6U|%U|%+q|%q|%.0d|%+.0d|\" 65 -7 255 1000000 0 0}}",
+            "U+000041|U+FFFFFFFFFFFFFFF9|'\\u00ff'|'\\U000f4240'|||",
+        ),
+        (
+            "{{printf \"%.3T|%8T|%T\" .metadata 1.5 nil}}",
+            "map| float64|<nil>",
+        ),
+        (
+            "{{printf \"%8.2X|%.1s|% x\" .spec.unicode .spec.unicode \"ab\"}}",
+            "    68C3|h|61 62",
+        ),
+        (
+            "{{printf \"%5v|%d\" .spec.mixed .spec.mixed}}",
+            "[    1     a <nil>  true map[    k:[]]]|[1 %!d(string=a) <nil> %!d(bool=true) map[%!d(string=k):[]]]",
+        ),
+    ]);
+}
+
+#[test]
 fn template_and_define_are_refused() {
     for t in [
         "{{define \"x\"}}{{end}}",
