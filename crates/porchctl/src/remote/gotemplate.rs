@@ -16,6 +16,7 @@
 
 mod exec;
 mod funcs;
+mod gofloat;
 mod gofmt;
 mod lex;
 mod node;
