@@ -61,12 +61,15 @@ impl Cursor {
                 }
             }
             s.push_str(&self.s[start..self.pos]);
-            // Is there a continuation line?
+            // Is there a continuation line? Blanks before the line break are not the
+            // scalar's, and do not end it (`a \n  b` is `a b`).
             if !matches!(self.peek(), Some('\n')) {
                 if !self.at_eol() {
                     self.skip_spaces();
                 }
-                return Ok(s);
+                if self.peek() != Some('\n') {
+                    return Ok(s);
+                }
             }
             let save = self.save();
             let mut breaks = 0;
@@ -308,6 +311,7 @@ impl Cursor {
     /// indentation. Returns the value and the header's line comment; leaves
     /// the cursor at the start of the first line after the scalar.
     pub fn block_scalar(&mut self, indent: i64) -> PResult<(String, String)> {
+        let start_line = self.line;
         let literal = self.bump() == Some('|');
         let (mut chomp, mut inc) = (0i8, 0usize);
         for _ in 0..2 {
@@ -334,7 +338,7 @@ impl Cursor {
             0
         };
         let mut s = String::new();
-        let mut trailing = self.block_breaks(&mut ind, indent)?;
+        let mut trailing = self.block_breaks(&mut ind, indent, start_line)?;
         let (mut leading_break, mut leading_blank) = (String::new(), false);
         while self.col == ind && !self.eof() {
             let trailing_blank = matches!(self.peek(), Some(' ' | '\t'));
@@ -360,7 +364,7 @@ impl Cursor {
                 leading_break.push('\n');
                 self.bump();
             }
-            trailing = self.block_breaks(&mut ind, indent)?;
+            trailing = self.block_breaks(&mut ind, indent, start_line)?;
         }
         if chomp != -1 {
             s.push_str(&leading_break);
@@ -381,7 +385,8 @@ impl Cursor {
         Ok((s, comment))
     }
 
-    fn block_breaks(&mut self, ind: &mut usize, indent: i64) -> PResult<String> {
+    /// `start_line`: where the block scalar began, which go-yaml names in its errors.
+    fn block_breaks(&mut self, ind: &mut usize, indent: i64, start_line: usize) -> PResult<String> {
         let mut breaks = String::new();
         let mut max = 0;
         loop {
@@ -390,7 +395,10 @@ impl Cursor {
             }
             max = max.max(self.col);
             if (*ind == 0 || self.col < *ind) && self.peek() == Some('\t') {
-                return self.err("found a tab character where an indentation space is expected");
+                return self.scanner_err_from(
+                    "found a tab character where an indentation space is expected",
+                    start_line,
+                );
             }
             if self.peek() != Some('\n') {
                 break;
