@@ -25,6 +25,9 @@ use kpt::yaml::{
 };
 use proptest::prelude::*;
 
+#[path = "support/line_breaks.rs"]
+mod line_breaks;
+
 /// Runs `f` on a thread with a 256 KiB stack and returns its result.
 fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     on_stack(256 * 1024, f)
@@ -553,16 +556,6 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
-/// `text` with every carriage return that does not start a CRLF turned into a line feed.
-fn lone_cr_as_lf(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(if c == '\r' && chars.peek() != Some(&'\n') { '\n' } else { c });
-    }
-    out
-}
-
 /// Everything the crate does with text it is given; asserts what holds for
 /// any input: an accepted stream round-trips byte for byte, its re-emitted
 /// (canonical) form parses back and is a fixed point of emitting, and errors
@@ -572,7 +565,7 @@ fn exercise(text: &str) -> Result<(), TestCaseError> {
     match parse_stream(text) {
         Ok(docs) => {
             // Lone carriage returns are line breaks, written back as line feeds.
-            prop_assert_eq!(emit_stream(&docs), lone_cr_as_lf(text));
+            prop_assert_eq!(emit_stream(&docs), line_breaks::lone_cr_as_lf(text));
             for d in &docs {
                 let emitted = d.to_yaml();
                 let _ = d.root.try_to_value();
