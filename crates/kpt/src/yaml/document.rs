@@ -91,9 +91,10 @@ fn lone_carriage_returns_as_line_feeds(text: &str) -> std::borrow::Cow<'_, str> 
     let fixed: Vec<u8> = (0..bytes.len())
         .map(|i| if lone(i) { b'\n' } else { bytes[i] })
         .collect();
-    std::borrow::Cow::Owned(String::from_utf8(fixed).unwrap_or_else(|e| {
-        String::from_utf8_lossy(e.as_bytes()).into_owned()
-    }))
+    std::borrow::Cow::Owned(
+        String::from_utf8(fixed)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 fn error_at(text: &str, at: usize, message: &str) -> YamlError {
