@@ -5,34 +5,53 @@
 /// the C escapes for control characters, `\xNN` for other ASCII controls and `\uNNNN` /
 /// `\UNNNNNNNN` for non-printable characters beyond ASCII.
 pub fn go_quote(s: &str) -> String {
+    go_quote_with(s, false)
+}
+
+/// `strconv.Quote`, or `strconv.QuoteToASCII` with `ascii_only` (every non-ASCII
+/// character escaped).
+pub fn go_quote_with(s: &str, ascii_only: bool) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if !c.is_ascii() && !printable(c) => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
+        push_escaped(&mut out, c, '"', ascii_only);
     }
     out.push('"');
     out
+}
+
+/// `c` as Go's strconv quoting writes it between `quote` characters (`"` for `Quote`,
+/// `'` for `QuoteRune`): the quote and backslash escaped, printable characters as they
+/// are (ASCII ones only with `ascii_only`), then the C escapes, `\xNN`, `\uNNNN`,
+/// `\UNNNNNNNN`.
+pub fn push_escaped(out: &mut String, c: char, quote: char, ascii_only: bool) {
+    match c {
+        _ if c == quote || c == '\\' => {
+            out.push('\\');
+            out.push(c);
+        }
+        _ if is_print(c) && (!ascii_only || c.is_ascii()) => out.push(c),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        _ if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+        _ if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+        _ => out.push_str(&format!("\\U{:08x}", c as u32)),
+    }
+}
+
+/// Go's `strconv.IsPrint`: printable ASCII and space, and the non-ASCII characters
+/// [`printable`] lets through.
+pub fn is_print(c: char) -> bool {
+    if c.is_ascii() {
+        (' '..='~').contains(&c)
+    } else {
+        printable(c)
+    }
 }
 
 /// Go's `strconv.IsPrint` for non-ASCII characters, approximately: controls,

@@ -617,33 +617,29 @@ async fn printers_match_kubectl() {
         ),
     ];
     for (k, p) in cases {
-        // The AGE column can tick between the two calls; that is a race, not a difference.
-        let mut last = (String::new(), String::new());
-        for _ in 0..5 {
-            last = (kubectl(k), s.porchctl_ok(p));
-            if last.0 == last.1 {
-                break;
-            }
-        }
-        assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
+        same_as_kubectl(&s, &kubectl, k, p);
     }
     go_templates_match_kubectl(&s, &kubectl);
+}
+
+/// porchctl `p` prints what kubectl `k` prints. The AGE column can tick between the two
+/// calls; that is a race, not a difference, so a mismatch is tried again.
+fn same_as_kubectl(s: &Server, kubectl: &dyn Fn(&[&str]) -> String, k: &[&str], p: &[&str]) {
+    let mut last = (String::new(), String::new());
+    for _ in 0..5 {
+        last = (kubectl(k), s.porchctl_ok(p));
+        if last.0 == last.1 {
+            break;
+        }
+    }
+    assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
 }
 
 /// `-o go-template` and its spellings against kubectl. On one named object both run the
 /// same template; on the list kubectl runs it on the List, so there it gets
 /// `{{range .items}}BODY{{end}}` while porchctl (as upstream's printers, per object) gets BODY.
 fn go_templates_match_kubectl(s: &Server, kubectl: &dyn Fn(&[&str]) -> String) {
-    let same = |k: &[&str], p: &[&str]| {
-        let mut last = (String::new(), String::new());
-        for _ in 0..5 {
-            last = (kubectl(k), s.porchctl_ok(p));
-            if last.0 == last.1 {
-                break;
-            }
-        }
-        assert_eq!(last.1, last.0, "porchctl {p:?} vs kubectl {k:?}");
-    };
+    let same = |k: &[&str], p: &[&str]| same_as_kubectl(s, kubectl, k, p);
     let bodies = [
         // Names, one per line.
         "{{.metadata.name}}{{\"\\n\"}}",

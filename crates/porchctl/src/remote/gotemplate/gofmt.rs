@@ -405,56 +405,15 @@ fn fmt_float(out: &mut String, f: f64, verb: char, prec: Option<usize>, spec: Sp
     pad_number(out, sign(negative, spec), &digits, spec);
 }
 
-/// Whether Go's `strconv.IsPrint` holds (close enough: controls, format characters,
-/// separators and unassigned-looking ranges are not printable).
-fn is_print(c: char) -> bool {
-    !(c.is_control()
-        || matches!(
-            c,
-            '\u{00A0}' | '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{3000}' | '\u{FEFF}'
-        )
-        || ('\u{2000}'..='\u{200F}').contains(&c)
-        || ('\u{2028}'..='\u{202F}').contains(&c)
-        || ('\u{205F}'..='\u{206F}').contains(&c)
-        || ('\u{E000}'..='\u{F8FF}').contains(&c)
-        || ('\u{FFF9}'..='\u{FFFB}').contains(&c)
-        || c >= '\u{F0000}')
-}
-
-fn escape(out: &mut String, c: char, quote: char, ascii_only: bool) {
-    match c {
-        _ if c == quote || c == '\\' => {
-            out.push('\\');
-            out.push(c);
-        }
-        _ if is_print(c) && (!ascii_only || c.is_ascii()) => out.push(c),
-        '\u{7}' => out.push_str("\\a"),
-        '\u{8}' => out.push_str("\\b"),
-        '\u{c}' => out.push_str("\\f"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        '\u{b}' => out.push_str("\\v"),
-        _ if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-        _ if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-        _ => out.push_str(&format!("\\U{:08x}", c as u32)),
-    }
-}
-
 /// `strconv.Quote` (`QuoteToASCII` with `ascii_only`).
 pub(super) fn quote(s: &str, ascii_only: bool) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        escape(&mut out, c, '"', ascii_only);
-    }
-    out.push('"');
-    out
+    kpt::goquote::go_quote_with(s, ascii_only)
 }
 
 /// `strconv.QuoteRune` (`QuoteRuneToASCII` with `ascii_only`).
 fn quote_rune(c: char, ascii_only: bool) -> String {
     let mut out = String::from("'");
-    escape(&mut out, c, '\'', ascii_only);
+    kpt::goquote::push_escaped(&mut out, c, '\'', ascii_only);
     out.push('\'');
     out
 }
