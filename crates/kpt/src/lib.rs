@@ -14,6 +14,7 @@
 //! can render without touching disk; [`package::fs`] reads and writes
 //! directories.
 
+pub mod gofloat;
 pub mod goquote;
 pub mod goregex;
 pub mod image_ref;

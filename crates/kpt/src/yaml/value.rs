@@ -84,27 +84,7 @@ fn format_float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
-    let exp = if f == 0.0 {
-        0
-    } else {
-        f.abs().log10().floor() as i32
-    };
-    if (-4..6).contains(&exp) {
-        format!("{f}")
-    } else {
-        let s = format!("{f:e}");
-        // Rust: 1e21 / 1.5e-7; Go: 1e+21 / 1.5e-07
-        match s.split_once('e') {
-            Some((m, e)) => {
-                let (sign, digits) = match e.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', e),
-                };
-                format!("{m}e{sign}{digits:0>2}")
-            }
-            None => s,
-        }
-    }
+    crate::gofloat::shortest_g(f)
 }
 
 /// Conversion state: the anchors in scope, and an undo log so that what an

@@ -50,16 +50,7 @@ pub(crate) fn float(f: f64) -> String {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)` of a finite float: the
 /// shortest representation, in exponent form below 1e-4 and from 1e6 on.
 pub(crate) fn shortest_g(f: f64) -> String {
-    // Rust's `{:e}` is the shortest round-tripping mantissa, e.g. `1.5e-7`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) || f == 0.0 {
-        format!("{f}")
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    }
+    kpt::gofloat::shortest_g(f)
 }
 
 /// Go's `%q` of a string, as go.starlark.net writes string values.

@@ -16,7 +16,6 @@
 
 mod exec;
 mod funcs;
-mod gofloat;
 mod gofmt;
 mod lex;
 mod node;

@@ -2,8 +2,8 @@
 //! and the verbs `v s d q t f e g x X o b c U T`, with Go's `%!verb(type=value)` for a verb
 //! that does not fit), and `strconv`'s quoting.
 
-use super::gofloat::format_float;
 use super::value::{Conc, IntTy, Val};
+use kpt::gofloat::format_float;
 
 /// A parsed `%` directive.
 #[derive(Default, Clone, Copy)]

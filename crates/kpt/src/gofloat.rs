@@ -20,8 +20,9 @@ fn decimal(f: f64, sig: Option<usize>) -> (Vec<u8>, i32) {
     (digits, exp + 1)
 }
 
-/// `strconv.FormatFloat(f, verb, prec, 64)` for a non-negative finite `f`.
-pub(super) fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
+/// `strconv.FormatFloat(f, verb, prec, 64)` for a non-negative finite `f`, as Go's `fmt`
+/// calls it: no `prec` is fmt's default (6 for `%e`/`%f`, the shortest for `%g`).
+pub fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
     match verb {
         'e' | 'E' => {
             let p = prec.unwrap_or(6);
@@ -155,4 +156,49 @@ fn fmt_f(d: &[u8], dp: i32, prec: usize) -> String {
         }
     }
     s
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 64)` of a finite `f`, sign included: the shortest
+/// digits that read back as `f`, in exponent form below 1e-4 and from 1e+06 on (Go's `%v` of a float64, and what yaml.v3 writes).
+pub fn shortest_g(f: f64) -> String {
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    format!("{sign}{}", format_float(f.abs(), 'g', None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortest_g_is_go_percent_v_of_a_float64() {
+        for (f, want) in [
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.5, "1.5"),
+            (-2.25, "-2.25"),
+            (123456.7, "123456.7"),
+            (999999.0, "999999"),
+            (1e6, "1e+06"),
+            (4e6, "4e+06"),
+            (1.23456789e8, "1.23456789e+08"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (2.5e-5, "2.5e-05"),
+            (1e21, "1e+21"),
+            (0.1 + 0.2, "0.30000000000000004"),
+        ] {
+            assert_eq!(shortest_g(f), want, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn precision_verbs_as_strconv() {
+        assert_eq!(format_float(1.23456, 'f', Some(2)), "1.23");
+        assert_eq!(format_float(1234.5678, 'e', Some(3)), "1.235e+03");
+        assert_eq!(format_float(1234.5678, 'g', Some(3)), "1.23e+03");
+        assert_eq!(format_float(0.000012345, 'g', Some(2)), "1.2e-05");
+        // No precision is fmt's default: six digits for `%e`/`%f`, the shortest for `%g`.
+        assert_eq!(format_float(2.0, 'f', None), "2.000000");
+        assert_eq!(format_float(2.0, 'g', None), "2");
+    }
 }
