@@ -545,7 +545,10 @@ async fn printers_match_kubectl() {
     ]);
     let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
     let range = "jsonpath={.metadata.name}{range .status.conditions[*]} {.type}={@.status}{end}{'\\n'}{range .spec.git}{@}{end}";
-    let cases: [(&[&str], &[&str]); 12] = [
+    let managed_jp =
+        "jsonpath={.metadata.managedFields[*].operation} {.metadata.managedFields[0].fieldsType}";
+    let managed_cc = "custom-columns=NAME:.metadata.name,OPS:.metadata.managedFields[*].operation";
+    let cases: [(&[&str], &[&str]); 14] = [
         (
             &["get", "repositories", "--sort-by=.spec.git.branch"],
             &["repo", "get", "--sort-by=.spec.git.branch"],
@@ -593,6 +596,15 @@ async fn printers_match_kubectl() {
         (
             &["get", "repositories", "b", "-o", range],
             &["repo", "get", "b", "-o", range],
+        ),
+        // Templates and custom columns see managedFields; only yaml and json drop them.
+        (
+            &["get", "repositories", "b", "-o", managed_jp],
+            &["repo", "get", "b", "-o", managed_jp],
+        ),
+        (
+            &["get", "repositories", "-o", managed_cc],
+            &["repo", "get", "-o", managed_cc],
         ),
         (
             &["get", "repositories", "a", "-o", "yaml"],

@@ -169,10 +169,10 @@ impl OutputFormat {
         matches!(self, OutputFormat::Table | OutputFormat::Wide)
     }
 
-    /// Whether the printer drops `metadata.managedFields` (kubectl keeps them for
-    /// go-templates, which see the object as the server sent it).
+    /// Whether the printer drops `metadata.managedFields`: kubectl drops them for yaml and
+    /// json only; templates and custom columns see the object as the server sent it.
     pub fn hides_managed_fields(&self) -> bool {
-        !matches!(self, OutputFormat::GoTemplate(_))
+        matches!(self, OutputFormat::Yaml | OutputFormat::Json)
     }
 }
 
