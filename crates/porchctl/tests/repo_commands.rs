@@ -535,6 +535,13 @@ async fn printers_match_kubectl() {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    // porchctl sends client-go's User-Agent, so the server names porchctl the manager of
+    // what it wrote (kubectl's label below is `kubectl-label`'s).
+    let managers = "jsonpath={.metadata.managedFields[*].manager}";
+    assert_eq!(
+        s.porchctl_ok(&["repo", "get", "b", "-o", managers]),
+        "porchctl"
+    );
     let cc = "custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type==\"Ready\")].status,SYNC:.spec.sync,LABELS:.metadata.labels";
     kubectl(&[
         "label",

@@ -85,6 +85,31 @@ pub struct ConnectionFlags {
 
 static SERVER_URL: OnceLock<http::Uri> = OnceLock::new();
 
+/// client-go's `DefaultKubernetesUserAgent`: `<command>/<version> (<os>/<arch>)
+/// kubernetes/<commit>`, with Go's names for the platform.
+fn user_agent() -> String {
+    let command = std::env::args()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "porchctl".into());
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    format!(
+        "{command}/v{} ({}/{arch}) kubernetes/$Format",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS
+    )
+}
+
 /// The API server this run connected to (set by `connect`).
 pub fn server_url() -> Option<&'static http::Uri> {
     SERVER_URL.get()
@@ -133,6 +158,11 @@ impl ConnectionFlags {
         };
         if let Some(server) = &self.server {
             config.cluster_url = parse_url(server)?;
+        }
+        // client-go's default User-Agent: the API server names the field manager of a
+        // write without `fieldManager` after its first word (`porchctl`).
+        if let Ok(agent) = http::HeaderValue::from_str(&user_agent()) {
+            config.headers.push((http::header::USER_AGENT, agent));
         }
         if let Some(token) = &self.token {
             // AuthInfo keeps its token in a secrecy type; building it through serde keeps
