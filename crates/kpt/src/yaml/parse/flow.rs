@@ -86,6 +86,16 @@ impl Cursor {
                 let here = self.line;
                 return self.parser_err("did not find expected node content", here);
             }
+            // A `-` before a blank is libyaml's block entry indicator even in flow
+            // context: after properties the node is empty (and the `-` is where a
+            // separator was due), alone its parser finds no node in it.
+            Some('-') if self.blankz_at(1) && (anchor.is_some() || tag.is_some()) => {
+                Node::plain("")
+            }
+            Some('-') if self.blankz_at(1) => {
+                let here = self.line;
+                return self.parser_err("did not find expected node content", here);
+            }
             _ => {
                 let n = Node::plain(self.plain(-1, true)?);
                 log.event_token(start, Kind::Plain, Event::Node);
