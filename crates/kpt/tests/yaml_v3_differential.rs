@@ -662,7 +662,7 @@ fn gen_flow(r: &mut Rng, depth: usize, pad: &str) -> String {
             match r.pick(4) {
                 0 => format!("{k}: {v}"),
                 1 => format!("{k}:"),
-                2 => format!("{k}"),
+                2 => k.to_string(),
                 _ => format!("\"{k}\":{v}"),
             }
         } else {
