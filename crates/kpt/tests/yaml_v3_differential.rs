@@ -849,3 +849,61 @@ fn block_structure_reads_as_go_yaml() {
         differing.first()
     );
 }
+
+/// Generated flow collections over lines with comments after entries, after commas, on
+/// lines of their own, after the closing bracket and below it: every comment lands on
+/// the node go-yaml v3 gives it.
+#[test]
+fn comments_in_flow_collections_land_as_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
+        return;
+    };
+    let mut r = Rng(0x5555aaaa5555aaaa);
+    let mut docs = Vec::new();
+    for _ in 0..5000 {
+        let map = r.chance(50);
+        let n = 1 + r.pick(3);
+        let mut s = format!("# head\nk: {}", if map { "{" } else { "[" });
+        for i in 0..n {
+            if r.chance(30) {
+                s.push_str(" # a\n  ");
+            } else if r.chance(20) {
+                s.push_str("\n  ");
+            }
+            if map {
+                s.push_str(&format!("x{i}: {i}"));
+            } else {
+                s.push_str(&format!("v{i}"));
+            }
+            if i + 1 < n || r.chance(20) {
+                s.push(',');
+            }
+            if r.chance(30) {
+                s.push_str(" # b");
+                s.push_str("\n  ");
+            }
+        }
+        if r.chance(20) {
+            s.push('\n');
+        }
+        s.push_str(if map { "}" } else { "]" });
+        if r.chance(30) {
+            s.push_str(" # after");
+        }
+        s.push('\n');
+        if r.chance(30) {
+            s.push_str("# foot\n");
+        }
+        s.push_str("z: 1\n");
+        docs.push(s);
+    }
+    let differing = go_yaml::differing(&bin, &docs);
+    assert!(
+        differing.is_empty(),
+        "{} of {} documents differ from go-yaml, first: {:?}",
+        differing.len(),
+        docs.len(),
+        differing.first()
+    );
+}
