@@ -552,10 +552,19 @@ async fn printers_match_kubectl() {
     ]);
     let jp = "jsonpath={.metadata.name}:{.spec.git}:{.status.conditions[?(@.type==\"Ready\")].reason}{\"\\n\"}";
     let range = "jsonpath={.metadata.name}{range .status.conditions[*]} {.type}={@.status}{end}{'\\n'}{range .spec.git}{@}{end}";
+    // kubectl's custom-columns-file: a header line and a spec line, white space between.
+    let columns_file = s.dir.path().join("columns.txt");
+    std::fs::write(
+        &columns_file,
+        "NAME   BRANCH\tREADY\n.metadata.name  spec.git.branch {.status.conditions[0].status}\r\n",
+    )
+    .expect("columns file");
+    let ccf = format!("custom-columns-file={}", columns_file.display());
+    let ccf = ccf.as_str();
     let managed_jp =
         "jsonpath={.metadata.managedFields[*].operation} {.metadata.managedFields[0].fieldsType}";
     let managed_cc = "custom-columns=NAME:.metadata.name,OPS:.metadata.managedFields[*].operation";
-    let cases: [(&[&str], &[&str]); 14] = [
+    let cases: [(&[&str], &[&str]); 15] = [
         (
             &["get", "repositories", "--sort-by=.spec.git.branch"],
             &["repo", "get", "--sort-by=.spec.git.branch"],
@@ -612,6 +621,10 @@ async fn printers_match_kubectl() {
         (
             &["get", "repositories", "-o", managed_cc],
             &["repo", "get", "-o", managed_cc],
+        ),
+        (
+            &["get", "repositories", "-o", ccf],
+            &["repo", "get", "-o", ccf],
         ),
         (
             &["get", "repositories", "a", "-o", "yaml"],

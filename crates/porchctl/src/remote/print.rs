@@ -148,9 +148,16 @@ impl OutputFormat {
                 ));
             }
             if name == "custom-columns-file" {
-                return Err(RemoteError::Usage(
-                    "porchctl does not support the custom-columns-file output format yet".into(),
-                ));
+                let text = std::fs::read_to_string(value).map_err(|e| {
+                    let why = match e.kind() {
+                        std::io::ErrorKind::NotFound => {
+                            format!("open {value}: no such file or directory")
+                        }
+                        _ => format!("open {value}: {e}"),
+                    };
+                    RemoteError::Usage(format!("error reading template {value}, {why}\n"))
+                })?;
+                return parse_custom_columns_file(&text).map(OutputFormat::CustomColumns);
             }
             return parse_custom_columns(value).map(OutputFormat::CustomColumns);
         }
@@ -186,6 +193,45 @@ fn parse_custom_columns(spec: &str) -> Result<Vec<(String, JsonPath)>, RemoteErr
             })?;
             Ok((header.to_string(), JsonPath::parse(path)?))
         })
+        .collect()
+}
+
+/// kubectl's `NewCustomColumnsPrinterFromTemplate`: a line of headers and a line of
+/// column specs, each split at runs of white space.
+fn parse_custom_columns_file(text: &str) -> Result<Vec<(String, JsonPath)>, RemoteError> {
+    const FORMAT: &str = "Expected format is one line of space separated headers, one line of space separated column specs.";
+    // bufio.Scanner's lines: split at `\n`, a final `\r` dropped.
+    let mut lines = text.split_inclusive('\n').map(|l| {
+        let l = l.strip_suffix('\n').unwrap_or(l);
+        l.strip_suffix('\r').unwrap_or(l)
+    });
+    let headers: Vec<&str> = match lines.next() {
+        Some(l) => l.split_whitespace().collect(),
+        None => {
+            return Err(RemoteError::Usage(format!(
+                "invalid template, missing header line. {FORMAT}"
+            )));
+        }
+    };
+    let specs: Vec<&str> = match lines.next() {
+        Some(l) => l.split_whitespace().collect(),
+        None => {
+            return Err(RemoteError::Usage(format!(
+                "invalid template, missing spec line. {FORMAT}"
+            )));
+        }
+    };
+    if headers.len() != specs.len() {
+        return Err(RemoteError::Usage(format!(
+            "number of headers ({}) and field specifications ({}) don't match",
+            headers.len(),
+            specs.len()
+        )));
+    }
+    headers
+        .iter()
+        .zip(&specs)
+        .map(|(h, p)| Ok((h.to_string(), JsonPath::parse(p)?)))
         .collect()
 }
 
@@ -624,6 +670,37 @@ mod tests {
                "spec": {"type": "git", "content": "Package", "description": "Test Blueprints",
                         "git": {"repo": "http://h/x.git", "branch": "main", "directory": "/"}},
                "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    }
+
+    #[test]
+    fn custom_columns_files_as_kubectl_reads_them() {
+        let cols = parse_custom_columns_file("NAME  BRANCH\n.metadata.name\tspec.git.branch\n")
+            .expect("two columns");
+        let headers: Vec<&str> = cols.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(headers, ["NAME", "BRANCH"]);
+        assert_eq!(
+            print_custom_columns(&[repo()], &cols, false),
+            "NAME              BRANCH\ntest-blueprints   main\n"
+        );
+        for (text, want) in [
+            ("", "invalid template, missing header line."),
+            ("NAME\n", "invalid template, missing spec line."),
+            (
+                "A B\n.x\n",
+                "number of headers (2) and field specifications (1) don't match",
+            ),
+        ] {
+            let err = parse_custom_columns_file(text).expect_err(text).to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let missing =
+            OutputFormat::parse("custom-columns-file=/no/such/file").expect_err("missing");
+        assert!(
+            missing
+                .to_string()
+                .contains("error reading template /no/such/file, open /no/such/file: no such file or directory"),
+            "{missing}"
+        );
     }
 
     #[test]
