@@ -561,10 +561,11 @@ async fn printers_match_kubectl() {
     .expect("columns file");
     let ccf = format!("custom-columns-file={}", columns_file.display());
     let ccf = ccf.as_str();
+    let as_json = "jsonpath-as-json={.metadata.name}<&>{.spec.git}{.nope}{range .status.conditions[*]}{@.type}{@}{end}";
     let managed_jp =
         "jsonpath={.metadata.managedFields[*].operation} {.metadata.managedFields[0].fieldsType}";
     let managed_cc = "custom-columns=NAME:.metadata.name,OPS:.metadata.managedFields[*].operation";
-    let cases: [(&[&str], &[&str]); 15] = [
+    let cases: [(&[&str], &[&str]); 16] = [
         (
             &["get", "repositories", "--sort-by=.spec.git.branch"],
             &["repo", "get", "--sort-by=.spec.git.branch"],
@@ -625,6 +626,10 @@ async fn printers_match_kubectl() {
         (
             &["get", "repositories", "-o", ccf],
             &["repo", "get", "-o", ccf],
+        ),
+        (
+            &["get", "repositories", "b", "-o", as_json],
+            &["repo", "get", "b", "-o", as_json],
         ),
         (
             &["get", "repositories", "a", "-o", "yaml"],

@@ -88,6 +88,7 @@ async fn list(args: ListArgs) -> Result<(), RemoteError> {
                 print::print_custom_columns(&objects, cols, args.print.no_headers)
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }

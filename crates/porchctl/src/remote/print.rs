@@ -23,6 +23,8 @@ pub enum OutputFormat {
     CustomColumns(Vec<(String, JsonPath)>),
     /// `jsonpath=TEMPLATE`: literal text and `{path}` parts.
     JsonPathTemplate(Vec<TemplatePart>),
+    /// `jsonpath-as-json=TEMPLATE`: each part's results as an indented JSON array.
+    JsonPathAsJson(Vec<TemplatePart>),
     /// `go-template=TEMPLATE` (and `template=`, `go-template-file=`, `templatefile=`).
     GoTemplate(GoTemplate),
 }
@@ -107,14 +109,11 @@ impl OutputFormat {
                 if value.is_empty() {
                     return Err(no_template());
                 }
+                if name == "jsonpath-as-json" {
+                    return parse_template(value).map(OutputFormat::JsonPathAsJson);
+                }
                 let text = match name {
                     "jsonpath-file" => read_template_file(value)?,
-                    "jsonpath-as-json" => {
-                        return Err(RemoteError::Usage(
-                            "porchctl does not support the jsonpath-as-json output format yet"
-                                .into(),
-                        ));
-                    }
                     _ => value.to_string(),
                 };
                 return parse_template(&text).map(OutputFormat::JsonPathTemplate);
@@ -320,6 +319,54 @@ fn render_parts(out: &mut String, at: &Value, parts: &[TemplatePart]) {
             }
         }
     }
+}
+
+/// kubectl's JSONPath printer with `outputJSON`: every part's results (a text part's
+/// text, a path's values, a range's parts per element) as one JSON array, indented by four
+/// spaces as Go's `json.MarshalIndent` writes it, then a line break.
+fn render_parts_json(out: &mut String, at: &Value, parts: &[TemplatePart]) {
+    for part in parts {
+        match part {
+            TemplatePart::Text(t) => push_json_array(out, vec![Value::String(t.clone())]),
+            TemplatePart::Current => push_json_array(out, vec![at.clone()]),
+            TemplatePart::Path(p) => {
+                push_json_array(out, p.find(at).into_iter().cloned().collect())
+            }
+            TemplatePart::Range(p, body) => {
+                for v in p.find(at) {
+                    match v {
+                        Value::Array(items) => {
+                            for item in items {
+                                render_parts_json(out, item, body);
+                            }
+                        }
+                        other => render_parts_json(out, other, body),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `values` as Go's `json.MarshalIndent(values, "", "    ")` writes them, and a line break.
+fn push_json_array(out: &mut String, values: Vec<Value>) {
+    let array = Value::Array(values.iter().map(sorted).collect());
+    let mut buf = Vec::new();
+    let indent = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
+    if serde::Serialize::serialize(&array, &mut ser).is_ok() {
+        out.push_str(&go_escape(&String::from_utf8_lossy(&buf)));
+    }
+    out.push('\n');
+}
+
+/// Renders a `jsonpath-as-json` template per object.
+pub fn print_template_json(objects: &[Value], parts: &[TemplatePart]) -> String {
+    let mut out = String::new();
+    for obj in objects {
+        render_parts_json(&mut out, obj, parts);
+    }
+    out
 }
 
 /// Renders a jsonpath template per object, as kubectl does (values of one path joined by

@@ -96,6 +96,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 }
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }

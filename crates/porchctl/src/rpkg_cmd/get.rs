@@ -195,6 +195,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 print::print_custom_columns(&objects, cols, args.print.no_headers)
             }
             OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             _ => String::new(),
         }
