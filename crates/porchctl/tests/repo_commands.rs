@@ -562,10 +562,12 @@ async fn printers_match_kubectl() {
     let ccf = format!("custom-columns-file={}", columns_file.display());
     let ccf = ccf.as_str();
     let as_json = "jsonpath-as-json={.metadata.name}<&>{.spec.git}{.nope}{range .status.conditions[*]}{@.type}{@}{end}";
+    let unions =
+        "jsonpath={.spec.git['branch','directory']}|{..directory}|{.status.conditions[0].type}";
     let managed_jp =
         "jsonpath={.metadata.managedFields[*].operation} {.metadata.managedFields[0].fieldsType}";
     let managed_cc = "custom-columns=NAME:.metadata.name,OPS:.metadata.managedFields[*].operation";
-    let cases: [(&[&str], &[&str]); 16] = [
+    let cases: [(&[&str], &[&str]); 17] = [
         (
             &["get", "repositories", "--sort-by=.spec.git.branch"],
             &["repo", "get", "--sort-by=.spec.git.branch"],
@@ -630,6 +632,10 @@ async fn printers_match_kubectl() {
         (
             &["get", "repositories", "b", "-o", as_json],
             &["repo", "get", "b", "-o", as_json],
+        ),
+        (
+            &["get", "repositories", "b", "-o", unions],
+            &["repo", "get", "b", "-o", unions],
         ),
         (
             &["get", "repositories", "a", "-o", "yaml"],

@@ -10,6 +10,10 @@ enum Step {
     Field(String),
     Index(i64),
     Wildcard,
+    /// `..`: the value and everything below it, before the next step.
+    Recursive,
+    /// `['a','b']` / `[0,2]`: several keys or indices.
+    Union(Vec<Step>),
     Filter {
         path: Vec<String>,
         negate: bool,
@@ -40,10 +44,24 @@ impl JsonPath {
         let mut steps = Vec::new();
         let mut rest = s;
         while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix('.') {
+            if let Some(r) = rest.strip_prefix("..") {
+                steps.push(Step::Recursive);
+                // `..name` names a field right away; `..[` or `..*` go on below.
+                rest = if r.starts_with(['[', '.', '*']) || r.is_empty() {
+                    r
+                } else {
+                    &rest[1..]
+                };
+                if let Some(r) = rest.strip_prefix('*') {
+                    steps.push(Step::Wildcard);
+                    rest = r;
+                }
+            } else if let Some(r) = rest.strip_prefix('.') {
                 let end = r.find(['.', '[']).unwrap_or(r.len());
-                if end > 0 {
-                    steps.push(Step::Field(r[..end].to_string()));
+                match &r[..end] {
+                    "" => {}
+                    "*" => steps.push(Step::Wildcard),
+                    name => steps.push(Step::Field(name.to_string())),
                 }
                 rest = &r[end..];
             } else if let Some(r) = rest.strip_prefix("[?(") {
@@ -53,13 +71,21 @@ impl JsonPath {
             } else if let Some(r) = rest.strip_prefix('[') {
                 let end = r.find(']').ok_or_else(|| bad("unterminated ["))?;
                 let inner = r[..end].trim();
+                let one = |part: &str| {
+                    let part = part.trim();
+                    match part.parse::<i64>() {
+                        Ok(i) => Step::Index(i),
+                        Err(_) => {
+                            Step::Field(part.trim_matches(|c| c == '\'' || c == '"').to_string())
+                        }
+                    }
+                };
                 if inner == "*" {
                     steps.push(Step::Wildcard);
-                } else if let Ok(i) = inner.parse::<i64>() {
-                    steps.push(Step::Index(i));
+                } else if inner.contains(',') {
+                    steps.push(Step::Union(inner.split(',').map(one).collect()));
                 } else {
-                    let key = inner.trim_matches(|c| c == '\'' || c == '"');
-                    steps.push(Step::Field(key.to_string()));
+                    steps.push(one(inner));
                 }
                 rest = &r[end + 1..];
             } else {
@@ -75,48 +101,76 @@ impl JsonPath {
         for step in &self.steps {
             let mut next = Vec::new();
             for v in cur {
-                match step {
-                    Step::Field(k) => {
-                        if let Some(x) = v.get(k) {
-                            next.push(x);
-                        }
-                    }
-                    Step::Index(i) => {
-                        if let Some(arr) = v.as_array() {
-                            let idx = if *i < 0 { arr.len() as i64 + i } else { *i };
-                            if let Some(x) = usize::try_from(idx).ok().and_then(|i| arr.get(i)) {
-                                next.push(x);
-                            }
-                        }
-                    }
-                    Step::Wildcard => match v {
-                        Value::Array(a) => next.extend(a.iter()),
-                        Value::Object(m) => next.extend(m.values()),
-                        _ => {}
-                    },
-                    Step::Filter {
-                        path,
-                        negate,
-                        value,
-                    } => {
-                        if let Some(arr) = v.as_array() {
-                            for item in arr {
-                                let mut f = Some(item);
-                                for k in path {
-                                    f = f.and_then(|x| x.get(k));
-                                }
-                                let hit = f.map(scalar_text).as_deref() == Some(value.as_str());
-                                if hit != *negate {
-                                    next.push(item);
-                                }
-                            }
-                        }
-                    }
-                }
+                apply(step, v, &mut next);
             }
             cur = next;
         }
         cur
+    }
+}
+
+/// What one step selects from `v`, appended to `next`.
+fn apply<'a>(step: &Step, v: &'a Value, next: &mut Vec<&'a Value>) {
+    match step {
+        Step::Recursive => descendants(v, next),
+        Step::Union(steps) => {
+            for s in steps {
+                apply(s, v, next);
+            }
+        }
+        Step::Field(k) => {
+            if let Some(x) = v.get(k) {
+                next.push(x);
+            }
+        }
+        Step::Index(i) => {
+            if let Some(arr) = v.as_array() {
+                let idx = if *i < 0 { arr.len() as i64 + i } else { *i };
+                if let Some(x) = usize::try_from(idx).ok().and_then(|i| arr.get(i)) {
+                    next.push(x);
+                }
+            }
+        }
+        Step::Wildcard => match v {
+            Value::Array(a) => next.extend(a.iter()),
+            Value::Object(m) => next.extend(m.values()),
+            _ => {}
+        },
+        Step::Filter {
+            path,
+            negate,
+            value,
+        } => {
+            if let Some(arr) = v.as_array() {
+                for item in arr {
+                    let mut f = Some(item);
+                    for k in path {
+                        f = f.and_then(|x| x.get(k));
+                    }
+                    let hit = f.map(scalar_text).as_deref() == Some(value.as_str());
+                    if hit != *negate {
+                        next.push(item);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `v` and every collection below it that holds something, depth first (kubectl's
+/// `evalRecursive`: the next step looks into each of them).
+fn descendants<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+    let children: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        Value::Object(m) => m.values().collect(),
+        _ => Vec::new(),
+    };
+    if children.is_empty() {
+        return;
+    }
+    out.push(v);
+    for c in children {
+        descendants(c, out);
     }
 }
 
@@ -179,6 +233,22 @@ mod tests {
             .into_iter()
             .map(scalar_text)
             .collect()
+    }
+
+    /// kubectl's wildcard on maps (`.*`), recursive descent (`..`) and unions (`[a,b]`).
+    #[test]
+    fn wildcards_descent_and_unions_as_kubectl() {
+        let v = json!({"metadata": {"name": "cm1", "labels": {"name": "l"}},
+                       "data": {"c": "2", "x": "3"},
+                       "items": [{"name": "i0"}, {"name": "i1"}, {"other": 1}]});
+        assert_eq!(texts("{.data.*}", &v), ["2", "3"]);
+        assert_eq!(texts("{.data['c','x']}", &v), ["2", "3"]);
+        assert_eq!(texts("{.items[0,2].name}", &v), ["i0"]);
+        let mut names = texts("{..name}", &v);
+        names.sort();
+        assert_eq!(names, ["cm1", "i0", "i1", "l"]);
+        assert_eq!(texts("{.items..name}", &v), ["i0", "i1"]);
+        assert_eq!(texts("{..items[1].name}", &v), ["i1"]);
     }
 
     #[test]

@@ -719,6 +719,32 @@ mod tests {
                "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
     }
 
+    /// What kubectl 1.32 prints for these templates (`kubectl annotate --local -o
+    /// jsonpath-as-json=…`).
+    #[test]
+    fn jsonpath_as_json_prints_each_part_as_an_indented_array() {
+        let obj = json!({"metadata": {"name": "cm1"}, "data": {"t": "two", "x": "1"}});
+        let print = |t: &str| {
+            let Ok(OutputFormat::JsonPathAsJson(parts)) =
+                OutputFormat::parse(&format!("jsonpath-as-json={t}"))
+            else {
+                panic!("{t}");
+            };
+            print_template_json(std::slice::from_ref(&obj), &parts)
+        };
+        assert_eq!(print("{.metadata.name}"), "[\n    \"cm1\"\n]\n");
+        assert_eq!(
+            print("{.data}"),
+            "[\n    {\n        \"t\": \"two\",\n        \"x\": \"1\"\n    }\n]\n"
+        );
+        assert_eq!(print("{.data.*}"), "[\n    \"two\",\n    \"1\"\n]\n");
+        assert_eq!(print("{.nope}"), "[]\n");
+        assert_eq!(
+            print("x{range .data.*}{@}{end}"),
+            "[\n    \"x\"\n]\n[\n    \"two\"\n]\n[\n    \"1\"\n]\n"
+        );
+    }
+
     #[test]
     fn custom_columns_files_as_kubectl_reads_them() {
         let cols = parse_custom_columns_file("NAME  BRANCH\n.metadata.name\tspec.git.branch\n")
