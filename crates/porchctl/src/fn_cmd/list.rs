@@ -85,10 +85,10 @@ async fn list(args: ListArgs) -> Result<(), RemoteError> {
             OutputFormat::Json => print::print_json(&objects)?,
             OutputFormat::Name => print::print_names(&objects, "function.porch.kpt.dev"),
             OutputFormat::CustomColumns(cols) => {
-                print::print_custom_columns(&objects, cols, args.print.no_headers)
+                print::print_custom_columns(&objects, cols, args.print.no_headers)?
             }
-            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
-            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
+            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts)?,
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts)?,
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }

@@ -22,11 +22,18 @@ pub enum OutputFormat {
     /// `(header, path)` pairs.
     CustomColumns(Vec<(String, JsonPath)>),
     /// `jsonpath=TEMPLATE`: literal text and `{path}` parts.
-    JsonPathTemplate(Vec<TemplatePart>),
+    JsonPathTemplate(PathTemplate),
     /// `jsonpath-as-json=TEMPLATE`: each part's results as an indented JSON array.
-    JsonPathAsJson(Vec<TemplatePart>),
+    JsonPathAsJson(PathTemplate),
     /// `go-template=TEMPLATE` (and `template=`, `go-template-file=`, `templatefile=`).
     GoTemplate(GoTemplate),
+}
+
+/// A parsed `-o jsonpath=` template and its text (which kubectl's errors quote).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathTemplate {
+    pub text: String,
+    pub parts: Vec<TemplatePart>,
 }
 
 /// A piece of a `-o jsonpath=` template.
@@ -236,7 +243,7 @@ fn parse_custom_columns_file(text: &str) -> Result<Vec<(String, JsonPath)>, Remo
 
 /// Splits `text{.path}text{"literal"}{range .path}…{end}` into parts, as kubectl's
 /// jsonpath parser reads a template (a `range` without `end` runs to the template's end).
-fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
+fn parse_template(t: &str) -> Result<PathTemplate, RemoteError> {
     let bad = |why: &str| RemoteError::Usage(format!("error parsing jsonpath {t}, {why}"));
     // Open ranges: their paths and the parts before each.
     let mut stack: Vec<(JsonPath, Vec<TemplatePart>)> = Vec::new();
@@ -284,7 +291,10 @@ fn parse_template(t: &str) -> Result<Vec<TemplatePart>, RemoteError> {
         let body = std::mem::replace(&mut parts, before);
         parts.push(TemplatePart::Range(path, body));
     }
-    Ok(parts)
+    Ok(PathTemplate {
+        text: t.to_string(),
+        parts,
+    })
 }
 
 /// How kubectl's jsonpath printer writes one selected value.
@@ -296,56 +306,60 @@ fn template_value(v: &Value) -> String {
     }
 }
 
-fn render_parts(out: &mut String, at: &Value, parts: &[TemplatePart]) {
+/// kubectl's jsonpath printer writes a template's output only once every part of it has
+/// been evaluated (`FindResults`, then `PrintResults`): a failing object adds nothing.
+fn render_parts(out: &mut String, at: &Value, parts: &[TemplatePart]) -> Result<(), String> {
     for part in parts {
         match part {
             TemplatePart::Text(t) => out.push_str(t),
             TemplatePart::Current => out.push_str(&template_value(at)),
             TemplatePart::Path(p) => {
-                let values: Vec<String> = p.find(at).into_iter().map(template_value).collect();
+                let values: Vec<String> = p.try_find(at)?.into_iter().map(template_value).collect();
                 out.push_str(&values.join(" "));
             }
             TemplatePart::Range(p, body) => {
-                for v in p.find(at) {
+                for v in p.try_find(at)? {
                     match v {
                         Value::Array(items) => {
                             for item in items {
-                                render_parts(out, item, body);
+                                render_parts(out, item, body)?;
                             }
                         }
-                        other => render_parts(out, other, body),
+                        other => render_parts(out, other, body)?,
                     }
                 }
             }
         }
     }
+    Ok(())
 }
 
 /// kubectl's JSONPath printer with `outputJSON`: every part's results (a text part's
 /// text, a path's values, a range's parts per element) as one JSON array, indented by four
 /// spaces as Go's `json.MarshalIndent` writes it, then a line break.
-fn render_parts_json(out: &mut String, at: &Value, parts: &[TemplatePart]) {
+fn render_parts_json(out: &mut String, at: &Value, parts: &[TemplatePart]) -> Result<(), String> {
     for part in parts {
         match part {
             TemplatePart::Text(t) => push_json_array(out, vec![Value::String(t.clone())]),
             TemplatePart::Current => push_json_array(out, vec![at.clone()]),
             TemplatePart::Path(p) => {
-                push_json_array(out, p.find(at).into_iter().cloned().collect())
+                push_json_array(out, p.try_find(at)?.into_iter().cloned().collect())
             }
             TemplatePart::Range(p, body) => {
-                for v in p.find(at) {
+                for v in p.try_find(at)? {
                     match v {
                         Value::Array(items) => {
                             for item in items {
-                                render_parts_json(out, item, body);
+                                render_parts_json(out, item, body)?;
                             }
                         }
-                        other => render_parts_json(out, other, body),
+                        other => render_parts_json(out, other, body)?,
                     }
                 }
             }
         }
     }
+    Ok(())
 }
 
 /// `values` as Go's `json.MarshalIndent(values, "", "    ")` writes them, and a line break.
@@ -360,23 +374,80 @@ fn push_json_array(out: &mut String, values: Vec<Value>) {
     out.push('\n');
 }
 
-/// Renders a `jsonpath-as-json` template per object.
-pub fn print_template_json(objects: &[Value], parts: &[TemplatePart]) -> String {
-    let mut out = String::new();
-    for obj in objects {
-        render_parts_json(&mut out, obj, parts);
-    }
-    out
+/// Renders a `jsonpath-as-json` template per object (see [`print_template`] for errors).
+pub fn print_template_json(
+    objects: &[Value],
+    template: &PathTemplate,
+) -> Result<String, RemoteError> {
+    let (out, err) = render_template(objects, template, render_parts_json);
+    finish_template(out, err)
 }
 
 /// Renders a jsonpath template per object, as kubectl does (values of one path joined by
 /// spaces, composite values as compact JSON, nothing for missing keys, no newline added).
-pub fn print_template(objects: &[Value], parts: &[TemplatePart]) -> String {
+/// When the template fails on an object the output of the objects before it is printed
+/// and kubectl's error, with its debugging text, returned.
+pub fn print_template(objects: &[Value], template: &PathTemplate) -> Result<String, RemoteError> {
+    let (out, err) = render_template(objects, template, render_parts);
+    finish_template(out, err)
+}
+
+fn finish_template(out: String, err: Option<RemoteError>) -> Result<String, RemoteError> {
+    match err {
+        None => Ok(out),
+        Some(e) => {
+            super::out(&out)?;
+            Err(e)
+        }
+    }
+}
+
+type RenderFn = fn(&mut String, &Value, &[TemplatePart]) -> Result<(), String>;
+
+/// The output of `template` on each object, and the error that stopped it (kubectl's
+/// `JSONPathPrinter.PrintObj` message, the debugging text inside the error).
+pub fn render_template(
+    objects: &[Value],
+    template: &PathTemplate,
+    render: RenderFn,
+) -> (String, Option<RemoteError>) {
     let mut out = String::new();
     for obj in objects {
-        render_parts(&mut out, obj, parts);
+        let mut one = String::new();
+        if let Err(e) = render(&mut one, obj, &template.parts) {
+            let raw = &template.text;
+            let err = RemoteError::Failed(format!(
+                "error executing jsonpath {}: Error executing template: {e}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{raw}\n\tobject given to jsonpath engine was:\n\t\t{}\n\n\n",
+                gotemplate::go_quote(raw),
+                go_syntax(obj),
+            ));
+            return (out, Some(err));
+        }
+        out.push_str(&one);
     }
-    out
+    (out, None)
+}
+
+/// Go's `%#v` of a decoded JSON value (`map[string]interface {}{"k":v, …}`, keys sorted).
+fn go_syntax(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => gotemplate::go_quote(s),
+        Value::Array(a) => format!(
+            "[]interface {{}}{{{}}}",
+            a.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", gotemplate::go_quote(k), go_syntax(&m[k])))
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", parts.join(", "))
+        }
+        other => gotemplate::go_value_text(other),
+    }
 }
 
 /// Runs a go-template on each object, as kubectl's go-template printer does per object.
@@ -593,12 +664,13 @@ fn labels_text(labels: Option<&Value>) -> String {
 }
 
 /// kubectl's custom-columns printer: `<none>` for a missing value, several values joined by
-/// commas.
+/// commas. When a path fails on an object the header and the rows before it are printed
+/// (kubectl flushes its tab writer on the way out) and the path's error returned.
 pub fn print_custom_columns(
     objects: &[Value],
     columns: &[(String, JsonPath)],
     no_headers: bool,
-) -> String {
+) -> Result<String, RemoteError> {
     let mut w = TabWriter::new();
     if !no_headers {
         let headers: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
@@ -606,11 +678,11 @@ pub fn print_custom_columns(
         w.write("\n");
     }
     for obj in objects {
-        let cells: Vec<String> = columns
+        let cells: Result<Vec<String>, String> = columns
             .iter()
             .map(|(_, path)| {
-                let found = path.find(obj);
-                if found.is_empty() {
+                let found = path.try_find(obj)?;
+                Ok(if found.is_empty() {
                     "<none>".to_string()
                 } else {
                     found
@@ -618,13 +690,21 @@ pub fn print_custom_columns(
                         .map(scalar_text)
                         .collect::<Vec<_>>()
                         .join(",")
-                }
+                })
             })
             .collect();
-        w.write(&cells.join("\t"));
-        w.write("\n");
+        match cells {
+            Ok(cells) => {
+                w.write(&cells.join("\t"));
+                w.write("\n");
+            }
+            Err(e) => {
+                super::out(&w.finish())?;
+                return Err(RemoteError::Failed(e));
+            }
+        }
     }
-    w.finish()
+    Ok(w.finish())
 }
 
 /// Drops `metadata.managedFields`, as kubectl's printers do unless `--show-managed-fields`.
@@ -730,7 +810,7 @@ mod tests {
             else {
                 panic!("{t}");
             };
-            print_template_json(std::slice::from_ref(&obj), &parts)
+            print_template_json(std::slice::from_ref(&obj), &parts).expect("renders")
         };
         assert_eq!(print("{.metadata.name}"), "[\n    \"cm1\"\n]\n");
         assert_eq!(
@@ -752,7 +832,7 @@ mod tests {
         let headers: Vec<&str> = cols.iter().map(|(h, _)| h.as_str()).collect();
         assert_eq!(headers, ["NAME", "BRANCH"]);
         assert_eq!(
-            print_custom_columns(&[repo()], &cols, false),
+            print_custom_columns(&[repo()], &cols, false).expect("renders"),
             "NAME              BRANCH\ntest-blueprints   main\n"
         );
         for (text, want) in [
@@ -785,7 +865,7 @@ mod tests {
             panic!("custom columns expected");
         };
         assert_eq!(
-            print_custom_columns(&[repo()], &cols, false),
+            print_custom_columns(&[repo()], &cols, false).expect("renders"),
             "NAME              DESC              READY   SYNC\ntest-blueprints   Test Blueprints   True    <none>\n"
         );
     }
@@ -836,7 +916,7 @@ mod tests {
             panic!("template expected");
         };
         assert_eq!(
-            print_template(&[repo(), repo()], &parts),
+            print_template(&[repo(), repo()], &parts).expect("renders"),
             "test-blueprints:True\ntest-blueprints:True\n"
         );
         let OutputFormat::JsonPathTemplate(parts) =
@@ -844,7 +924,11 @@ mod tests {
         else {
             panic!("template expected");
         };
-        assert!(print_template(&[repo()], &parts).starts_with("{\"branch\":\"main\""));
+        assert!(
+            print_template(&[repo()], &parts)
+                .expect("renders")
+                .starts_with("{\"branch\":\"main\"")
+        );
     }
 
     #[test]
@@ -855,7 +939,8 @@ mod tests {
         };
         let o = json!({"metadata": {"name": "a"}, "spec": {"tasks": [
             {"type": "init"}, {"type": "update", "n": 2}]}});
-        let run = |t: &str| print_template(std::slice::from_ref(&o), &template(t));
+        let run =
+            |t: &str| print_template(std::slice::from_ref(&o), &template(t)).expect("renders");
         assert_eq!(
             run("{range .spec.tasks[*]}{.type}{\"\\n\"}{end}"),
             "init\nupdate\n"
@@ -873,14 +958,16 @@ mod tests {
             print_template(
                 std::slice::from_ref(&lists),
                 &template("{range .items[*]}({range .l[*]}{@}{','}{end}){end}")
-            ),
+            )
+            .expect("renders"),
             "(1,2,)(3,)"
         );
         assert_eq!(
             print_template(
                 std::slice::from_ref(&lists),
                 &template("{range .items[*]}x")
-            ),
+            )
+            .expect("renders"),
             "xx"
         );
         let err = OutputFormat::parse("jsonpath={range .l[*]}{@}{end}{end}").expect_err("end");
@@ -938,7 +1025,7 @@ mod tests {
         let Ok(OutputFormat::JsonPathTemplate(parts)) = OutputFormat::parse(&jp) else {
             panic!("jsonpath-file");
         };
-        assert_eq!(print_template(&o, &parts), "git");
+        assert_eq!(print_template(&o, &parts).expect("renders"), "git");
         assert_eq!(
             OutputFormat::parse_with_template("yaml", "{{.a}}").ok(),
             Some(OutputFormat::Yaml)
@@ -999,6 +1086,52 @@ mod tests {
         assert_eq!(
             err.expect("fails").to_string(),
             "error executing template \"{{.metadata.name}} {{len .spec.n}}\": template: output:1:21: executing \"output\" at <len .spec.n>: error calling len: len of type int64"
+        );
+    }
+
+    /// kubectl 1.32's `JSONPathPrinter` error for a failing path (its stderr after
+    /// `error: `, for `kubectl annotate --local -f foo.yaml z=1 -o jsonpath=…`), and the
+    /// output of the objects before the failing one.
+    #[test]
+    fn jsonpath_errors_as_kubectl() {
+        let obj = json!({"apiVersion": "x.io/v1", "kind": "Foo",
+            "metadata": {"annotations": {"z": "1"}, "finalizers": ["f1"], "name": "f"},
+            "spec": {"b": true, "f": 1.5, "false": 2, "l": [], "s": "a\"b", "z": null}});
+        let t = "A{.metadata.name}B{.metadata.finalizers[5]}C";
+        let expected = "error executing jsonpath \"A{.metadata.name}B{.metadata.finalizers[5]}C\": Error executing template: array index out of bounds: index 5, length 1. Printing more information for debugging the template:\n\ttemplate was:\n\t\tA{.metadata.name}B{.metadata.finalizers[5]}C\n\tobject given to jsonpath engine was:\n\t\tmap[string]interface {}{\"apiVersion\":\"x.io/v1\", \"kind\":\"Foo\", \"metadata\":map[string]interface {}{\"annotations\":map[string]interface {}{\"z\":\"1\"}, \"finalizers\":[]interface {}{\"f1\"}, \"name\":\"f\"}, \"spec\":map[string]interface {}{\"b\":true, \"f\":1.5, \"false\":2, \"l\":[]interface {}{}, \"s\":\"a\\\"b\", \"z\":interface {}(nil)}}\n\n\n";
+        let Ok(OutputFormat::JsonPathTemplate(template)) =
+            OutputFormat::parse(&format!("jsonpath={t}"))
+        else {
+            panic!("{t}");
+        };
+        let fine = json!({"metadata": {"name": "ok", "finalizers": [1, 2, 3, 4, 5, 6]}});
+        let (out, err) = render_template(
+            &[fine.clone(), obj.clone(), fine.clone()],
+            &template,
+            render_parts,
+        );
+        assert_eq!(out, "AokB6C");
+        assert_eq!(err.expect("fails").to_string(), expected);
+        // jsonpath-as-json quotes the template the same way, without the format name.
+        let Ok(OutputFormat::JsonPathAsJson(template)) =
+            OutputFormat::parse(&format!("jsonpath-as-json={t}"))
+        else {
+            panic!("{t}");
+        };
+        let (out, err) = render_template(std::slice::from_ref(&obj), &template, render_parts_json);
+        assert_eq!(out, "");
+        assert_eq!(err.expect("fails").to_string(), expected);
+        // Ranges fail the same way.
+        let Ok(OutputFormat::JsonPathTemplate(template)) =
+            OutputFormat::parse("jsonpath={range .data.x[0]}x{end}")
+        else {
+            panic!("range");
+        };
+        let (_, err) = render_template(&[json!({"data": {"x": "abc"}})], &template, render_parts);
+        assert!(
+            err.expect("fails")
+                .to_string()
+                .starts_with("error executing jsonpath \"{range .data.x[0]}x{end}\": Error executing template: string is not array or slice. Printing more information")
         );
     }
 }

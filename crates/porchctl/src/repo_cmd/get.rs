@@ -92,11 +92,11 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
                 if objects.is_empty() {
                     String::new()
                 } else {
-                    print::print_custom_columns(&objects, cols, args.print.no_headers)
+                    print::print_custom_columns(&objects, cols, args.print.no_headers)?
                 }
             }
-            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
-            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
+            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts)?,
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts)?,
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             OutputFormat::Table | OutputFormat::Wide => String::new(),
         }

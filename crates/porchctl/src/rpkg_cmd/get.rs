@@ -192,10 +192,10 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             OutputFormat::Yaml => print::print_yaml(&objects)?,
             OutputFormat::Json => print::print_json(&objects)?,
             OutputFormat::CustomColumns(cols) if !objects.is_empty() => {
-                print::print_custom_columns(&objects, cols, args.print.no_headers)
+                print::print_custom_columns(&objects, cols, args.print.no_headers)?
             }
-            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts),
-            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts),
+            OutputFormat::JsonPathTemplate(parts) => print::print_template(&objects, parts)?,
+            OutputFormat::JsonPathAsJson(parts) => print::print_template_json(&objects, parts)?,
             OutputFormat::GoTemplate(t) => print::print_go_template(&objects, t)?,
             _ => String::new(),
         }
