@@ -11,6 +11,7 @@ pub mod error;
 pub mod gotemplate;
 pub mod jsonpath;
 pub mod listing;
+pub mod path_template;
 pub mod print;
 pub mod spinner;
 pub mod tabwriter;

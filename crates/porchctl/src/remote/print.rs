@@ -7,6 +7,8 @@ use serde_json::{Map, Value};
 use super::error::RemoteError;
 use super::gotemplate::{self, GoTemplate};
 use super::jsonpath::{JsonPath, scalar_text};
+use super::path_template::parse_template;
+pub use super::path_template::{PathTemplate, print_template, print_template_json};
 use super::tabwriter::TabWriter;
 
 /// What `-o/--output` (and `--template`) asked for.
@@ -27,24 +29,6 @@ pub enum OutputFormat {
     JsonPathAsJson(PathTemplate),
     /// `go-template=TEMPLATE` (and `template=`, `go-template-file=`, `templatefile=`).
     GoTemplate(GoTemplate),
-}
-
-/// A parsed `-o jsonpath=` template and its text (which kubectl's errors quote).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PathTemplate {
-    pub text: String,
-    pub parts: Vec<TemplatePart>,
-}
-
-/// A piece of a `-o jsonpath=` template.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TemplatePart {
-    Text(String),
-    Path(JsonPath),
-    /// `{@}`: the value the template (or the enclosing range) is at.
-    Current,
-    /// `{range PATH}…{end}`: the parts once per value PATH selects (an array's elements).
-    Range(JsonPath, Vec<TemplatePart>),
 }
 
 /// kubectl's `-o` formats, as its "allowed formats" list names them.
@@ -239,215 +223,6 @@ fn parse_custom_columns_file(text: &str) -> Result<Vec<(String, JsonPath)>, Remo
         .zip(&specs)
         .map(|(h, p)| Ok((h.to_string(), JsonPath::parse(p)?)))
         .collect()
-}
-
-/// Splits `text{.path}text{"literal"}{range .path}…{end}` into parts, as kubectl's
-/// jsonpath parser reads a template (a `range` without `end` runs to the template's end).
-fn parse_template(t: &str) -> Result<PathTemplate, RemoteError> {
-    let bad = |why: &str| RemoteError::Usage(format!("error parsing jsonpath {t}, {why}"));
-    // Open ranges: their paths and the parts before each.
-    let mut stack: Vec<(JsonPath, Vec<TemplatePart>)> = Vec::new();
-    let mut parts = Vec::new();
-    let mut rest = t;
-    while let Some(open) = rest.find('{') {
-        if open > 0 {
-            parts.push(TemplatePart::Text(rest[..open].to_string()));
-        }
-        let close = rest[open..]
-            .find('}')
-            .map(|c| open + c)
-            .ok_or_else(|| bad("unclosed action"))?;
-        let inner = rest[open + 1..close].trim();
-        let quoted = |q: char| inner.strip_prefix(q).and_then(|r| r.strip_suffix(q));
-        if let Some(lit) = quoted('"').or_else(|| quoted('\'')) {
-            let lit = lit
-                .replace("\\n", "\n")
-                .replace("\\t", "\t")
-                .replace("\\r", "\r");
-            parts.push(TemplatePart::Text(lit));
-        } else if inner == "end" {
-            let (path, before) = stack
-                .pop()
-                .ok_or_else(|| bad("not in range, nothing to end"))?;
-            let body = std::mem::replace(&mut parts, before);
-            parts.push(TemplatePart::Range(path, body));
-        } else if let Some(path) = inner
-            .strip_prefix("range")
-            .filter(|r| r.starts_with(char::is_whitespace))
-        {
-            stack.push((JsonPath::parse(path.trim())?, std::mem::take(&mut parts)));
-        } else if inner == "@" {
-            parts.push(TemplatePart::Current);
-        } else {
-            let path = inner.strip_prefix('@').unwrap_or(inner);
-            parts.push(TemplatePart::Path(JsonPath::parse(path)?));
-        }
-        rest = &rest[close + 1..];
-    }
-    if !rest.is_empty() {
-        parts.push(TemplatePart::Text(rest.to_string()));
-    }
-    while let Some((path, before)) = stack.pop() {
-        let body = std::mem::replace(&mut parts, before);
-        parts.push(TemplatePart::Range(path, body));
-    }
-    Ok(PathTemplate {
-        text: t.to_string(),
-        parts,
-    })
-}
-
-/// How kubectl's jsonpath printer writes one selected value.
-fn template_value(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Object(_) | Value::Array(_) => go_escape(&sorted(v).to_string()),
-        other => scalar_text(other),
-    }
-}
-
-/// kubectl's jsonpath printer writes a template's output only once every part of it has
-/// been evaluated (`FindResults`, then `PrintResults`): a failing object adds nothing.
-fn render_parts(out: &mut String, at: &Value, parts: &[TemplatePart]) -> Result<(), String> {
-    for part in parts {
-        match part {
-            TemplatePart::Text(t) => out.push_str(t),
-            TemplatePart::Current => out.push_str(&template_value(at)),
-            TemplatePart::Path(p) => {
-                let values: Vec<String> = p.try_find(at)?.into_iter().map(template_value).collect();
-                out.push_str(&values.join(" "));
-            }
-            TemplatePart::Range(p, body) => {
-                for v in p.try_find(at)? {
-                    match v {
-                        Value::Array(items) => {
-                            for item in items {
-                                render_parts(out, item, body)?;
-                            }
-                        }
-                        other => render_parts(out, other, body)?,
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// kubectl's JSONPath printer with `outputJSON`: every part's results (a text part's
-/// text, a path's values, a range's parts per element) as one JSON array, indented by four
-/// spaces as Go's `json.MarshalIndent` writes it, then a line break.
-fn render_parts_json(out: &mut String, at: &Value, parts: &[TemplatePart]) -> Result<(), String> {
-    for part in parts {
-        match part {
-            TemplatePart::Text(t) => push_json_array(out, vec![Value::String(t.clone())]),
-            TemplatePart::Current => push_json_array(out, vec![at.clone()]),
-            TemplatePart::Path(p) => {
-                push_json_array(out, p.try_find(at)?.into_iter().cloned().collect())
-            }
-            TemplatePart::Range(p, body) => {
-                for v in p.try_find(at)? {
-                    match v {
-                        Value::Array(items) => {
-                            for item in items {
-                                render_parts_json(out, item, body)?;
-                            }
-                        }
-                        other => render_parts_json(out, other, body)?,
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `values` as Go's `json.MarshalIndent(values, "", "    ")` writes them, and a line break.
-fn push_json_array(out: &mut String, values: Vec<Value>) {
-    let array = Value::Array(values.iter().map(sorted).collect());
-    let mut buf = Vec::new();
-    let indent = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, indent);
-    if serde::Serialize::serialize(&array, &mut ser).is_ok() {
-        out.push_str(&go_escape(&String::from_utf8_lossy(&buf)));
-    }
-    out.push('\n');
-}
-
-/// Renders a `jsonpath-as-json` template per object (see [`print_template`] for errors).
-pub fn print_template_json(
-    objects: &[Value],
-    template: &PathTemplate,
-) -> Result<String, RemoteError> {
-    let (out, err) = render_template(objects, template, render_parts_json);
-    finish_template(out, err)
-}
-
-/// Renders a jsonpath template per object, as kubectl does (values of one path joined by
-/// spaces, composite values as compact JSON, nothing for missing keys, no newline added).
-/// When the template fails on an object the output of the objects before it is printed
-/// and kubectl's error, with its debugging text, returned.
-pub fn print_template(objects: &[Value], template: &PathTemplate) -> Result<String, RemoteError> {
-    let (out, err) = render_template(objects, template, render_parts);
-    finish_template(out, err)
-}
-
-fn finish_template(out: String, err: Option<RemoteError>) -> Result<String, RemoteError> {
-    match err {
-        None => Ok(out),
-        Some(e) => {
-            super::out(&out)?;
-            Err(e)
-        }
-    }
-}
-
-type RenderFn = fn(&mut String, &Value, &[TemplatePart]) -> Result<(), String>;
-
-/// The output of `template` on each object, and the error that stopped it (kubectl's
-/// `JSONPathPrinter.PrintObj` message, the debugging text inside the error).
-pub fn render_template(
-    objects: &[Value],
-    template: &PathTemplate,
-    render: RenderFn,
-) -> (String, Option<RemoteError>) {
-    let mut out = String::new();
-    for obj in objects {
-        let mut one = String::new();
-        if let Err(e) = render(&mut one, obj, &template.parts) {
-            let raw = &template.text;
-            let err = RemoteError::Failed(format!(
-                "error executing jsonpath {}: Error executing template: {e}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{raw}\n\tobject given to jsonpath engine was:\n\t\t{}\n\n\n",
-                gotemplate::go_quote(raw),
-                go_syntax(obj),
-            ));
-            return (out, Some(err));
-        }
-        out.push_str(&one);
-    }
-    (out, None)
-}
-
-/// Go's `%#v` of a decoded JSON value (`map[string]interface {}{"k":v, …}`, keys sorted).
-fn go_syntax(v: &Value) -> String {
-    match v {
-        Value::Null => "interface {}(nil)".to_string(),
-        Value::String(s) => gotemplate::go_quote(s),
-        Value::Array(a) => format!(
-            "[]interface {{}}{{{}}}",
-            a.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            let parts: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", gotemplate::go_quote(k), go_syntax(&m[k])))
-                .collect();
-            format!("map[string]interface {{}}{{{}}}", parts.join(", "))
-        }
-        other => gotemplate::go_value_text(other),
-    }
 }
 
 /// Runs a go-template on each object, as kubectl's go-template printer does per object.
@@ -748,7 +523,7 @@ pub fn print_json(objects: &[Value]) -> Result<String, RemoteError> {
 
 /// Go's JSON encoder escapes HTML characters and line separators. Outside strings JSON has
 /// none of these characters, so replacing them everywhere only touches string contents.
-fn go_escape(json: &str) -> String {
+pub(super) fn go_escape(json: &str) -> String {
     json.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
@@ -788,6 +563,7 @@ pub fn sorted(v: &Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::super::path_template::{Mode, render_template};
     use super::*;
     use serde_json::json;
 
@@ -1108,7 +884,7 @@ mod tests {
         let (out, err) = render_template(
             &[fine.clone(), obj.clone(), fine.clone()],
             &template,
-            render_parts,
+            Mode::Text,
         );
         assert_eq!(out, "AokB6C");
         assert_eq!(err.expect("fails").to_string(), expected);
@@ -1118,7 +894,7 @@ mod tests {
         else {
             panic!("{t}");
         };
-        let (out, err) = render_template(std::slice::from_ref(&obj), &template, render_parts_json);
+        let (out, err) = render_template(std::slice::from_ref(&obj), &template, Mode::Json);
         assert_eq!(out, "");
         assert_eq!(err.expect("fails").to_string(), expected);
         // Ranges fail the same way.
@@ -1127,7 +903,7 @@ mod tests {
         else {
             panic!("range");
         };
-        let (_, err) = render_template(&[json!({"data": {"x": "abc"}})], &template, render_parts);
+        let (_, err) = render_template(&[json!({"data": {"x": "abc"}})], &template, Mode::Text);
         assert!(
             err.expect("fails")
                 .to_string()
