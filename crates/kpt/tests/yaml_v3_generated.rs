@@ -123,6 +123,30 @@ fn tabs_are_taken_or_refused_as_in_go_yaml() {
     );
 }
 
+/// A `...` document end marker before any document is refused as go-yaml refuses it (its
+/// parser wants a node); after a document, extra markers are skipped.
+#[test]
+fn document_end_markers_as_go_yaml() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let Some(bin) = go_yaml::oracle(tmp.path(), "goyaml") else {
+        return;
+    };
+    go_yaml::assert_agree(
+        &bin,
+        &[
+            "...\n",
+            "# c\n...\n",
+            "\n...\n",
+            "...\na: 1\n",
+            "...\n---\na: 1\n",
+            "a: 1\n...\n",
+            "--- \n...\n",
+            "a: '...'\n",
+            "....\n",
+        ],
+    );
+}
+
 fn gen_scalar(r: &mut Rng, ind: usize) -> String {
     let pad = " ".repeat(ind + 2);
     let words = [

@@ -173,6 +173,15 @@ impl Document {
 pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
     check_characters(text)?;
     let text = &*lone_carriage_returns_as_line_feeds(text);
+    if let Some(line) = parse::leading_document_end(text) {
+        // A parser error: go-yaml names the 0-based line, none for the first.
+        return Err(YamlError {
+            message: "did not find expected node content".into(),
+            line: line + 1,
+            column: 1,
+            go_line: (line != 0).then_some(line),
+        });
+    }
     let mut docs = Vec::new();
     for chunk in parse::split_documents(text) {
         let raw = &text[chunk.start..chunk.end];

@@ -33,6 +33,21 @@ fn is_marker(line: &str, m: &str) -> bool {
         )
 }
 
+/// The 0-based line of a `...` document end marker that comes before any document (only
+/// blank and comment lines above it): libyaml skips extra end markers after a document,
+/// but at the stream's start its parser wants a node there.
+pub fn leading_document_end(text: &str) -> Option<usize> {
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if is_marker(line, "...") {
+            return Some(i);
+        }
+        if !is_blank_or_comment(line) {
+            return None;
+        }
+    }
+    None
+}
+
 fn is_blank_or_comment(line: &str) -> bool {
     let t = line.trim_start_matches([' ', '\t']);
     t.is_empty() || t.starts_with('#') || t == "\n" || t == "\r\n" || t.starts_with('\r')
