@@ -13,6 +13,7 @@ pub mod git;
 pub mod ids;
 pub mod init;
 pub mod merge3;
+pub mod redact;
 pub mod update;
 pub mod url;
 

@@ -210,20 +210,8 @@ fn temp_dir() -> std::io::Result<TempDir> {
     Ok(TempDir(p))
 }
 
-/// `url` without the password of its user-info, for messages.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let host_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..host_end].rsplit_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}{}", &rest[host_end..])
-        }
-        _ => url.to_string(),
-    }
-}
+/// `url` without its secret, for messages (see [`super::redact`]).
+pub use super::redact::redact_url as redact;
 
 /// Run `git args...` (in `dir` when given), never prompting.
 fn git_output(dir: Option<&Path>, args: &[&str]) -> Result<Output, String> {
@@ -241,7 +229,7 @@ fn git_output(dir: Option<&Path>, args: &[&str]) -> Result<Output, String> {
 /// The trimmed stderr of a failed git command (passwords redacted).
 fn failure_text(out: &Output, args: &[&str], repo: &str) -> String {
     let err = String::from_utf8_lossy(&out.stderr);
-    let err = err.trim().replace(repo, &redact(repo));
+    let err = super::redact::scrub(err.trim(), repo);
     if err.is_empty() {
         format!("git {} failed with {}", args[0], out.status)
     } else {
@@ -452,7 +440,7 @@ impl<'c> Fetcher<'c> {
 fn exec_error(up: &UpstreamRepo, args: &[&str], git_ref: &str, out: &Output) -> FetchError {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let redacted = |s: &str| s.replace(&up.uri, &redact(&up.uri));
+    let redacted = |s: &str| super::redact::scrub(s, &up.uri);
     FetchError::GitExec {
         kind: GitErrorKind::of(&stderr),
         command: args.join(" "),
@@ -519,6 +507,8 @@ mod tests {
         assert_eq!(redact("ssh://git@h/r"), "ssh://git@h/r");
         assert_eq!(redact("https://h/a@b"), "https://h/a@b");
         assert_eq!(redact("/local/path"), "/local/path");
+        // A token standing as an HTTP user name is a secret too (porch-git's rule, shared).
+        assert_eq!(redact("https://tok@h/r.git"), "https://***@h/r.git");
     }
 
     #[test]
