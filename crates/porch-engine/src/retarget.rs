@@ -56,29 +56,35 @@ fn current_upstream(tasks: &[Task]) -> Option<&UpstreamPackage> {
 /// that is no `update`, or an `update` appended to a package that was not cloned.
 pub(crate) fn plan(old: &[Task], new: &[Task], package: &str) -> Result<Option<Retarget>> {
     if old.len() > new.len() {
-        return Err(invalid("removing tasks is not yet supported".into()));
+        return Err(EngineError::Invalid(
+            "removing tasks is not yet supported".into(),
+        ));
     }
     if old.iter().zip(new).any(|(o, n)| o.task_type != n.task_type) {
-        return Err(invalid("changing task types is not yet supported".into()));
+        return Err(EngineError::Invalid(
+            "changing task types is not yet supported".into(),
+        ));
     }
     if new.len() > old.len() + 1 {
-        return Err(invalid("can only append one task at a time".into()));
+        return Err(EngineError::Invalid(
+            "can only append one task at a time".into(),
+        ));
     }
     let appended = new.get(old.len());
     if let Some(task) = appended {
         if task.task_type != "update" {
-            return Err(invalid(format!(
+            return Err(EngineError::Invalid(format!(
                 "appended task is type {:?}, must be type \"update\"",
                 task.task_type
             )));
         }
         if task.update.is_none() {
-            return Err(invalid(
+            return Err(EngineError::Invalid(
                 "update not set for updateTask of type \"update\"".into(),
             ));
         }
         if old.first().is_none_or(|t| t.task_type != "clone") {
-            return Err(invalid(format!(
+            return Err(EngineError::Invalid(format!(
                 "upstream source not found for package rev {package:?}; only cloned packages can be updated"
             )));
         }
@@ -86,7 +92,7 @@ pub(crate) fn plan(old: &[Task], new: &[Task], package: &str) -> Result<Option<R
     // Go Porch's `currUpstream`: a clone task must say where it cloned from.
     let from = |tasks: &[Task]| {
         current_upstream(tasks).cloned().ok_or_else(|| {
-            invalid(format!(
+            EngineError::Invalid(format!(
                 "package {package} does not have original upstream info"
             ))
         })
@@ -116,10 +122,6 @@ pub(crate) fn plan(old: &[Task], new: &[Task], package: &str) -> Result<Option<R
         to: to.upstream.clone(),
         strategy,
     }))
-}
-
-fn invalid(message: String) -> EngineError {
-    EngineError::Invalid(message)
 }
 
 /// What a change of a Draft's tasks does.

@@ -42,14 +42,10 @@ fn dir_of(task: &Task) -> &str {
     }
 }
 
-fn invalid(message: String) -> EngineError {
-    EngineError::Invalid(message)
-}
-
 /// A first task may not name a subpackage directory (it creates the package itself).
 pub(crate) fn check_first_task(tasks: &[Task]) -> Result<()> {
     if tasks.first().is_some_and(|t| !dir_of(t).is_empty()) {
-        return Err(invalid(
+        return Err(EngineError::Invalid(
             "subpackage directory may not be specified as the first task on the task list".into(),
         ));
     }
@@ -67,7 +63,7 @@ pub(crate) fn appended(old: &[Task], new: &[Task]) -> Result<Option<SubpackageTa
     }
     check_first_task(new)?;
     if new.len() != 2 {
-        return Err(invalid(
+        return Err(EngineError::Invalid(
             "for subpackage tasks, the task list must contain exactly 2 tasks, the source task followed by the subpackage task".into(),
         ));
     }
@@ -77,7 +73,7 @@ pub(crate) fn appended(old: &[Task], new: &[Task]) -> Result<Option<SubpackageTa
         _ => return Ok(None),
     };
     check_subpackage_dir(task.dir()).map_err(|e| {
-        invalid(format!(
+        EngineError::Invalid(format!(
             "failed to apply subpackage task, subpackageDir is invalid: {e}"
         ))
     })?;
@@ -112,12 +108,12 @@ impl Engine {
             SubpackageTask::Clone(clone) => {
                 for path in files.keys() {
                     if let Some(at) = enclosing_subpackage(&dir, path) {
-                        return Err(invalid(format!(
+                        return Err(EngineError::Invalid(format!(
                             "cannot clone subpackage into another subpackage, parent already has a subpackage at {at:?} (requested subpackageDir: {dir:?})"
                         )));
                     }
                     if path.starts_with(&format!("{dir}/")) {
-                        return Err(invalid(format!(
+                        return Err(EngineError::Invalid(format!(
                             "cannot clone subpackage into parent, parent already has content at {dir:?}"
                         )));
                     }
@@ -132,7 +128,7 @@ impl Engine {
             SubpackageTask::Upgrade(upgrade) => {
                 let local_name = upgrade.local.name.as_str();
                 if !local_name.is_empty() && local_name != parent.name().as_str() {
-                    return Err(invalid(format!(
+                    return Err(EngineError::Invalid(format!(
                         "a subpackage upgrade changes the Draft it is appended to: localPackageRevisionRef must name {}, not {local_name}",
                         parent.name()
                     )));
@@ -146,19 +142,19 @@ impl Engine {
                     if let Some(rest) = path.strip_prefix(&prefix) {
                         local.insert(rest.to_owned(), files[path].clone());
                     } else if let Some(at) = enclosing_subpackage(&dir, path) {
-                        return Err(invalid(format!(
+                        return Err(EngineError::Invalid(format!(
                             "cannot upgrade subpackage in another subpackage, parent already has a subpackage at {at:?} (requested subpackageDir: {dir:?})"
                         )));
                     }
                 }
                 if local.is_empty() {
-                    return Err(invalid(format!(
+                    return Err(EngineError::Invalid(format!(
                         "subpackage {dir:?} not found in package {:?}",
                         parent.name()
                     )));
                 }
                 if !local.contains_key("Kptfile") {
-                    return Err(invalid(format!(
+                    return Err(EngineError::Invalid(format!(
                         "subpackage {dir:?} in package {:?} is missing Kptfile",
                         parent.name()
                     )));
@@ -189,13 +185,13 @@ impl Engine {
         which: &str,
     ) -> Result<PackageRevision> {
         if name.is_empty() {
-            return Err(invalid(format!(
+            return Err(EngineError::Invalid(format!(
                 "upgrade task requires the {which} upstream package revision name"
             )));
         }
         let pr = self.get(&parent.namespace, name)?;
         if !pr.lifecycle.is_published() || pr.key.revision == Revision::PLACEHOLDER {
-            return Err(invalid(format!(
+            return Err(EngineError::Invalid(format!(
                 "{which} upstream package revision {name} is not published"
             )));
         }
