@@ -16,6 +16,10 @@ command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/gopkg.in/yaml.v3 ] || need+=(golang-gopkg-yaml.v3-dev)
 # krm-functions' starlark_go_differential test runs scripts through go.starlark.net itself.
 [ -d /usr/share/gocode/src/go.starlark.net/starlark ] || need+=(golang-starlark-dev)
+# porchctl's pflag::go_differential reads command lines with cobra, pflag and klog themselves.
+[ -d /usr/share/gocode/src/github.com/spf13/cobra ] || need+=(golang-github-spf13-cobra-dev)
+[ -d /usr/share/gocode/src/github.com/spf13/pflag ] || need+=(golang-github-spf13-pflag-dev)
+[ -d /usr/share/gocode/src/k8s.io/klog ] || need+=(golang-k8s-klog-dev)
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

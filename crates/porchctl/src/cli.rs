@@ -15,6 +15,8 @@ use clap::builder::TypedValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, Command};
 
+use crate::go_strconv;
+
 // The pflag message of the last value a parser below refused. clap's own error for a
 // refused value carries no custom text that can be read back, so the parser leaves it
 // here for [`report`] (per thread: one command line is read on one thread).
@@ -32,9 +34,9 @@ pub(crate) fn flag_name(arg: Option<&Arg>) -> String {
     }
 }
 
-/// Go's `%q` of a string (the ASCII cases the command line meets).
+/// Go's `%q` of a string.
 pub(crate) fn go_quote(s: &str) -> String {
-    format!("{s:?}")
+    kpt::goquote::go_quote(s)
 }
 
 fn refuse(arg: Option<&Arg>, value: &str, why: String) -> clap::Error {
@@ -53,46 +55,6 @@ pub fn parse_go_bool(s: &str) -> Option<bool> {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
-    }
-}
-
-/// strconv.ParseInt(s, 0, 64): an optional sign, then decimal, `0x`, `0o`, `0b` or a
-/// leading-`0` octal number, `_` allowed between digits of a prefixed number.
-pub fn parse_go_int(s: &str) -> Result<i64, &'static str> {
-    let (neg, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits, prefixed) = if let Some(d) = lower.strip_prefix("0x") {
-        (16, d.to_string(), true)
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (8, d.to_string(), true)
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (2, d.to_string(), true)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, lower[1..].to_string(), true)
-    } else {
-        (10, lower.clone(), false)
-    };
-    let digits = if prefixed {
-        if digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
-            return Err("invalid syntax");
-        }
-        digits.replace('_', "")
-    } else {
-        digits
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return Err("invalid syntax");
-    }
-    let magnitude = u64::from_str_radix(&digits, radix).map_err(|_| "value out of range")?;
-    match (neg, i64::try_from(magnitude)) {
-        (false, Ok(v)) => Ok(v),
-        (true, Ok(v)) => Ok(-v),
-        (true, Err(_)) if magnitude == i64::MIN.unsigned_abs() => Ok(i64::MIN),
-        _ => Err("value out of range"),
     }
 }
 
@@ -123,8 +85,8 @@ impl TypedValueParser for GoBool {
     }
 }
 
-/// An integer flag value, as pflag's `int64Value.Set` (`T` narrows it, as `int32`
-/// for klog's `-v` level).
+/// An integer flag value, as pflag's `int64Value.Set` / `int32Value.Set`
+/// (`strconv.ParseInt(s, 0, <bits of T>)`).
 #[derive(Clone, Debug)]
 pub struct GoInt<T>(std::marker::PhantomData<T>);
 
@@ -147,9 +109,170 @@ where
         value: &OsStr,
     ) -> Result<T, clap::Error> {
         let s = value.to_string_lossy();
-        let why = |e: &str| format!("strconv.ParseInt: parsing {}: {e}", go_quote(&s));
-        let wide = parse_go_int(&s).map_err(|e| refuse(arg, &s, why(e)))?;
-        T::try_from(wide).map_err(|_| refuse(arg, &s, why("value out of range")))
+        let bits = u32::try_from(std::mem::size_of::<T>() * 8).unwrap_or(64);
+        let n = go_strconv::parse_int(&s, 0, bits).map_err(|e| refuse(arg, &s, e.to_string()))?;
+        T::try_from(n).map_err(|_| refuse(arg, &s, "value out of range".into()))
+    }
+}
+
+/// An unsigned flag value, as pflag's `uint64Value.Set` (`strconv.ParseUint(s, 0, 64)`).
+#[derive(Clone, Debug)]
+pub struct GoUint;
+
+impl TypedValueParser for GoUint {
+    type Value = u64;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<u64, clap::Error> {
+        let s = value.to_string_lossy();
+        go_strconv::parse_uint(&s, 0, 64).map_err(|e| refuse(arg, &s, e.to_string()))
+    }
+}
+
+/// A boolean of Go's `flag` package (klog's flags, added to pflag from Go's flag set):
+/// its `Set` says only `parse error`.
+/// (The value is accepted and ignored, as every logging flag here.)
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlagBool;
+
+#[derive(Clone, Debug)]
+pub struct GoFlagBool;
+
+impl TypedValueParser for GoFlagBool {
+    type Value = FlagBool;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<FlagBool, clap::Error> {
+        let s = value.to_string_lossy();
+        parse_go_bool(&s)
+            .map(|_| FlagBool)
+            .ok_or_else(|| refuse(arg, &s, "parse error".into()))
+    }
+}
+
+/// A `uint64` of Go's `flag` package: `strconv.ParseUint(s, 0, 64)`, its errors reduced
+/// to `parse error` and `value out of range`.
+#[derive(Clone, Debug)]
+pub struct GoFlagUint64;
+
+impl TypedValueParser for GoFlagUint64 {
+    type Value = u64;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<u64, clap::Error> {
+        let s = value.to_string_lossy();
+        go_strconv::parse_uint(&s, 0, 64).map_err(|e| {
+            let why = match e.kind {
+                go_strconv::NumErrorKind::Syntax => "parse error",
+                go_strconv::NumErrorKind::Range => "value out of range",
+            };
+            refuse(arg, &s, why.into())
+        })
+    }
+}
+
+/// klog's string values (`severityValue`, `moduleSpec`, `traceLocation`): their `Set`
+/// checks and texts.
+#[derive(Clone, Copy, Debug)]
+pub enum Klog {
+    Severity,
+    ModuleSpec,
+    TraceLocation,
+}
+
+impl Klog {
+    fn check(self, s: &str) -> Result<(), String> {
+        let level = |s: &str| go_strconv::parse_int(s, 10, 32);
+        match self {
+            Klog::Severity => {
+                if ["INFO", "WARNING", "ERROR", "FATAL"].contains(&s.to_uppercase().as_str()) {
+                    return Ok(());
+                }
+                level(s).map(|_| ()).map_err(|e| e.to_string())
+            }
+            Klog::ModuleSpec => {
+                const SYNTAX: &str = "syntax error: expect comma-separated list of filename=N";
+                for pat in s.split(',').filter(|p| !p.is_empty()) {
+                    let parts: Vec<&str> = pat.split('=').collect();
+                    let [pattern, lv] = parts.as_slice() else {
+                        return Err(SYNTAX.into());
+                    };
+                    if pattern.is_empty() || lv.is_empty() {
+                        return Err(SYNTAX.into());
+                    }
+                    match level(lv) {
+                        Err(_) => return Err(SYNTAX.into()),
+                        Ok(v) if v < 0 => return Err("negative value for vmodule level".into()),
+                        Ok(_) => {}
+                    }
+                }
+                Ok(())
+            }
+            Klog::TraceLocation => {
+                const SYNTAX: &str = "syntax error: expect file.go:234";
+                if s.is_empty() {
+                    return Ok(());
+                }
+                let fields: Vec<&str> = s.split(':').collect();
+                let [file, line] = fields.as_slice() else {
+                    return Err(SYNTAX.into());
+                };
+                if !file.contains('.') {
+                    return Err(SYNTAX.into());
+                }
+                match go_strconv::parse_int(line, 10, 64) {
+                    Err(_) => Err(SYNTAX.into()),
+                    Ok(v) if v <= 0 => Err("negative or zero value for level".into()),
+                    Ok(_) => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// klog's `-v` (`Level.Set`: `strconv.ParseInt(s, 10, 32)`).
+#[derive(Clone, Debug)]
+pub struct KlogLevel;
+
+impl TypedValueParser for KlogLevel {
+    type Value = i32;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<i32, clap::Error> {
+        let s = value.to_string_lossy();
+        let n = go_strconv::parse_int(&s, 10, 32).map_err(|e| refuse(arg, &s, e.to_string()))?;
+        i32::try_from(n).map_err(|_| refuse(arg, &s, "value out of range".into()))
+    }
+}
+
+impl TypedValueParser for Klog {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        let s = value.to_string_lossy();
+        self.check(&s).map_err(|why| refuse(arg, &s, why))?;
+        Ok(s.into_owned())
     }
 }
 
@@ -240,29 +363,29 @@ pub fn csv_elements(values: &[CsvElements]) -> Vec<String> {
 /// ignored (set RUST_LOG for logs); their values are checked as upstream checks them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LogFlags {
-    #[arg(long, global = true, hide = true)]
-    add_dir_header: bool,
-    #[arg(long, global = true, hide = true)]
-    alsologtostderr: bool,
-    #[arg(long, global = true, hide = true, value_name = "FILE:N")]
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    add_dir_header: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    alsologtostderr: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, value_name = "FILE:N", value_parser = Klog::TraceLocation)]
     log_backtrace_at: Option<String>,
     #[arg(long, global = true, hide = true, value_name = "DIR")]
     log_dir: Option<String>,
     #[arg(long, global = true, hide = true, value_name = "FILE")]
     log_file: Option<String>,
-    #[arg(long, global = true, hide = true, value_name = "MB", value_parser = GoInt::<u64>::new())]
+    #[arg(long, global = true, hide = true, value_name = "MB", value_parser = GoFlagUint64)]
     log_file_max_size: Option<u64>,
-    #[arg(long, global = true, hide = true)]
-    logtostderr: bool,
-    #[arg(long, global = true, hide = true)]
-    one_output: bool,
-    #[arg(long, global = true, hide = true)]
-    skip_headers: bool,
-    #[arg(long, global = true, hide = true)]
-    skip_log_headers: bool,
-    #[arg(long, global = true, hide = true, value_name = "SEVERITY")]
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    logtostderr: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    one_output: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    skip_headers: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
+    skip_log_headers: Option<FlagBool>,
+    #[arg(long, global = true, hide = true, value_name = "SEVERITY", value_parser = Klog::Severity)]
     stderrthreshold: Option<String>,
-    #[arg(long, global = true, hide = true, value_name = "PATTERN=N")]
+    #[arg(long, global = true, hide = true, value_name = "PATTERN=N", value_parser = Klog::ModuleSpec)]
     vmodule: Option<String>,
     /// Maximum time between log flushes (accepted; logs are not buffered).
     #[arg(long, global = true, value_name = "DURATION", value_parser = GoDuration)]
@@ -569,21 +692,25 @@ mod tests {
     }
 
     #[test]
-    fn go_ints() {
-        assert_eq!(parse_go_int("42"), Ok(42));
-        assert_eq!(parse_go_int("-1"), Ok(-1));
-        assert_eq!(parse_go_int("+7"), Ok(7));
-        assert_eq!(parse_go_int("0x1F"), Ok(31));
-        assert_eq!(parse_go_int("010"), Ok(8));
-        assert_eq!(parse_go_int("0b1_01"), Ok(5));
-        assert_eq!(parse_go_int("-9223372036854775808"), Ok(i64::MIN));
+    fn klog_values() {
+        assert_eq!(Klog::Severity.check("warning"), Ok(()));
+        assert_eq!(Klog::Severity.check("2"), Ok(()));
+        assert!(Klog::Severity.check("loud").is_err());
+        assert_eq!(Klog::ModuleSpec.check("a=1,,b*=2"), Ok(()));
         assert_eq!(
-            parse_go_int("9223372036854775808"),
-            Err("value out of range")
+            Klog::ModuleSpec.check("a=-1"),
+            Err("negative value for vmodule level".into())
         );
-        assert_eq!(parse_go_int("1_0"), Err("invalid syntax"));
-        assert_eq!(parse_go_int("x"), Err("invalid syntax"));
-        assert_eq!(parse_go_int(""), Err("invalid syntax"));
-        assert_eq!(parse_go_int("-"), Err("invalid syntax"));
+        assert!(Klog::ModuleSpec.check("a").is_err());
+        assert_eq!(Klog::TraceLocation.check(""), Ok(()));
+        assert_eq!(Klog::TraceLocation.check("main.go:12"), Ok(()));
+        assert_eq!(
+            Klog::TraceLocation.check("main.go:0"),
+            Err("negative or zero value for level".into())
+        );
+        assert_eq!(
+            Klog::TraceLocation.check("main:12"),
+            Err("syntax error: expect file.go:234".into())
+        );
     }
 }

@@ -13,9 +13,30 @@ fn unit_nanos(unit: &str) -> Option<u128> {
     })
 }
 
+/// The time package's own `quote`: bytes of non-ASCII or control characters as `\xNN`
+/// (not strconv's `%q`), `"` and `\\` escaped.
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if !c.is_ascii() || c < ' ' {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `time.ParseDuration(s)` as signed nanoseconds, or Go's error text.
 pub fn parse(orig: &str) -> Result<i64, String> {
-    let quoted = format!("{orig:?}");
+    let quoted = quote(orig);
     let invalid = || format!("time: invalid duration {quoted}");
     let (neg, mut s) = match orig.as_bytes().first() {
         Some(b'-') => (true, &orig[1..]),
@@ -58,7 +79,10 @@ pub fn parse(orig: &str) -> Result<i64, String> {
             return Err(format!("time: missing unit in duration {quoted}"));
         }
         let Some(per) = unit_nanos(unit) else {
-            return Err(format!("time: unknown unit {unit:?} in duration {quoted}"));
+            return Err(format!(
+                "time: unknown unit {} in duration {quoted}",
+                quote(unit)
+            ));
         };
         let whole: u128 = if int_part.is_empty() {
             0
@@ -109,6 +133,11 @@ mod tests {
     #[test]
     fn gos_error_texts() {
         assert_eq!(parse(""), Err("time: invalid duration \"\"".into()));
+        // The time package quotes bytes, not characters.
+        assert_eq!(
+            parse("\u{e9}"),
+            Err("time: invalid duration \"\\xc3\\xa9\"".into())
+        );
         assert_eq!(parse("x"), Err("time: invalid duration \"x\"".into()));
         assert_eq!(parse("."), Err("time: invalid duration \".\"".into()));
         assert_eq!(parse("-"), Err("time: invalid duration \"-\"".into()));

@@ -7,6 +7,7 @@ mod cli;
 mod fn_cmd;
 mod go_csv;
 mod go_duration;
+mod go_strconv;
 mod pflag;
 mod pkg_cmd;
 mod remote;
@@ -71,7 +72,7 @@ struct Cli {
         global = true,
         value_name = "LEVEL",
         hide = true,
-        value_parser = cli::GoInt::<i32>::new()
+        value_parser = cli::KlogLevel
     )]
     verbosity: Option<i32>,
     #[command(flatten)]

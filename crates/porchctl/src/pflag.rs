@@ -144,9 +144,10 @@ fn args_minus_first(args: &[String], x: &str, cmd: &Command) -> Vec<String> {
 }
 
 /// One flag as the command line set it.
-struct Setting<'a> {
-    arg: &'a Arg,
-    value: String,
+pub(crate) struct Setting<'a> {
+    pub arg: &'a Arg,
+    /// The value as given (`NoOptDefVal` for a flag given alone).
+    pub value: String,
 }
 
 /// pflag's parse of `args` against the flags of `cmd`: the settings in order, the
@@ -268,12 +269,34 @@ fn set<'a>(arg: &'a Arg, value: String) -> Result<Setting<'a>, String> {
     Ok(Setting { arg, value })
 }
 
-/// Reads `argv` (program name first) against `root` (built: `Command::build`).
-pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
-    let Some((program, args)) = argv.split_first() else {
-        return Ok(Reading::Run(argv.to_vec()));
-    };
-    // cobra's Find.
+/// What cobra's search and pflag's loop made of a command line, before clap sees it.
+pub(crate) struct Parse<'a> {
+    /// The command's names from the root down.
+    pub path: Vec<String>,
+    pub cmd: &'a Command,
+    /// Every flag as pflag set it, in order (a repeated scalar flag more than once).
+    pub settings: Vec<Setting<'a>>,
+    /// The arguments before `--`.
+    pub positionals: Vec<String>,
+    /// The arguments after `--` (`None` without `--`).
+    pub after_dash: Option<Vec<String>>,
+}
+
+/// What cobra found.
+pub(crate) enum Found<'a> {
+    /// The root's `help` command.
+    HelpCommand,
+    Parsed(Parse<'a>),
+}
+
+/// cobra's `Find`, then pflag's `Parse` of the command's flags. Values are checked as
+/// pflag sets them, one after the other: the first bad one (or the syntax error that
+/// stopped the loop, when no value before it was bad) is the error.
+pub(crate) fn find_and_parse<'a>(
+    root: &'a Command,
+    program: &str,
+    args: &[String],
+) -> Result<Found<'a>, String> {
     let mut cmd = root;
     let mut path: Vec<String> = Vec::new();
     let mut args = args.to_vec();
@@ -288,16 +311,14 @@ pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
                 // cobra has a help command on the root only.
                 break;
             }
-            // cobra's help command: clap's does the same.
-            return Ok(Reading::Run(argv.to_vec()));
+            return Ok(Found::HelpCommand);
         }
         args = args_minus_first(&args, next, cmd);
         path.push(sub.get_name().to_string());
         cmd = sub;
     }
     let stray = strip_flags(&args, cmd);
-    let group = cmd.has_subcommands();
-    if group
+    if cmd.has_subcommands()
         && path.is_empty()
         && let Some(word) = stray.first()
     {
@@ -307,30 +328,68 @@ pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
             cli::suggestions_for(cmd, word)
         ));
     }
-    let (settings, positionals, after_dash) = match parse_flags(cmd, &args) {
-        Ok(parsed) => parsed,
-        Err((earlier, why)) => {
-            // pflag sets each flag as it reads it: a bad value before the word it
-            // stopped at is what it reports.
-            let mut trial = vec![program.clone()];
-            trial.extend(path.iter().cloned());
-            trial.extend(spell(&earlier));
-            return Err(match root.clone().try_get_matches_from(trial) {
-                Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
-                    cli::take_flag_error().unwrap_or(why)
-                }
-                _ => why,
-            });
+    let (settings, stopped) = match parse_flags(cmd, &args) {
+        Ok((settings, positionals, after_dash)) => {
+            check_values(root, program, &path, &settings)?;
+            return Ok(Found::Parsed(Parse {
+                path,
+                cmd,
+                settings,
+                positionals,
+                after_dash,
+            }));
         }
+        Err(refusal) => refusal,
     };
+    check_values(root, program, &path, &settings)?;
+    Err(stopped)
+}
+
+/// pflag's `Set` of each value in turn: the first refused one is the error, in pflag's
+/// words (each value goes through the parser clap will use, on its own).
+fn check_values(
+    root: &Command,
+    program: &str,
+    path: &[String],
+    settings: &[Setting<'_>],
+) -> Result<(), String> {
+    for s in settings {
+        let single = spell(std::slice::from_ref(s));
+        if single.is_empty() {
+            continue;
+        }
+        let mut trial = vec![program.to_string()];
+        trial.extend(path.iter().cloned());
+        trial.extend(single);
+        if let Err(e) = root.clone().try_get_matches_from(trial)
+            && e.kind() == clap::error::ErrorKind::ValueValidation
+        {
+            return Err(cli::take_flag_error().unwrap_or_else(|| e.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `argv` (program name first) against `root` (built: `Command::build`).
+pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(Reading::Run(argv.to_vec()));
+    };
+    let parse = match find_and_parse(root, program, args)? {
+        // cobra's help command: clap's does the same.
+        Found::HelpCommand => return Ok(Reading::Run(argv.to_vec())),
+        Found::Parsed(parse) => parse,
+    };
+    let Parse {
+        path,
+        cmd,
+        settings,
+        positionals,
+        after_dash,
+    } = parse;
     let help = settings
         .iter()
-        .rfind(|s| {
-            matches!(
-                s.arg.get_action(),
-                ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong
-            )
-        })
+        .rfind(|s| is_help(s.arg))
         .is_some_and(|s| cli::parse_go_bool(&s.value) == Some(true));
     let mut out = vec![program.clone()];
     out.extend(path.iter().cloned());
@@ -338,7 +397,7 @@ pub fn read(root: &Command, argv: &[String]) -> Result<Reading, String> {
         out.push("--help".into());
         return Ok(Reading::Run(out));
     }
-    if group {
+    if cmd.has_subcommands() {
         return Ok(Reading::Usage(path));
     }
     let count = positionals.len() + after_dash.as_ref().map_or(0, Vec::len);
@@ -448,5 +507,7 @@ fn spell(settings: &[Setting<'_>]) -> Vec<String> {
     out
 }
 
+#[cfg(test)]
+mod go_differential;
 #[cfg(test)]
 mod tests;

@@ -13,12 +13,27 @@ pub const GOPATH: &str = "/usr/share/gocode";
 /// Builds `program` (a `main` package) in `dir` as `name`; `None`, with the reason
 /// printed, when Go or the library under `GOPATH/src/<library>` is absent (`packages`
 /// names the Debian packages that provide them).
+#[allow(dead_code)]
 pub fn build(
     dir: &Path,
     program: &str,
     name: &str,
     library: &str,
     packages: &str,
+) -> Option<PathBuf> {
+    build_with(dir, program, name, library, packages, None)
+}
+
+/// [`build`], with `overlay` (a GOPATH tree of patched packages) searched before
+/// Debian's.
+#[allow(dead_code)]
+pub fn build_with(
+    dir: &Path,
+    program: &str,
+    name: &str,
+    library: &str,
+    packages: &str,
+    overlay: Option<&Path>,
 ) -> Option<PathBuf> {
     let go = ["/usr/bin/go", "/usr/lib/go/bin/go"]
         .iter()
@@ -40,7 +55,13 @@ pub fn build(
         .arg("-o")
         .arg(&bin)
         .arg(&main)
-        .env("GOPATH", GOPATH)
+        .env(
+            "GOPATH",
+            match overlay {
+                Some(o) => format!("{}:{GOPATH}", o.display()),
+                None => GOPATH.to_string(),
+            },
+        )
         .env("GO111MODULE", "off")
         .env("GOCACHE", dir.join("cache"))
         .env("GOFLAGS", "")

@@ -35,7 +35,7 @@ pub struct RenderArgs {
     #[arg(long)]
     pub results_dir: Option<PathBuf>,
     /// Seconds before an exec function is killed.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_parser = crate::cli::GoUint)]
     pub fn_timeout: u64,
     /// Output: `stdout` (ResourceList), `unwrap` (plain YAML) or a directory; default in place.
     #[arg(short = 'o', long)]

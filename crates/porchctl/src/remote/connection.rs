@@ -62,7 +62,7 @@ pub struct ConnectionFlags {
         global = true,
         value_name = "LEVEL",
         hide = true,
-        value_parser = crate::cli::GoInt::<i32>::new()
+        value_parser = crate::cli::KlogLevel
     )]
     pub verbosity: Option<i32>,
     /// Path to a cert file for the certificate authority.
