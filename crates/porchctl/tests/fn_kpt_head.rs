@@ -322,11 +322,20 @@ fn eval_pre_run_checks_use_kpt_texts() {
 #[test]
 fn eval_fn_config_must_be_one_krm_mapping() {
     let cases = [
+        // kpt HEAD's kyaml words (e2e fn-eval/invalid-fn-config-file): no path, the
+        // node as encoded, its document's head comment left out.
         (
             "# just a note\n\nnot a mapping\n",
-            "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {not a mapping}",
+            "error: wrong node kind: expected MappingNode but got ScalarNode: node contents:\nnot a mapping\n",
         ),
-        ("- a\n- b\n", "expected: MappingNode was SequenceNode"),
+        (
+            "# Copyright\n\nI am not a valid config file\n",
+            "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nI am not a valid config file\n",
+        ),
+        (
+            "- a\n- b\n",
+            "wrong node kind: expected MappingNode but got SequenceNode: node contents:\n- a\n- b\n",
+        ),
         (
             "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n",
             "resource must have `metadata.name`",

@@ -25,6 +25,14 @@ pub fn wrong_kind(path: &str, expected: &str, found: &str, shown: &str) -> Strin
     )
 }
 
+/// The same check as the kyaml kpt HEAD is built with words it: no path, and the node
+/// as the encoder writes it, untrimmed (`wrong node kind: expected <Kind>Node but got
+/// <Kind>Node: node contents:\n<node>`). kpt HEAD's own readers print this; a
+/// catalog function keeps the words of the kyaml its image was built with.
+pub fn wrong_kind_now(expected: &str, found: &str, encoded: &str) -> String {
+    format!("wrong node kind: expected {expected} but got {found}: node contents:\n{encoded}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +44,14 @@ mod tests {
         assert_eq!(
             wrong_kind("spec", "MappingNode", kind_name(&n), " []\n"),
             "wrong Node Kind for spec expected: MappingNode was SequenceNode: value: {[]}"
+        );
+    }
+
+    #[test]
+    fn current_kyamls_words_keep_the_whole_encoding() {
+        assert_eq!(
+            wrong_kind_now("MappingNode", "SequenceNode", "- nope\n"),
+            "wrong node kind: expected MappingNode but got SequenceNode: node contents:\n- nope\n"
         );
     }
 }

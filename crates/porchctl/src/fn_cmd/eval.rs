@@ -187,10 +187,16 @@ fn read_fn_config(path: &std::path::Path) -> anyhow::Result<Node> {
     // the words of the kyaml kpt HEAD is built with: e2e fn-eval/invalid-fn-config-file).
     if let Some(bad) = nodes.iter().find(|n| !n.is_mapping()) {
         use kpt::yaml::{SeqIndent, emit_node, kyaml_kind};
+        // kyaml shows the document's content: a head comment that a blank line parts
+        // from it is the document's (kept before the last blank line here), not the node's.
+        let mut shown = bad.clone();
+        if let Some(i) = shown.head_comment.rfind("\n\n") {
+            shown.head_comment = shown.head_comment[i + 2..].to_string();
+        }
         bail!(kyaml_kind::wrong_kind_now(
             "MappingNode",
             kyaml_kind::kind_name(bad),
-            &emit_node(bad, SeqIndent::default())
+            &emit_node(&shown, SeqIndent::default())
         ));
     }
     match nodes.len() {
