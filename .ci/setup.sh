@@ -20,6 +20,12 @@ command -v go >/dev/null 2>&1 || need+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/spf13/cobra ] || need+=(golang-github-spf13-cobra-dev)
 [ -d /usr/share/gocode/src/github.com/spf13/pflag ] || need+=(golang-github-spf13-pflag-dev)
 [ -d /usr/share/gocode/src/k8s.io/klog ] || need+=(golang-k8s-klog-dev)
+# Go-oracle differentials of kpt's image references and tag constraints and the API
+# server's JSON patches.
+for pkg in golang-github-docker-distribution-dev golang-github-opencontainers-go-digest-dev \
+  golang-github-masterminds-semver-dev golang-github-evanphx-json-patch-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || need+=("$pkg")
+done
 command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -7,6 +7,10 @@ mod cli;
 mod fn_cmd;
 mod go_csv;
 mod go_duration;
+/// The Go programs the differential tests build (shared with kpt's tests).
+#[cfg(test)]
+#[path = "../../kpt/tests/support/go_oracle.rs"]
+mod go_oracle;
 mod go_strconv;
 mod pflag;
 mod pkg_cmd;

@@ -665,6 +665,122 @@ async fn printers_match_kubectl() {
     go_templates_match_kubectl(&s, &kubectl);
 }
 
+/// `--sort-by` orders as kubectl's does, ties and all: Go's `sort.Sort` (not stable; 26
+/// objects take it past its insertion sort), kubectl's comparison (a missing field first,
+/// strings that are both Kubernetes quantities by value, others in natural order).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sort_by_orders_as_kubectl() {
+    if !Path::new(KUBECTL).exists() {
+        eprintln!("skipped: {KUBECTL} not installed");
+        return;
+    }
+    let s = Server::start();
+    let kubectl = |args: &[&str]| {
+        let out = Command::new(KUBECTL)
+            .args(args)
+            .env("KUBECONFIG", s.kubeconfig())
+            .env("HOME", s.dir.path())
+            .output()
+            .expect("run kubectl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    const QUANTITIES: &[&str] = &[
+        "1.5",
+        "b",
+        "1.10",
+        "1k",
+        "a",
+        "1Ki",
+        "2",
+        "02",
+        "v2",
+        "v10",
+        "-",
+        ".",
+        "1e3",
+        "Z",
+        "999",
+        "1.0000000001",
+        "1.000000001",
+        "",
+        "x1",
+        "10Mi",
+        "5",
+        "-1",
+        "+3",
+        "0.5",
+        "500m",
+        "d10",
+        "d2",
+    ];
+    let mut manifest = String::new();
+    for i in 0..26 {
+        let mut annotations = format!("    t: {}\n", ["b", "a", "c"][i * 7 % 3]);
+        // Four arrangements of the values over the objects, some objects without one.
+        for (k, m) in [7, 5, 17, 25].into_iter().enumerate() {
+            if (i + k) % 5 != 3 {
+                let q = QUANTITIES[(i * m + k) % QUANTITIES.len()];
+                annotations.push_str(&format!("    q{k}: {q:?}\n"));
+            }
+        }
+        manifest.push_str(&format!(
+            "---\napiVersion: config.porch.kpt.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: r{i:02}\n  annotations:\n{annotations}spec:\n  type: git\n  description: \"d{}\"\n  git:\n    repo: http://127.0.0.1:9/x/r{i}.git\n",
+            (i * 13) % 17
+        ));
+    }
+    let file = s.dir.path().join("repos.yaml");
+    std::fs::write(&file, manifest).expect("manifest");
+    kubectl(&["create", "-f", file.to_str().expect("utf8")]);
+    let cc = "custom-columns=N:.metadata.name,Q:.metadata.annotations.q0";
+    same_as_kubectl(
+        &s,
+        &kubectl,
+        &[
+            "get",
+            "repositories",
+            "--sort-by=.metadata.annotations.q0",
+            "-o",
+            cc,
+        ],
+        &[
+            "repo",
+            "get",
+            "--sort-by=.metadata.annotations.q0",
+            "-o",
+            cc,
+        ],
+    );
+    for field in [
+        ".metadata.annotations.q0",
+        "metadata.annotations.q1",
+        "{.metadata.annotations.q2}",
+        "{metadata.annotations.q3}",
+        "{.metadata.annotations.t}",
+        "spec.type",
+        ".spec.description",
+        ".metadata.name",
+    ] {
+        let sort = format!("--sort-by={field}");
+        same_as_kubectl(
+            &s,
+            &kubectl,
+            &["get", "repositories", &sort, "-o", "name"],
+            &["repo", "get", &sort, "-o", "name"],
+        );
+        same_as_kubectl(
+            &s,
+            &kubectl,
+            &["get", "repositories", &sort],
+            &["repo", "get", &sort],
+        );
+    }
+}
+
 /// porchctl `p` prints what kubectl `k` prints. The AGE column can tick between the two
 /// calls; that is a race, not a difference, so a mismatch is tried again.
 fn same_as_kubectl(s: &Server, kubectl: &dyn Fn(&[&str]) -> String, k: &[&str], p: &[&str]) {

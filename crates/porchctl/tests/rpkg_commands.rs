@@ -75,7 +75,7 @@ async fn get_pull_push_clone_upgrade() {
         "{out}"
     );
     // --sort-by orders the Table's rows by a field of each row's object (kubectl's
-    // natural order for strings, numeric for numbers), and the objects of -o name too.
+    // byte order for strings, numeric for numbers), and the objects of -o name too.
     let out = ok(&["rpkg", "get", "--name=basens", "--sort-by={.spec.revision}"]);
     let revisions: Vec<&str> = lines(&out).iter().skip(1).map(|r| r[3]).collect();
     assert_eq!(revisions, ["-1", "1", "2", "3", "4"], "{out}");

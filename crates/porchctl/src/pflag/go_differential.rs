@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 use super::{Found, Reading, find_and_parse, read, validator};
 use crate::{Cli, cli};
 
-#[path = "../../../kpt/tests/support/go_oracle.rs"]
-mod go_oracle;
+use crate::go_oracle;
 
 /// The mirror: reads the tree spec, then one command line (a JSON array) per input, and
 /// answers as [`ours`] does.

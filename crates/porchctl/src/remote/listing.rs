@@ -1,13 +1,16 @@
 //! What `repo get` and `rpkg get` do with what the server lists: merge the Tables of
 //! several requests, flatten a List into objects, and `--sort-by` (kubectl's sorter: rows
-//! or objects ordered by a JSONPath into each object).
+//! or objects ordered by a JSONPath into each object, in the order Go's `sort.Sort`
+//! leaves them with kubectl's comparison).
 
 use std::cmp::Ordering;
 
 use serde_json::Value;
 
 use super::error::RemoteError;
+use super::gosort;
 use super::jsonpath::JsonPath;
+use super::quantity::Quantity;
 
 /// One Table holding every row (kubectl prints the header once when the columns agree).
 pub fn merge_tables(tables: Vec<Value>) -> Result<Value, RemoteError> {
@@ -68,19 +71,38 @@ pub fn list_items(list: Value) -> Vec<Value> {
 /// A parsed `--sort-by` expression.
 #[derive(Debug, Clone)]
 pub struct SortBy {
-    expr: String,
+    /// kubectl's relaxed form, `{.a.b}`, as its messages name the field.
+    field: String,
     path: JsonPath,
+}
+
+/// kubectl's `RelaxedJSONPathExpression`: `a.b`, `.a.b`, `{a.b}` and `{.a.b}` are all
+/// `{.a.b}`.
+fn relaxed(expr: &str) -> Result<String, RemoteError> {
+    let inner = expr
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or(expr);
+    let spec = inner.strip_prefix('.').unwrap_or(inner);
+    if spec.is_empty() || spec.contains(['{', '}']) {
+        return Err(RemoteError::Usage(
+            "unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'"
+                .into(),
+        ));
+    }
+    Ok(format!("{{.{spec}}}"))
 }
 
 impl SortBy {
     /// Parses `--sort-by` (`.metadata.name` or `{.metadata.name}`); empty means no sorting.
     pub fn parse(expr: &str) -> Result<Option<Self>, RemoteError> {
-        if expr.trim().is_empty() {
+        if expr.is_empty() {
             return Ok(None);
         }
+        let field = relaxed(expr)?;
         Ok(Some(SortBy {
-            expr: expr.to_string(),
-            path: JsonPath::parse(expr)?,
+            path: JsonPath::parse(&field)?,
+            field,
         }))
     }
 
@@ -94,113 +116,141 @@ impl SortBy {
     fn check_found(&self, keys: &[Option<&Value>]) -> Result<(), RemoteError> {
         if !keys.is_empty() && keys.iter().all(Option::is_none) {
             return Err(RemoteError::Usage(format!(
-                "couldn't find any field with path {:?} in the list of objects",
-                self.expr
+                "couldn't find any field with path {} in the list of objects",
+                crate::cli::go_quote(&self.field)
             )));
         }
         Ok(())
     }
 
-    /// Sorts objects in place (stable, like kubectl's `sort.Stable`).
-    pub fn sort_objects(&self, objects: &mut [Value]) -> Result<(), RemoteError> {
-        let keys: Vec<Option<&Value>> = objects.iter().map(|o| self.key(o)).collect();
-        self.check_found(&keys)?;
-        let mut order: Vec<usize> = (0..objects.len()).collect();
-        order.sort_by(|&a, &b| compare(keys[a], keys[b]));
-        let sorted: Vec<Value> = order.iter().map(|&i| objects[i].clone()).collect();
-        for (slot, v) in objects.iter_mut().zip(sorted) {
-            *slot = v;
+    /// Sorts objects in place as kubectl's `RuntimeSort` (Go's `sort.Sort`, not stable).
+    pub fn sort_objects(&self, objects: &mut Vec<Value>) -> Result<(), RemoteError> {
+        if objects.is_empty() {
+            return Ok(());
         }
+        let keys: Vec<Option<Value>> = objects.iter().map(|o| self.key(o).cloned()).collect();
+        self.check_found(&keys.iter().map(Option::as_ref).collect::<Vec<_>>())?;
+        let order = self.order(keys, "*unstructured.Unstructured")?;
+        let mut taken: Vec<Option<Value>> = objects.drain(..).map(Some).collect();
+        objects.extend(order.into_iter().filter_map(|i| taken[i].take()));
         Ok(())
     }
 
     /// Sorts a Table's rows by the path into each row's `object` (the request must have
-    /// asked for `includeObject=Object`).
+    /// asked for `includeObject=Object`), as kubectl's `TableSorter`: only a table of
+    /// more than one row is sorted (or checked for the field).
     pub fn sort_table(&self, table: &mut Value) -> Result<(), RemoteError> {
         let Some(Value::Array(rows)) = table.get_mut("rows") else {
             return Ok(());
         };
+        if rows.len() <= 1 {
+            return Ok(());
+        }
         let null = Value::Null;
         let keys: Vec<Option<Value>> = rows
             .iter()
             .map(|r| self.key(r.get("object").unwrap_or(&null)).cloned())
             .collect();
         self.check_found(&keys.iter().map(Option::as_ref).collect::<Vec<_>>())?;
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by(|&a, &b| compare(keys[a].as_ref(), keys[b].as_ref()));
+        let order = self.order(keys, "[][][]reflect.Value")?;
         let mut taken: Vec<Option<Value>> = rows.drain(..).map(Some).collect();
         rows.extend(order.into_iter().filter_map(|i| taken[i].take()));
         Ok(())
     }
-}
 
-/// kubectl's `isLess`: missing values first, numbers by value, strings in natural order
-/// (`v2` before `v10`), booleans false first; values of different types by type.
-fn compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => match (a, b) {
-            (Value::Number(x), Value::Number(y)) => {
-                let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
-                x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-            }
-            (Value::String(x), Value::String(y)) => natural(x, y),
-            (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-            _ => rank(a).cmp(&rank(b)),
-        },
+    /// Where each item goes: Go's `sort.Sort` with kubectl's `Less`. `holder` is the Go
+    /// type kubectl's message names.
+    fn order(&self, keys: Vec<Option<Value>>, holder: &str) -> Result<Vec<usize>, RemoteError> {
+        let mut sorter = KubectlSort {
+            order: (0..keys.len()).collect(),
+            keys,
+            error: std::cell::RefCell::new(None),
+        };
+        gosort::sort(&mut sorter);
+        if let Some(why) = sorter.error.into_inner() {
+            // kubectl exits on it (klog.Exitf / Fatalf) without printing anything.
+            return Err(RemoteError::Usage(format!(
+                "Field {} in {holder} is an unsortable type: interface, err: {why}",
+                self.field
+            )));
+        }
+        Ok(sorter.order)
     }
 }
 
-fn rank(v: &Value) -> u8 {
-    match v {
-        Value::Null => 0,
-        Value::Bool(_) => 1,
-        Value::Number(_) => 2,
-        Value::String(_) => 3,
-        Value::Array(_) => 4,
-        Value::Object(_) => 5,
-    }
+/// kubectl's sorter over the first value of each item.
+struct KubectlSort {
+    keys: Vec<Option<Value>>,
+    order: Vec<usize>,
+    /// The first unsortable pair's reason (kubectl stops there).
+    error: std::cell::RefCell<Option<String>>,
 }
 
-/// Natural order: runs of digits compare by their numeric value, everything else byte by
-/// byte (the `sortorder.NaturalLess` kubectl uses).
-fn natural(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let si = i;
-            while i < a.len() && a[i].is_ascii_digit() {
-                i += 1;
+impl gosort::Interface for KubectlSort {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// kubectl's `Less`: an item without the field is less than any other (itself
+    /// included: this is not a strict order, and Go's sort makes of it what it does).
+    fn less(&self, i: usize, j: usize) -> bool {
+        let (Some(a), Some(b)) = (&self.keys[i], &self.keys[j]) else {
+            return self.keys[i].is_none();
+        };
+        match is_less(a, b) {
+            Ok(less) => less,
+            Err(why) => {
+                self.error.borrow_mut().get_or_insert(why);
+                false
             }
-            let sj = j;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            // Compare the runs without leading zeros: longer is bigger, then digit by digit.
-            let x = trim_zeros(&a[si..i]);
-            let y = trim_zeros(&b[sj..j]);
-            let ord = x.len().cmp(&y.len()).then_with(|| x.cmp(y));
-            if ord != Ordering::Equal {
-                return ord;
-            }
-        } else {
-            let ord = a[i].cmp(&b[j]);
-            if ord != Ordering::Equal {
-                return ord;
-            }
-            i += 1;
-            j += 1;
         }
     }
-    (a.len() - i).cmp(&(b.len() - j))
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.keys.swap(i, j);
+        self.order.swap(i, j);
+    }
 }
 
-fn trim_zeros(d: &[u8]) -> &[u8] {
-    let start = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
-    &d[start..]
+/// kubectl's `isLess` for the values of an unstructured object (each an `interface{}`):
+/// nil first, int64 with int64, float64 with float64, strings as quantities when both
+/// are, else byte by byte (kubectl 1.32 sorts `v10` before `v2`); anything else is
+/// unsortable.
+fn is_less(a: &Value, b: &Value) -> Result<bool, String> {
+    match (a, b) {
+        (Value::Null, Value::Null) => Ok(false),
+        (Value::Null, _) => Ok(true),
+        (_, Value::Null) => Ok(false),
+        (Value::Number(x), Value::Number(y)) => match (as_int64(x), as_int64(y)) {
+            (Some(x), Some(y)) => Ok(x < y),
+            (None, None) => Ok(x.as_f64().unwrap_or(0.0) < y.as_f64().unwrap_or(0.0)),
+            _ => Err("unsortable interface: interface".into()),
+        },
+        (Value::Number(_), _) => Err("unsortable interface: interface".into()),
+        (Value::String(x), Value::String(y)) => match (Quantity::parse(x), Quantity::parse(y)) {
+            (Some(p), Some(q)) => Ok(p.cmp(&q) == Ordering::Less),
+            _ => Ok(x < y),
+        },
+        (Value::String(_), _) => Err("unsortable interface: interface".into()),
+        (other, _) => Err(format!("unsortable type: {}", go_type(other))),
+    }
+}
+
+/// What apimachinery's JSON decoding makes of a number: int64 when it is an integer
+/// that fits, else float64.
+fn as_int64(n: &serde_json::Number) -> Option<i64> {
+    n.as_i64()
+}
+
+fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+        Value::Null => "<nil>",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+    }
 }
 
 #[cfg(test)]
@@ -209,10 +259,78 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn natural_order_of_strings() {
-        let mut v = vec!["v10", "v2", "v1", "a", "v02x"];
-        v.sort_by(|a, b| natural(a, b));
-        assert_eq!(v, ["a", "v1", "v2", "v02x", "v10"]);
+    fn other_strings_compare_byte_by_byte() {
+        // kubectl 1.32 compares them with Go's `<` (checked against it in
+        // tests/repo_commands.rs): no natural order.
+        let s = SortBy::parse("a").expect("parses").expect("given");
+        let mut objs: Vec<Value> = ["v2", "v10", "b9", "Z", "a", "d02", "d1"]
+            .iter()
+            .map(|v| json!({ "a": v }))
+            .collect();
+        s.sort_objects(&mut objs).expect("sorted");
+        let got: Vec<&str> = objs
+            .iter()
+            .map(|o| o["a"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(got, ["Z", "a", "b9", "d02", "d1", "v10", "v2"]);
+    }
+
+    #[test]
+    fn strings_that_are_quantities_compare_as_quantities() {
+        let s = SortBy::parse("a").expect("parses").expect("given");
+        let mut objs = vec![
+            json!({"a": "1.5"}),
+            json!({"a": "1.10"}),
+            json!({"a": "1Ki"}),
+            json!({"a": "1k"}),
+        ];
+        s.sort_objects(&mut objs).expect("sorted");
+        let got: Vec<&str> = objs
+            .iter()
+            .map(|o| o["a"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(got, ["1.10", "1.5", "1k", "1Ki"]);
+    }
+
+    #[test]
+    fn unsortable_values_are_kubectls_errors() {
+        let s = SortBy::parse(".a").expect("parses").expect("given");
+        let err = s
+            .sort_objects(&mut vec![json!({"a": true}), json!({"a": false})])
+            .expect_err("bools do not sort");
+        assert_eq!(
+            err.to_string(),
+            "Field {.a} in *unstructured.Unstructured is an unsortable type: interface, err: unsortable type: bool"
+        );
+        let err = s
+            .sort_objects(&mut vec![json!({"a": 1}), json!({"a": "1"})])
+            .expect_err("mixed types do not sort");
+        assert!(
+            err.to_string()
+                .ends_with("err: unsortable interface: interface"),
+            "{err}"
+        );
+        let err = s
+            .sort_objects(&mut vec![json!({"a": 1}), json!({"a": 1.5})])
+            .expect_err("int64 and float64 do not sort together");
+        assert!(
+            err.to_string().ends_with("unsortable interface: interface"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn one_row_is_not_sorted_or_checked() {
+        let s = SortBy::parse(".spec.nope").expect("parses").expect("given");
+        let mut t = json!({"kind": "Table", "rows": [{"cells": ["a"], "object": {}}]});
+        s.sort_table(&mut t).expect("one row");
+        let err = s
+            .sort_objects(&mut vec![json!({})])
+            .expect_err("objects are checked");
+        assert_eq!(
+            err.to_string(),
+            "couldn't find any field with path \"{.spec.nope}\" in the list of objects"
+        );
     }
 
     #[test]
@@ -239,18 +357,18 @@ mod tests {
             .expect("parses")
             .expect("given");
         let mut t = json!({"kind": "Table", "rows": [
-            {"cells": ["x.v10"], "object": {"metadata": {"name": "x.v10"}}},
             {"cells": ["x.v9"], "object": {"metadata": {"name": "x.v9"}}},
+            {"cells": ["x.v10"], "object": {"metadata": {"name": "x.v10"}}},
         ]});
         s.sort_table(&mut t).expect("sorted");
-        assert_eq!(t["rows"][0]["cells"][0], "x.v9");
+        assert_eq!(t["rows"][0]["cells"][0], "x.v10");
     }
 
     #[test]
     fn a_path_no_object_has_is_an_error() {
         let s = SortBy::parse(".spec.nope").expect("parses").expect("given");
         let err = s
-            .sort_objects(&mut [json!({"a": 1})])
+            .sort_objects(&mut vec![json!({"a": 1})])
             .expect_err("no object has it");
         assert!(err.to_string().contains("couldn't find any field"), "{err}");
         assert!(SortBy::parse("").expect("parses").is_none());

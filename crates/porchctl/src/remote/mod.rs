@@ -8,11 +8,13 @@
 pub mod api;
 pub mod connection;
 pub mod error;
+pub mod gosort;
 pub mod gotemplate;
 pub mod jsonpath;
 pub mod listing;
 pub mod path_template;
 pub mod print;
+pub mod quantity;
 pub mod spinner;
 pub mod tabwriter;
 pub mod yaml;
