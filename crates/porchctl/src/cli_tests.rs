@@ -166,7 +166,9 @@ fn duration_flags_take_both_forms() {
     );
     assert_eq!(reg!("u").timeout, Duration::from_secs(120), "default");
     assert_eq!(
-        parse(&["repo", "reg", "u", "--timeout=90"]).err().as_deref(),
+        parse(&["repo", "reg", "u", "--timeout=90"])
+            .err()
+            .as_deref(),
         Some(
             "invalid argument \"90\" for \"--timeout\" flag: time: missing unit in duration \"90\""
         )
