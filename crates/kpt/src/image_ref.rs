@@ -71,7 +71,7 @@ pub fn parse(s: &str) -> Result<(), ReferenceError> {
     }
     let g = grammar().ok_or(ReferenceError::InvalidFormat)?;
     let Some(caps) = g.reference.captures(s) else {
-        let lower = s.to_lowercase();
+        let lower = go_to_lower(s);
         if lower != s && g.reference.is_match(&lower) {
             return Err(ReferenceError::NameContainsUppercase);
         }
@@ -90,6 +90,21 @@ pub fn parse(s: &str) -> Result<(), ReferenceError> {
         Some(d) => validate_digest(g, d.as_str()),
         None => Ok(()),
     }
+}
+
+/// Go's `strings.ToLower` as far as `Parse` can tell: the grammar is ASCII, so only
+/// characters Go lowers to ASCII matter. Go maps each rune by its simple case mapping,
+/// which takes `İ` (U+0130) to `i` and the Kelvin sign to `k`; Rust's `to_lowercase`
+/// takes `İ` to `i` and a combining dot, which the grammar refuses, so `İmage` was
+/// `invalid reference format` where kpt says `repository name must be lowercase`.
+fn go_to_lower(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{130}' => 'i',
+            '\u{212a}' => 'k',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
 }
 
 /// go-digest's `Digest.Validate` for the algorithms a Go binary registers by default.
@@ -184,6 +199,19 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(parse(input), Err(want), "{input}");
         }
+        // Go lowers `İ` to `i`: the name is refused for its case, not its format.
+        assert_eq!(
+            parse("\u{130}mage"),
+            Err(ReferenceError::NameContainsUppercase)
+        );
+        assert_eq!(
+            parse("team/\u{212a}ube"),
+            Err(ReferenceError::NameContainsUppercase)
+        );
+        assert_eq!(
+            parse("\u{130}mage\u{307}"),
+            Err(ReferenceError::InvalidFormat)
+        );
         // The domain may be long; only the path counts.
         assert_eq!(parse(&format!("{}.example/fn", "d".repeat(300))), Ok(()));
     }
