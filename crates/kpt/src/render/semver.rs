@@ -1,8 +1,10 @@
 //! Versions and version constraints as kpt HEAD's tag resolver reads a step's `tag:`
-//! (Masterminds semver v3): `v` prefix and missing minor/patch allowed, constraints
+//! (Masterminds semver v3.4.0): `v` prefix and missing minor/patch allowed, constraints
 //! joined by `,`/space (and) and `||` (or), `a - b` ranges, `x`/`X`/`*` wildcards,
 //! `~`, `^`, `=`, `!=`, `<`, `<=`, `>`, `>=`. A missing minor or patch counts as a
-//! wildcard, and a pre-release only satisfies an or-group that names one.
+//! wildcard, and a pre-release only satisfies an or-group that names one. Constraints
+//! are read with Masterminds' own regular expressions; `tests/semver_go_differential.rs`
+//! holds versions, constraints and checks to the Go library.
 
 use std::cmp::Ordering;
 
@@ -162,124 +164,120 @@ fn is_x(s: &str) -> bool {
     matches!(s, "x" | "X" | "*")
 }
 
-fn split_op(s: &str) -> (Op, &str) {
-    for (text, op) in [
-        ("!=", Op::NotEqual),
-        (">=", Op::GreaterEqual),
-        ("=>", Op::GreaterEqual),
-        ("<=", Op::LessEqual),
-        ("=<", Op::LessEqual),
-        ("~>", Op::Tilde),
-        ("=", Op::TildeOrEqual),
-        (">", Op::Greater),
-        ("<", Op::Less),
-        ("~", Op::Tilde),
-        ("^", Op::Caret),
-    ] {
-        if let Some(rest) = s.strip_prefix(text) {
-            return (op, rest);
-        }
-    }
-    (Op::TildeOrEqual, s)
+/// Masterminds' constraint grammar, its regular expressions as they are: Go's `\s` is
+/// ASCII (`[\t\n\f\r ]`, no vertical tab, no no-break space), the operator list has
+/// an empty alternative (a bare version), and a version segment may hold `|`, `x`, `X`
+/// or `*` (one that is neither a number nor a lone wildcard fails later, when the
+/// version is parsed).
+struct Grammar {
+    /// `constraintRegex`: one term, whole.
+    term: regex::Regex,
+    /// `constraintRangeRegex`: `a - b`.
+    range: regex::Regex,
+    /// `findConstraintRegex`: the terms of an `&&` group.
+    find: regex::Regex,
+    /// `validConstraintRegex`: an `&&` group, whole.
+    valid: regex::Regex,
 }
 
-fn parse_term(text: &str) -> Option<Term> {
-    let (op, rest) = split_op(text);
-    let rest = rest.trim_start();
-    let body = rest.strip_prefix('v').unwrap_or(rest);
-    let (body, meta) = match body.split_once('+') {
-        Some((b, m)) => (b, Some(m)),
-        None => (body, None),
-    };
-    if meta.is_some_and(|m| !valid_identifiers(m)) {
-        return None;
-    }
-    let (nums, pre) = match body.split_once('-') {
-        Some((n, p)) if valid_identifiers(p) && valid_prerelease(p) => (n, p),
-        Some(_) => return None,
-        None => (body, ""),
-    };
-    let segs: Vec<&str> = nums.split('.').collect();
-    let seg_chars = |s: &str| !s.is_empty() && s.bytes().all(|b| b"0123456789xX*|".contains(&b));
-    if segs.is_empty() || segs.len() > 3 || !segs.iter().all(|s| seg_chars(s)) {
-        return None;
-    }
-    let seg = |i: usize| -> Option<u64> { number(segs[i]) };
-    let mut term = Term {
-        op,
-        con: Version {
-            major: 0,
-            minor: 0,
-            patch: 0,
-            pre: pre.to_string(),
-            original: rest.to_string(),
-        },
-        dirty: false,
-        minor_dirty: false,
-        patch_dirty: false,
-    };
-    if is_x(segs[0]) {
-        term.dirty = true;
-    } else if segs.len() < 2 || is_x(segs[1]) {
-        term.dirty = true;
-        term.minor_dirty = true;
-        term.con.major = seg(0)?;
-    } else if segs.len() < 3 || is_x(segs[2]) {
-        term.dirty = true;
-        term.patch_dirty = true;
-        term.con.major = seg(0)?;
-        term.con.minor = seg(1)?;
-    } else {
-        term.con.major = seg(0)?;
-        term.con.minor = seg(1)?;
-        term.con.patch = seg(2)?;
-    }
-    Some(term)
+fn grammar() -> Option<&'static Grammar> {
+    static GRAMMAR: std::sync::OnceLock<Option<Grammar>> = std::sync::OnceLock::new();
+    GRAMMAR
+        .get_or_init(|| {
+            let ws = r"[\t\n\f\r ]";
+            let ops = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
+            let cv = concat!(
+                r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?",
+                r"(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?",
+                r"(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?"
+            );
+            let re = |p: String| regex::Regex::new(&p).ok();
+            Some(Grammar {
+                term: re(format!("^{ws}*({ops}){ws}*({cv}){ws}*$"))?,
+                range: re(format!("{ws}*({cv}){ws}+-{ws}+({cv}){ws}*"))?,
+                find: re(format!("({ops}){ws}*({cv})"))?,
+                valid: re(format!(
+                    "^({ws}*({ops}){ws}*({cv}){ws}*)((?:{ws}+|,{ws}*)({ops}){ws}*({cv}){ws}*)*$"
+                ))?,
+            })
+        })
+        .as_ref()
 }
 
-/// `a - b` → `>= a, <= b` (Masterminds' `rewriteRange`).
-fn rewrite_ranges(text: &str) -> String {
-    static RANGE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let cv = r"v?[0-9xX*|]+(?:\.[0-9xX*|]+)?(?:\.[0-9xX*|]+)?(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?";
-    let re = RANGE.get_or_init(|| regex::Regex::new(&format!(r"\s*({cv})\s+-\s+({cv})\s*")).ok());
-    match re {
-        Some(re) if text.contains('-') => re.replace_all(text, ">= $1, <= $2 ").into_owned(),
-        _ => text.to_string(),
-    }
-}
-
-fn parse_group(group: &str) -> Option<Vec<Term>> {
-    let mut terms = Vec::new();
-    // Terms are separated by a comma and/or whitespace; an operator may be
-    // followed by spaces before its version.
-    let normalized = group.replace(',', " ");
-    let mut words = normalized.split_whitespace().peekable();
-    while let Some(word) = words.next() {
-        let (_, rest) = split_op(word);
-        let text = if rest.is_empty() {
-            format!("{word}{}", words.next()?)
-        } else {
-            word.to_string()
+/// `a - b` → `>= a, <= b ` (Masterminds' `rewriteRange`, with the trailing space
+/// v3.2.1 added): each range found in the text replaces the first occurrence of its
+/// text, in order.
+fn rewrite_ranges(g: &Grammar, text: &str) -> String {
+    let mut out = text.to_string();
+    for m in g.range.captures_iter(text) {
+        let (Some(whole), Some(from), Some(to)) = (m.get(0), m.get(1), m.get(11)) else {
+            continue;
         };
-        terms.push(parse_term(&text)?);
+        let with = format!(">= {}, <= {} ", from.as_str(), to.as_str());
+        out = out.replacen(whole.as_str(), &with, 1);
     }
-    (!terms.is_empty()).then_some(terms)
+    out
+}
+
+/// Masterminds' `parseConstraint`: the operator and version of one term; a wildcard or
+/// missing part makes it "dirty", and the version it stands for is the parts before
+/// that with zeros (and the pre-release; build metadata only on a full version).
+fn parse_term(g: &Grammar, text: &str) -> Option<Term> {
+    let m = g.term.captures(text)?;
+    let part = |i: usize| m.get(i).map_or("", |p| p.as_str());
+    let op = match part(1) {
+        "" | "=" => Op::TildeOrEqual,
+        "!=" => Op::NotEqual,
+        ">" => Op::Greater,
+        "<" => Op::Less,
+        ">=" | "=>" => Op::GreaterEqual,
+        "<=" | "=<" => Op::LessEqual,
+        "~" | "~>" => Op::Tilde,
+        _ => Op::Caret,
+    };
+    let (major, minor, patch, pre) = (part(3), part(4), part(5), part(6));
+    let dot_x = |s: &str| is_x(s.strip_prefix('.').unwrap_or(s));
+    let (version, dirty, minor_dirty, patch_dirty) = if is_x(major) || major.is_empty() {
+        (format!("0.0.0{pre}"), true, false, false)
+    } else if dot_x(minor) || minor.is_empty() {
+        (format!("{major}.0.0{pre}"), true, true, false)
+    } else if dot_x(patch) || patch.is_empty() {
+        (format!("{major}{minor}.0{pre}"), true, false, true)
+    } else {
+        (part(2).to_string(), false, false, false)
+    };
+    Some(Term {
+        op,
+        con: Version::parse(&version)?,
+        dirty,
+        minor_dirty,
+        patch_dirty,
+    })
 }
 
 impl Constraints {
-    /// Masterminds' `NewConstraint`; `None` when the text is not a constraint.
+    /// Masterminds' `NewConstraint`; `None` when the text is not a constraint. Ranges
+    /// are rewritten first, then the text is cut at every `||`; each part must be a
+    /// valid `&&` group as a whole (terms apart by whitespace or one comma), and its
+    /// terms are then found one after the other.
     pub fn parse(text: &str) -> Option<Constraints> {
-        if text.len() > 512 {
-            return None;
-        }
-        let rewritten = rewrite_ranges(text);
+        let g = grammar()?;
+        let rewritten = rewrite_ranges(g, text);
         let mut groups = Vec::new();
         for group in rewritten.split("||") {
-            let terms = parse_group(group)?;
+            if !g.valid.is_match(group) {
+                return None;
+            }
+            let terms = g
+                .find
+                .find_iter(group)
+                .map(|t| parse_term(g, t.as_str()))
+                .collect::<Option<Vec<Term>>>()?;
+            // A group naming a pre-release lets each of its terms take one (v3.4.0).
             let has_pre = terms.iter().any(|t| !t.con.pre.is_empty());
             groups.push((terms, has_pre));
         }
-        (groups.len() <= 32).then_some(Constraints { groups })
+        Some(Constraints { groups })
     }
 
     /// Does `v` satisfy any or-group?
@@ -325,7 +323,9 @@ impl Term {
                     (!v.pre.is_empty() || !c.pre.is_empty())
                         && compare_pre(&v.pre, &c.pre) != Ordering::Equal
                 } else {
-                    c.patch != v.patch
+                    // Only the major was a wildcard (`!=*`, `!=x-rc`): Masterminds falls
+                    // through to comparing whole versions, pre-releases included.
+                    v.cmp(c) != Ordering::Equal
                 }
             }
             Op::Greater => {
@@ -435,6 +435,33 @@ mod tests {
         assert!(sat(">=1.1.0-rc.0", "1.1.0-rc.1"));
         assert!(sat(">=1.1.0-rc.0 || >=5", "1.1.0-rc.1"));
         assert!(!sat(">=5 || >=1.0.0", "1.1.0-rc.1"));
+    }
+
+    #[test]
+    fn constraints_follow_masterminds_grammar() {
+        // One comma between terms, none before the first or after the last.
+        for bad in [">=1,,<2", ",>=1", ">=1,", ">=1, ,<2"] {
+            assert!(Constraints::parse(bad).is_none(), "{bad}");
+        }
+        // Go's `\s` is ASCII: a no-break space or a vertical tab separates nothing.
+        for bad in [">=1\u{a0}<2", ">=1\u{b}<2"] {
+            assert!(Constraints::parse(bad).is_none(), "{bad:?}");
+        }
+        assert!(sat(">=1\n<2", "1.5.0") && sat(">=1\t,\t<2", "1.5.0"));
+        // No length or group limit of our own.
+        assert!(sat(
+            &format!(">={}", "1".repeat(19)),
+            "2222222222222222222.0.0"
+        ));
+        assert!(Constraints::parse(&format!("<{}", "1".repeat(600))).is_none());
+        assert!(sat(&vec!["=9"; 40].join(" || "), "9.0.0"));
+        // A wildcard major: `!=` then compares whole versions, pre-releases included.
+        assert!(sat("!=*, >=0.0.0-0", "0.0.0-rc"));
+        assert!(!sat("!=*, >=0.0.0-0", "0.0.0"));
+        // A segment that is neither a number nor a lone wildcard fails only where the
+        // version it stands for is parsed.
+        assert!(sat("x.|.5", "3.0.0") && sat("1.x.|", "1.4.0"));
+        assert!(Constraints::parse("1.|.5").is_none() && Constraints::parse("1|2").is_none());
     }
 
     #[test]
