@@ -285,7 +285,7 @@ impl ResourceList {
     /// Why kyaml's `ByteReader` (as kpt's function filter reads a function's stdout)
     /// refuses `text`, in its words: a document that does not parse
     /// (`MalformedYAMLError: yaml: ...`), or a scalar where a resource or the list
-    /// should be (`wrong Node Kind for  expected: MappingNode ...`), at the top or
+    /// should be (`wrong node kind: expected MappingNode but got ...`), at the top or
     /// among a ResourceList's items; before any of these, a `---` line with more than a
     /// comment after it (`invalid document separator: --- x`). `None` when kyaml reads it.
     pub fn kyaml_read_error(text: &str) -> Option<String> {
@@ -331,7 +331,7 @@ impl ResourceList {
     pub fn is_kyaml_read_error(reason: &str) -> bool {
         [
             "MalformedYAMLError: ",
-            "wrong Node Kind for ",
+            "wrong node kind: ",
             "invalid document separator: ",
         ]
         .iter()
@@ -430,7 +430,7 @@ mod tests {
         assert_eq!(
             ResourceList::kyaml_read_error(text).as_deref(),
             Some(
-                "wrong Node Kind for  expected: MappingNode was SequenceNode: value: {- one\n- two}"
+                "wrong node kind: expected MappingNode but got SequenceNode: node contents:\n- one\n- two\n"
             )
         );
     }

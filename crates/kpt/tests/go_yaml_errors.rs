@@ -190,7 +190,7 @@ fn function_output_kyaml_cannot_read_is_worded_as_kyaml_does() {
     use kpt::resource_list::ResourceList;
     assert_eq!(
         ResourceList::kyaml_read_error("notyaml\n").as_deref(),
-        Some("wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notyaml}")
+        Some("wrong node kind: expected MappingNode but got ScalarNode: node contents:\nnotyaml\n")
     );
     assert_eq!(
         ResourceList::kyaml_read_error("a: b: c\n").as_deref(),
@@ -204,7 +204,7 @@ fn function_output_kyaml_cannot_read_is_worded_as_kyaml_does() {
     assert_eq!(
         ResourceList::kyaml_read_error("apiVersion: v1\nkind: ResourceList\nitems:\n- notamap\n")
             .as_deref(),
-        Some("wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notamap}")
+        Some("wrong node kind: expected MappingNode but got ScalarNode: node contents:\nnotamap\n")
     );
     // What kyaml reads is not refused here.
     assert_eq!(

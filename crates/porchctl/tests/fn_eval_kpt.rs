@@ -521,12 +521,12 @@ fn a_scalar_document_is_refused_as_not_a_mapping() {
     ]);
     let file = std::fs::canonicalize(&dir).expect("abs").join("cm.yaml");
     let want = format!(
-        "{}: wrong Node Kind for  expected: MappingNode was ScalarNode: value: {{hello}}",
+        "{}: wrong node kind: expected MappingNode but got ScalarNode: node contents:\nhello\n",
         file.display()
     );
     let (code, _, err) = porchctl(tmp.path(), &["fn", "eval", "pkg", "-i", NOOP]);
     assert_eq!(code, 1, "{err}");
-    assert_eq!(err, format!("error: {want}\n"));
+    assert_eq!(err, format!("error: {want}"));
     let (code, _, err) = porchctl(tmp.path(), &["fn", "render", "pkg"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.ends_with(&format!("Error: {want} \n")), "{err}");
@@ -565,7 +565,7 @@ fn unreadable_function_output_is_reported_in_kyamls_words() {
     for (out, error) in [
         (
             "notyaml",
-            "wrong Node Kind for  expected: MappingNode was ScalarNode: value: {notyaml}",
+            "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nnotyaml",
         ),
         (
             "a: b: c",

@@ -98,15 +98,15 @@ fn metadata_that_is_no_mapping_is_refused_and_left_alone() {
     for (meta, error) in [
         (
             "metadata: [a]\n",
-            "wrong Node Kind for metadata expected: MappingNode was SequenceNode: value: {[a]}",
+            "wrong node kind: expected MappingNode but got SequenceNode: node contents:\n[a]\n",
         ),
         (
             "metadata: x\n",
-            "wrong Node Kind for metadata expected: MappingNode was ScalarNode: value: {x}",
+            "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nx\n",
         ),
         (
             "metadata:\n  name: a\n  annotations: [x]\n",
-            "wrong Node Kind for metadata.annotations expected: MappingNode was SequenceNode: value: {[x]}",
+            "wrong node kind: expected MappingNode but got SequenceNode: node contents:\n[x]\n",
         ),
     ] {
         let text = format!("apiVersion: v1\nkind: A\n{meta}");

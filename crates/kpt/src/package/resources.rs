@@ -249,11 +249,11 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
     if root.is_mapping() {
         let meta = root.get("metadata")?;
         if !meta.is_mapping() {
-            return (!meta.is_null()).then(|| wrong_kind("metadata", meta));
+            return (!meta.is_null()).then(|| wrong_kind(meta));
         }
         let ann = meta.get("annotations")?;
         let listed = matches!(&ann.kind, NodeKind::Sequence(items) if !items.is_empty());
-        return listed.then(|| wrong_kind("metadata.annotations", ann));
+        return listed.then(|| wrong_kind(ann));
     }
     if !root.is_scalar() || root.tag.as_deref() == Some("!!null") {
         return None;
@@ -262,7 +262,7 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
     if matches!(text, "null" | "~" | "Null" | "NULL") && root.style == Style::Plain {
         return None;
     }
-    Some(wrong_kind("", root))
+    Some(wrong_kind(root))
 }
 
 /// [`not_a_mapping`] for a document kyaml reads without wrapping a bare list (a
@@ -270,15 +270,17 @@ pub(crate) fn not_a_mapping(root: &Node) -> Option<String> {
 /// annotation on it.
 pub(crate) fn not_a_resource(root: &Node) -> Option<String> {
     match root.kind {
-        NodeKind::Sequence(_) => Some(wrong_kind("", root)),
+        NodeKind::Sequence(_) => Some(wrong_kind(root)),
         _ => not_a_mapping(root),
     }
 }
 
-/// kyaml's `ErrorIfInvalid` text for a node at `path` that should be a mapping.
-fn wrong_kind(path: &str, n: &Node) -> String {
+/// kyaml's `ErrorIfInvalid` text for a node that should be a mapping, in the words of
+/// the kyaml kpt is built with (kpt 1.0.0-beta.56 and HEAD alike): no path, the node
+/// as the encoder writes it.
+fn wrong_kind(n: &Node) -> String {
     let shown = yaml::emit_node(n, SeqIndent::default());
-    yaml::kyaml_kind::wrong_kind(path, "MappingNode", yaml::kyaml_kind::kind_name(n), &shown)
+    yaml::kyaml_kind::wrong_kind_now("MappingNode", yaml::kyaml_kind::kind_name(n), &shown)
 }
 
 /// kyaml's `IsYNodeEmptyDoc`: the reader skips a document whose node is a null
@@ -680,6 +682,10 @@ mod tests {
         // A quoted string is no null: kyaml refuses it as a scalar document.
         files.insert("t.yaml", b"--- 'null'\n".to_vec());
         let e = read_package(&files, "", &mut Sources::default()).expect_err("scalar");
-        assert!(e.to_string().contains("wrong Node Kind"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("wrong node kind: expected MappingNode but got ScalarNode"),
+            "{e}"
+        );
     }
 }

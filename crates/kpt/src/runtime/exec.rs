@@ -440,7 +440,7 @@ mod tests {
         // A scalar document is refused in kyaml's words.
         match out("just text\n") {
             Err(RuntimeError::BadOutput { reason, .. }) => {
-                assert!(reason.contains("wrong Node Kind"), "{reason}")
+                assert!(reason.contains("wrong node kind"), "{reason}")
             }
             other => panic!("a scalar document: {other:?}"),
         }
