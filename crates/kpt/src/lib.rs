@@ -15,6 +15,7 @@
 //! directories.
 
 pub mod gofloat;
+pub mod gosort;
 pub mod goquote;
 pub mod goregex;
 pub mod image_ref;

@@ -8,9 +8,9 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::error::RemoteError;
-use super::gosort;
 use super::jsonpath::JsonPath;
 use super::quantity::Quantity;
+use kpt::gosort;
 
 /// One Table holding every row (kubectl prints the header once when the columns agree).
 pub fn merge_tables(tables: Vec<Value>) -> Result<Value, RemoteError> {

@@ -8,7 +8,6 @@
 pub mod api;
 pub mod connection;
 pub mod error;
-pub mod gosort;
 pub mod gotemplate;
 pub mod jsonpath;
 pub mod listing;
