@@ -128,9 +128,7 @@ fn regexp_error(pattern: &str) -> Option<String> {
     if pattern.is_empty() {
         return None;
     }
-    regex::Regex::new(pattern)
-        .err()
-        .map(|e| crate::goregex::error(pattern).unwrap_or_else(|| e.to_string()))
+    crate::goregex::compile(pattern).err()
 }
 
 /// Go's `filepath.Clean` on a slash-separated path: `.` and `..` resolved lexically,

@@ -43,7 +43,7 @@ fn file_matches(pattern: &str, node: &Node) -> bool {
     let Some(path) = crate::package::resources::item_path(node) else {
         return false;
     };
-    regex::Regex::new(pattern).is_ok_and(|re| re.is_match(path))
+    crate::goregex::compile(pattern).is_ok_and(|re| re.is_match(path))
 }
 
 /// Is the item selected? OR over selectors (none = all), minus any non-empty exclusion.

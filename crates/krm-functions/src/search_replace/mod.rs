@@ -158,9 +158,7 @@ impl SearchReplace {
             ));
         }
         if !self.by_value_regex.is_empty() {
-            self.regex = Some(Regex::new(&self.by_value_regex).map_err(|e| {
-                kpt::goregex::error(&self.by_value_regex).unwrap_or_else(|| e.to_string())
-            })?);
+            self.regex = Some(kpt::goregex::compile(&self.by_value_regex)?);
         }
         let glob = if self.by_file_path.is_empty() {
             None
