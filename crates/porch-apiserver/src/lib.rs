@@ -48,6 +48,7 @@ pub use generic::{GenericBackend, blocking};
 pub use http::{ApiServer, GaugeFn, ServerConfig};
 pub use hub::WatchHub;
 pub use meta::now_rfc3339;
+pub use patch::{apply_json_patch, apply_merge_patch};
 pub use registry::{LiveRegistry, Registry};
 pub use resource::{
     Expect, ListOptions, ListResult, NoHooks, ProtobufDecoder, RequestContext, Resource,

@@ -599,7 +599,9 @@ impl Rest<'_> {
         let kind = self.kind();
         let patch_body = patch::parse_body(kind_of_patch, body)?;
         if kind_of_patch == PatchType::Apply {
-            return self.apply(namespace, name, patch_body, fv, part).await;
+            return self
+                .apply(namespace, name, patch_body.into(), fv, part)
+                .await;
         }
         let patch_names_version = match kind_of_patch {
             PatchType::Json => patch_body.as_array().is_some_and(|ops| {
