@@ -15,9 +15,9 @@
 //! directories.
 
 pub mod gofloat;
-pub mod gosort;
 pub mod goquote;
 pub mod goregex;
+pub mod gosort;
 pub mod image_ref;
 pub mod kptfile;
 pub mod package;
@@ -26,3 +26,8 @@ pub mod render;
 pub mod resource_list;
 pub mod runtime;
 pub mod yaml;
+
+/// The Go programs the differential unit tests build (shared with the integration tests).
+#[cfg(test)]
+#[path = "../tests/support/go_oracle.rs"]
+mod go_oracle;

@@ -132,126 +132,276 @@ impl KrmIgnore {
     }
 }
 
-/// Go's `path/filepath.Match` on `/`-separated paths: `None` for a malformed pattern
-/// (which go-gitignore takes as no match).
+/// Go's `path/filepath.Match` on `/`-separated paths, step by step (on bytes, as Go
+/// does): `None` for `ErrBadPattern` (which go-gitignore takes as no match). Chunks
+/// between stars are matched leftmost and kept (no backtracking into an earlier
+/// chunk), and only the chunks it reaches are checked for syntax (`path.Match` checks
+/// the rest too; `filepath.Match` does not).
 fn go_match(pattern: &str, name: &str) -> Option<bool> {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    // Malformed anywhere is an error in Go, whatever the name.
-    check_pattern(&p)?;
-    Some(match_from(&p, &n))
+    let mut pattern = pattern.as_bytes();
+    let mut name = name.as_bytes();
+    'pattern: while !pattern.is_empty() {
+        let (star, chunk, rest) = scan_chunk(pattern);
+        pattern = rest;
+        if star && chunk.is_empty() {
+            // A trailing star matches the rest unless it holds a separator.
+            return Some(!name.contains(&b'/'));
+        }
+        let (t, ok) = match_chunk(chunk, name)?;
+        if ok && (t.is_empty() || !pattern.is_empty()) {
+            name = t;
+            continue;
+        }
+        if star {
+            let mut i = 0;
+            while i < name.len() && name[i] != b'/' {
+                let (t, ok) = match_chunk(chunk, &name[i + 1..])?;
+                if ok {
+                    // The last chunk must use up the name.
+                    if pattern.is_empty() && !t.is_empty() {
+                        i += 1;
+                        continue;
+                    }
+                    name = t;
+                    continue 'pattern;
+                }
+                i += 1;
+            }
+        }
+        return Some(false);
+    }
+    Some(name.is_empty())
 }
 
-fn check_pattern(p: &[char]) -> Option<()> {
+/// `scanChunk`: the stars before the next chunk, the chunk (up to a star outside a
+/// class), and the rest.
+fn scan_chunk(mut pattern: &[u8]) -> (bool, &[u8], &[u8]) {
+    let mut star = false;
+    while let [b'*', rest @ ..] = pattern {
+        pattern = rest;
+        star = true;
+    }
+    let mut in_range = false;
     let mut i = 0;
-    while i < p.len() {
-        match p[i] {
-            '\\' => {
-                if i + 1 >= p.len() {
-                    return None;
-                }
-                i += 2;
-            }
-            '[' => i = class_end(p, i)?,
-            _ => i += 1,
+    while i < pattern.len() {
+        match pattern[i] {
+            b'\\' if i + 1 < pattern.len() => i += 1,
+            b'[' => in_range = true,
+            b']' => in_range = false,
+            b'*' if !in_range => break,
+            _ => {}
         }
-    }
-    Some(())
-}
-
-/// The index after the `]` closing the class that starts at `p[start] == '['`.
-fn class_end(p: &[char], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    if p.get(i) == Some(&'^') {
         i += 1;
     }
-    let mut first = true;
-    loop {
-        let c = *p.get(i)?;
-        if c == ']' && !first {
-            return Some(i + 1);
-        }
-        // A range's low end, then maybe `-` and its high end; `\` escapes either.
-        i = class_char_end(p, i)?;
-        if p.get(i) == Some(&'-') {
-            i = class_char_end(p, i + 1)?;
-        }
-        first = false;
+    (star, &pattern[..i], &pattern[i..])
+}
+
+/// `utf8.DecodeRuneInString`: the character and its length (U+FFFD and 1 for a bad
+/// byte, length 0 at the end).
+fn decode(s: &[u8]) -> (char, usize) {
+    if s.is_empty() {
+        return ('\u{FFFD}', 0);
+    }
+    let len = match s[0] {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return ('\u{FFFD}', 1),
+    };
+    match s.get(..len).and_then(|b| std::str::from_utf8(b).ok()) {
+        Some(text) => (text.chars().next().unwrap_or('\u{FFFD}'), len),
+        None => ('\u{FFFD}', 1),
     }
 }
 
-fn class_char_end(p: &[char], i: usize) -> Option<usize> {
-    match *p.get(i)? {
-        '\\' => p.get(i + 1).map(|_| i + 2),
-        '-' | ']' => None,
-        _ => Some(i + 1),
+/// `getEsc`: one (maybe escaped) class character and the rest; `None` for a bad class.
+fn get_esc(chunk: &[u8]) -> Option<(char, &[u8])> {
+    let mut chunk = chunk;
+    if matches!(chunk.first(), None | Some(b'-' | b']')) {
+        return None;
     }
-}
-
-fn class_char(p: &[char], i: usize) -> (char, usize) {
-    if p[i] == '\\' {
-        (p[i + 1], i + 2)
-    } else {
-        (p[i], i + 1)
-    }
-}
-
-fn class_matches(p: &[char], start: usize, c: char) -> bool {
-    let mut i = start + 1;
-    let negated = p.get(i) == Some(&'^');
-    if negated {
-        i += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while p[i] != ']' || first {
-        let (lo, next) = class_char(p, i);
-        i = next;
-        let mut hi = lo;
-        if p[i] == '-' {
-            let (h, next) = class_char(p, i + 1);
-            hi = h;
-            i = next;
+    if chunk[0] == b'\\' {
+        chunk = &chunk[1..];
+        if chunk.is_empty() {
+            return None;
         }
-        if lo <= c && c <= hi {
-            hit = true;
-        }
-        first = false;
     }
-    hit != negated
+    let (r, n) = decode(chunk);
+    if r == '\u{FFFD}' && n == 1 {
+        return None;
+    }
+    let rest = &chunk[n..];
+    if rest.is_empty() {
+        return None;
+    }
+    Some((r, rest))
 }
 
-fn match_from(p: &[char], n: &[char]) -> bool {
-    match p.first() {
-        None => n.is_empty(),
-        Some('*') => {
-            let rest = &p[1..];
-            // `*` takes any run of non-separators.
-            for k in 0..=n.len() {
-                if k > 0 && n[k - 1] == '/' {
-                    break;
+/// `matchChunk`: whether `chunk` matches the start of `s`, and what is left of `s`. A
+/// failed match still reads the whole chunk, so a malformed one is always an error.
+fn match_chunk<'s>(mut chunk: &[u8], mut s: &'s [u8]) -> Option<(&'s [u8], bool)> {
+    let mut failed = false;
+    while !chunk.is_empty() {
+        if !failed && s.is_empty() {
+            failed = true;
+        }
+        match chunk[0] {
+            b'[' => {
+                let mut r = '\0';
+                if !failed {
+                    let (c, n) = decode(s);
+                    r = c;
+                    s = &s[n..];
                 }
-                if match_from(rest, &n[k..]) {
-                    return true;
+                chunk = &chunk[1..];
+                let negated = chunk.first() == Some(&b'^');
+                if negated {
+                    chunk = &chunk[1..];
+                }
+                let mut hit = false;
+                let mut ranges = 0;
+                loop {
+                    if chunk.first() == Some(&b']') && ranges > 0 {
+                        chunk = &chunk[1..];
+                        break;
+                    }
+                    let (lo, rest) = get_esc(chunk)?;
+                    chunk = rest;
+                    let mut hi = lo;
+                    if chunk[0] == b'-' {
+                        let (h, rest) = get_esc(&chunk[1..])?;
+                        hi = h;
+                        chunk = rest;
+                    }
+                    if lo <= r && r <= hi {
+                        hit = true;
+                    }
+                    ranges += 1;
+                }
+                if hit == negated {
+                    failed = true;
                 }
             }
-            false
-        }
-        Some(&c) => {
-            let Some(&first) = n.first() else {
-                return false;
-            };
-            let (ok, used) = match c {
-                '?' => (first != '/', 1),
-                '[' => {
-                    let end = class_end(p, 0).unwrap_or(p.len());
-                    (class_matches(p, 0, first), end)
+            b'?' => {
+                if !failed {
+                    if s[0] == b'/' {
+                        failed = true;
+                    }
+                    let (_, n) = decode(s);
+                    s = &s[n..];
                 }
-                '\\' => (p.get(1) == Some(&first), 2),
-                _ => (c == first, 1),
-            };
-            ok && match_from(&p[used..], &n[1..])
+                chunk = &chunk[1..];
+            }
+            c => {
+                let c = if c == b'\\' {
+                    chunk = &chunk[1..];
+                    *chunk.first()?
+                } else {
+                    c
+                };
+                if !failed {
+                    if c != s[0] {
+                        failed = true;
+                    }
+                    s = &s[1..];
+                }
+                chunk = &chunk[1..];
+            }
         }
+    }
+    Some(if failed { (&s[..0], false) } else { (s, true) })
+}
+
+#[cfg(test)]
+mod go_differential {
+    //! `go_match` against Go's own `path/filepath.Match` on generated patterns and names.
+
+    use super::go_match;
+    use crate::go_oracle;
+
+    const PROGRAM: &str = r#"package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+func main() {
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for {
+		line, err := in.ReadString(0)
+		if err == io.EOF {
+			return
+		}
+		in.ReadString('\n')
+		var pair []string
+		if err := json.Unmarshal([]byte(strings.TrimSuffix(line, "\x00")), &pair); err != nil {
+			panic(err)
+		}
+		ok, err := filepath.Match(pair[0], pair[1])
+		if err != nil {
+			fmt.Fprint(out, "bad\x00\n")
+		} else {
+			fmt.Fprintf(out, "%v\x00\n", ok)
+		}
+	}
+}
+"#;
+
+    #[test]
+    fn patterns_match_as_gos_filepath_match() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "match", "", "golang-go") else {
+            return;
+        };
+        const P: &[&str] = &[
+            "a", "b", "é", "/", "*", "?", "[", "]", "^", "-", "\\", "[a-c]", "[^a]", "[]", "[\\]]",
+            "[a-]", "[é-ü]", "**", ".",
+        ];
+        const N: &[&str] = &["a", "b", "c", "é", "ö", "/", "-", "]", "^", ".", "\\", "*"];
+        let mut seed: u64 = 0x5eed_1234_abcd_ef01;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut cases = Vec::new();
+        for _ in 0..20_000 {
+            let p: String = (0..1 + next(5)).map(|_| P[next(P.len())]).collect();
+            let n: String = (0..next(6)).map(|_| N[next(N.len())]).collect();
+            cases.push((p, n));
+        }
+        let inputs: Vec<String> = cases
+            .iter()
+            .map(|(p, n)| serde_json::to_string(&[p, n]).expect("json"))
+            .collect();
+        let answers = go_oracle::answers(&bin, &inputs);
+        let differ: Vec<String> = cases
+            .iter()
+            .zip(&answers)
+            .filter_map(|((p, n), want)| {
+                let got = match go_match(p, n) {
+                    None => "bad".to_string(),
+                    Some(b) => b.to_string(),
+                };
+                (&got != want).then(|| format!("{p:?} on {n:?}: go {want}, ours {got}"))
+            })
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{} differ:\n{}",
+            differ.len(),
+            differ[..differ.len().min(20)].join("\n")
+        );
     }
 }
 
