@@ -663,6 +663,89 @@ async fn printers_match_kubectl() {
         same_as_kubectl(&s, &kubectl, k, p);
     }
     go_templates_match_kubectl(&s, &kubectl);
+    // kubectl's other printing flags.
+    for extra in [
+        &["-o", "yaml", "--show-managed-fields"][..],
+        &["-o", "json", "--show-managed-fields=true"],
+        &[
+            "-o",
+            "jsonpath={.metadata.name}",
+            "--allow-missing-template-keys=false",
+        ],
+        &[
+            "-o",
+            "go-template={{.metadata.name}}",
+            "--allow-missing-template-keys=0",
+        ],
+        &[
+            "-o",
+            "jsonpath={.spec.nope}",
+            "--allow-missing-template-keys",
+        ],
+    ] {
+        let k: Vec<&str> = ["get", "repositories", "b"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let p: Vec<&str> = ["repo", "get", "b"].iter().chain(extra).copied().collect();
+        same_as_kubectl(&s, &kubectl, &k, &p);
+    }
+    // --show-kind is accepted and, as upstream's printer is never told the kind, changes
+    // nothing (kubectl itself would prefix the names).
+    let mut pair = (String::new(), String::new());
+    for _ in 0..5 {
+        pair = (
+            s.porchctl_ok(&["repo", "get", "--show-kind"]),
+            s.porchctl_ok(&["repo", "get"]),
+        );
+        if pair.0 == pair.1 {
+            break;
+        }
+    }
+    assert_eq!(pair.0, pair.1);
+    // A missing key is an error when not allowed, in kubectl's words.
+    for template in ["jsonpath={.spec.nope}", "go-template={{.spec.nope}}"] {
+        let k = Command::new(KUBECTL)
+            .args([
+                "get",
+                "repositories",
+                "b",
+                "-o",
+                template,
+                "--allow-missing-template-keys=false",
+            ])
+            .env("KUBECONFIG", s.kubeconfig())
+            .env("HOME", s.dir.path())
+            .output()
+            .expect("kubectl");
+        let p = s.porchctl(&[
+            "repo",
+            "get",
+            "b",
+            "-o",
+            template,
+            "--allow-missing-template-keys=false",
+        ]);
+        assert_eq!(p.status.code(), k.status.code(), "{template}");
+        assert_eq!(
+            String::from_utf8_lossy(&p.stdout),
+            String::from_utf8_lossy(&k.stdout),
+            "{template}"
+        );
+        let kerr = String::from_utf8_lossy(&k.stderr).into_owned();
+        let perr = String::from_utf8_lossy(&p.stderr).into_owned();
+        let body = |e: &str| {
+            e.split_once(": ")
+                .map(|(_, b)| b.trim_end().to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            body(&perr),
+            body(&kerr),
+            "{template}\nporchctl: {perr}\nkubectl: {kerr}"
+        );
+    }
 }
 
 /// `--sort-by` orders as kubectl's does, ties and all: Go's `sort.Sort` (not stable; 26

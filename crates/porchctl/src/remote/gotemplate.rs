@@ -43,6 +43,8 @@ pub enum TemplateError {
 pub struct GoTemplate {
     text: String,
     root: Vec<node::Node>,
+    /// `missingkey=error` (kubectl's `--allow-missing-template-keys=false`).
+    missing_key_error: bool,
 }
 
 /// Two templates are the same when their text is.
@@ -59,7 +61,15 @@ impl GoTemplate {
         Ok(GoTemplate {
             text: text.to_string(),
             root,
+            missing_key_error: false,
         })
+    }
+
+    /// Go's `Option("missingkey=error")` when `yes` (kubectl's
+    /// `--allow-missing-template-keys=false`), else `missingkey=default`.
+    pub fn missing_keys_are_errors(mut self, yes: bool) -> Self {
+        self.missing_key_error = yes;
+        self
     }
 
     /// The template as given.
@@ -70,7 +80,7 @@ impl GoTemplate {
     /// Executes the template with `data` as dot and `$`, appending to `out`. On an error
     /// `out` ends with what was written before it, as Go's writer would.
     pub fn execute(&self, data: &Value, out: &mut String) -> Result<(), TemplateError> {
-        let mut state = exec::State::new(&self.text, data);
+        let mut state = exec::State::new(&self.text, data, self.missing_key_error);
         let result = state.walk_list(&value::Val::Data(data, false), &self.root);
         out.push_str(&state.out);
         match result {

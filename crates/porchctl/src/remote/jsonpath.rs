@@ -210,11 +210,29 @@ impl JsonPath {
     /// All values the path selects, or kubectl's error text where evaluation fails (an
     /// index out of range, an index or filter on something that is not a list).
     pub fn try_find<'a>(&self, obj: &'a Value) -> Result<Vec<&'a Value>, String> {
+        self.try_find_keys(obj, true)
+    }
+
+    /// [`JsonPath::try_find`], with kubectl's `AllowMissingKeys(allow_missing)`: when not
+    /// allowed, a field none of the values before it has is `<name> is not found`.
+    pub fn try_find_keys<'a>(
+        &self,
+        obj: &'a Value,
+        allow_missing: bool,
+    ) -> Result<Vec<&'a Value>, String> {
         let mut cur = vec![obj];
         for step in &self.steps {
             let mut next = Vec::new();
+            let had_input = !cur.is_empty();
             for v in cur {
                 apply(step, v, &mut next)?;
+            }
+            if let Step::Field(name) = step
+                && !allow_missing
+                && had_input
+                && next.is_empty()
+            {
+                return Err(format!("{name} is not found"));
             }
             cur = next;
         }

@@ -15,6 +15,8 @@ use super::print::{go_escape, sorted};
 pub struct PathTemplate {
     pub text: String,
     pub parts: Vec<TemplatePart>,
+    /// kubectl's `--allow-missing-template-keys` (true unless asked otherwise).
+    pub allow_missing: bool,
 }
 
 /// A piece of a `-o jsonpath=` template.
@@ -81,6 +83,7 @@ pub(super) fn parse_template(t: &str) -> Result<PathTemplate, RemoteError> {
     Ok(PathTemplate {
         text: t.to_string(),
         parts,
+        allow_missing: true,
     })
 }
 
@@ -111,6 +114,7 @@ pub(super) fn render_parts(
     at: &Value,
     parts: &[TemplatePart],
     mode: Mode,
+    allow_missing: bool,
 ) -> Result<(), String> {
     for part in parts {
         match (part, mode) {
@@ -121,21 +125,29 @@ pub(super) fn render_parts(
             (TemplatePart::Current, Mode::Text) => out.push_str(&template_value(at)),
             (TemplatePart::Current, Mode::Json) => push_json_array(out, vec![at.clone()]),
             (TemplatePart::Path(p), Mode::Text) => {
-                let values: Vec<String> = p.try_find(at)?.into_iter().map(template_value).collect();
+                let values: Vec<String> = p
+                    .try_find_keys(at, allow_missing)?
+                    .into_iter()
+                    .map(template_value)
+                    .collect();
                 out.push_str(&values.join(" "));
             }
-            (TemplatePart::Path(p), Mode::Json) => {
-                push_json_array(out, p.try_find(at)?.into_iter().cloned().collect())
-            }
+            (TemplatePart::Path(p), Mode::Json) => push_json_array(
+                out,
+                p.try_find_keys(at, allow_missing)?
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+            ),
             (TemplatePart::Range(p, body), _) => {
-                for v in p.try_find(at)? {
+                for v in p.try_find_keys(at, allow_missing)? {
                     match v {
                         Value::Array(items) => {
                             for item in items {
-                                render_parts(out, item, body, mode)?;
+                                render_parts(out, item, body, mode, allow_missing)?;
                             }
                         }
-                        other => render_parts(out, other, body, mode)?,
+                        other => render_parts(out, other, body, mode, allow_missing)?,
                     }
                 }
             }
@@ -194,7 +206,7 @@ pub fn render_template(
     let mut out = String::new();
     for obj in objects {
         let mut one = String::new();
-        if let Err(e) = render_parts(&mut one, obj, &template.parts, mode) {
+        if let Err(e) = render_parts(&mut one, obj, &template.parts, mode, template.allow_missing) {
             let raw = &template.text;
             let err = RemoteError::Failed(format!(
                 "error executing jsonpath {}: Error executing template: {e}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{raw}\n\tobject given to jsonpath engine was:\n\t\t{}\n\n\n",

@@ -305,12 +305,52 @@ pub struct PrintFlags {
         value_name = "JSONPATH"
     )]
     pub sort_by: String,
+    /// If true, ignore any errors in templates when a field or map key is missing in the
+    /// template. Only applies to golang and jsonpath output formats.
+    #[arg(
+        long,
+        default_value_t = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set,
+        value_parser = crate::cli::GoBool
+    )]
+    pub allow_missing_template_keys: bool,
+    /// If true, keep the managedFields when printing objects in JSON or YAML format.
+    #[arg(long)]
+    pub show_managed_fields: bool,
+    /// If present, list the resource type for the requested object(s). (Accepted as
+    /// upstream accepts it: its printer is never told the kind, so nothing changes.)
+    #[arg(long)]
+    pub show_kind: bool,
 }
 
 impl PrintFlags {
     /// The output format `-o` and `--template` ask for.
     pub fn format(&self) -> Result<OutputFormat, RemoteError> {
-        OutputFormat::parse_with_template(&self.output, &self.template)
+        let format = OutputFormat::parse_with_template(&self.output, &self.template)?;
+        let allow = self.allow_missing_template_keys;
+        Ok(match format {
+            OutputFormat::JsonPathTemplate(t) => OutputFormat::JsonPathTemplate(PathTemplate {
+                allow_missing: allow,
+                ..t
+            }),
+            OutputFormat::JsonPathAsJson(t) => OutputFormat::JsonPathAsJson(PathTemplate {
+                allow_missing: allow,
+                ..t
+            }),
+            OutputFormat::GoTemplate(t) => {
+                OutputFormat::GoTemplate(t.missing_keys_are_errors(!allow))
+            }
+            other => other,
+        })
+    }
+
+    /// Whether yaml and json leave out `metadata.managedFields` (kubectl's
+    /// `--show-managed-fields` keeps them).
+    pub fn hides_managed_fields(&self, format: &OutputFormat) -> bool {
+        format.hides_managed_fields() && !self.show_managed_fields
     }
 
     /// The Table printer's options for `format`.

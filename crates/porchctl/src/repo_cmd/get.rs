@@ -78,7 +78,7 @@ pub async fn run(conn: &ConnectionFlags, args: GetArgs) -> Result<(), RemoteErro
             o
         };
         let mut objects = objects;
-        if format.hides_managed_fields() {
+        if args.print.hides_managed_fields(&format) {
             print::hide_managed_fields(&mut objects);
         }
         if let Some(sort_by) = &sort_by {

@@ -36,17 +36,20 @@ pub(super) struct State<'t, 'a> {
     pub out: String,
     vars: Vec<(&'t str, Val<'a>)>,
     node: Option<At<'t>>,
+    /// `missingkey=error`.
+    missing_error: bool,
 }
 
 type Res<T> = Result<T, String>;
 
 impl<'t, 'a> State<'t, 'a> {
-    pub fn new(text: &'t str, root: &'a Value) -> Self {
+    pub fn new(text: &'t str, root: &'a Value, missing_error: bool) -> Self {
         State {
             text,
             out: String::new(),
             vars: vec![("$", Val::Data(root, false))],
             node: None,
+            missing_error,
         }
     }
 
@@ -331,6 +334,12 @@ impl<'t, 'a> State<'t, 'a> {
 
     fn eval_field(&self, name: &str, has_args: bool, receiver: Val<'a>) -> Res<Val<'a>> {
         if matches!(receiver, Val::Invalid) {
+            if self.missing_error {
+                return Err(self.errorf(format!(
+                    "nil data; no entry for key {}",
+                    super::go_quote(name)
+                )));
+            }
             return Ok(Val::Invalid);
         }
         if matches!(receiver, Val::Nil) {
@@ -343,7 +352,14 @@ impl<'t, 'a> State<'t, 'a> {
         if has_args {
             return Err(self.errorf(format!("{name} is not a method but has arguments")));
         }
-        Ok(m.get(name).map_or(Val::Invalid, Val::elem))
+        match m.get(name) {
+            Some(v) => Ok(Val::elem(v)),
+            None if self.missing_error => Err(self.errorf(format!(
+                "map has no entry for key {}",
+                super::go_quote(name)
+            ))),
+            None => Ok(Val::Invalid),
+        }
     }
 
     fn eval_function(
