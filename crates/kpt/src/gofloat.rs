@@ -1,63 +1,156 @@
-//! `strconv`'s float formatting as Go's `fmt` uses it: `%e`, `%f`, `%g` (shortest or to a
-//! precision, Go's choice between exponent and plain forms) and `%b`, `%x`.
+//! `strconv.FormatFloat` for float64s, as Go's `fmt` and yaml.v3 use it: `%e`, `%f`, `%g`
+//! (to a precision or the shortest that reads back, Go's choice between the exponent and
+//! plain forms) and `%b`, `%x`. Checked against Go's own by
+//! `tests/go_stdlib_differential.rs`.
 
-/// The decimal digits of `f` (no leading zeros) and the position of the decimal point,
-/// rounded to `sig` significant digits or the shortest that reads back as `f`.
-fn decimal(f: f64, sig: Option<usize>) -> (Vec<u8>, i32) {
-    if f == 0.0 {
-        return (Vec::new(), 0);
-    }
-    let s = match sig {
-        Some(n) => format!("{:.*e}", n.saturating_sub(1), f),
-        None => format!("{f:e}"),
-    };
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    while digits.last() == Some(&b'0') {
-        digits.pop();
-    }
-    (digits, exp + 1)
+/// strconv's `decimalSlice`: the decimal digits of a number, without leading or
+/// trailing zeros (none for zero), and where the decimal point goes.
+struct Digits {
+    d: Vec<u8>,
+    dp: i64,
 }
 
-/// `strconv.FormatFloat(f, verb, prec, 64)` for a non-negative finite `f`, as Go's `fmt`
-/// calls it: no `prec` is fmt's default (6 for `%e`/`%f`, the shortest for `%g`).
-pub fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
-    match verb {
-        'e' | 'E' => {
-            let p = prec.unwrap_or(6);
-            let (d, dp) = decimal(f, Some(p + 1));
-            fmt_e(&d, dp, p, verb)
+/// The digits of Rust's `{:e}`-style text (`1.25e-7`).
+fn scientific(s: &str) -> Digits {
+    let (mantissa, exp) = s.split_once('e').unwrap_or((s, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let mut d: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    while d.last() == Some(&b'0') {
+        d.pop();
+    }
+    if d.is_empty() {
+        return Digits { d, dp: 0 };
+    }
+    Digits { d, dp: exp + 1 }
+}
+
+/// The fewest digits that read back as `a` (non-negative, finite) and, of that many, the
+/// nearest to `a`, an exact tie going to the even one as Go's `roundShortest` rounds it
+/// (Rust's own shortest formatting takes the upper one: 15.2458038330078125 is
+/// 15.245803833007812 in Go, 15.245803833007813 in Rust).
+fn shortest(a: f64) -> Digits {
+    if a == 0.0 {
+        return Digits {
+            d: Vec::new(),
+            dp: 0,
+        };
+    }
+    let digits = scientific(&format!("{a:e}"));
+    // Rust's formatting to a precision rounds the exact value half to even.
+    let nearest = format!("{:.*e}", digits.d.len() - 1, a);
+    if nearest.parse::<f64>() == Ok(a) {
+        return scientific(&nearest);
+    }
+    digits
+}
+
+/// `a` rounded (half to even, on its exact value) to `n` significant digits.
+fn significant(a: f64, n: usize) -> Digits {
+    if a == 0.0 {
+        return Digits {
+            d: Vec::new(),
+            dp: 0,
+        };
+    }
+    scientific(&format!("{:.*e}", n.saturating_sub(1), a))
+}
+
+/// `a` rounded (half to even, on its exact value) to `prec` digits after the point.
+fn fractional(a: f64, prec: usize) -> Digits {
+    let s = format!("{a:.prec$}");
+    let int_len = s.find('.').unwrap_or(s.len()) as i64;
+    let all: Vec<u8> = s.bytes().filter(u8::is_ascii_digit).collect();
+    let lead = all.iter().take_while(|&&b| b == b'0').count();
+    let mut d = all[lead..].to_vec();
+    while d.last() == Some(&b'0') {
+        d.pop();
+    }
+    if d.is_empty() {
+        return Digits { d, dp: 0 };
+    }
+    Digits {
+        d,
+        dp: int_len - lead as i64,
+    }
+}
+
+/// `strconv.FormatFloat(f, fmt, prec, 64)`: `'e'`, `'E'`, `'f'`, `'g'`, `'G'` to `prec`
+/// digits (after the point for `'e'` and `'f'`, significant ones for `'g'`) or, with a
+/// negative `prec`, the fewest that read back as `f`; `'b'`, `'x'`, `'X'` in binary;
+/// `NaN`, `+Inf`, `-Inf`; `%` and the verb for any other verb.
+pub fn strconv_format_float(f: f64, fmt: char, prec: i32) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f < 0.0 { "-Inf" } else { "+Inf" }.into();
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let a = f.abs();
+    if matches!(fmt, 'b' | 'x' | 'X') {
+        let prec = usize::try_from(prec).ok();
+        return format!("{sign}{}", binary_float(a, fmt, prec));
+    }
+    if !matches!(fmt, 'e' | 'E' | 'f' | 'g' | 'G') {
+        return format!("%{fmt}");
+    }
+    let short = prec < 0;
+    let mut prec = i64::from(prec);
+    let digs = if short {
+        let digs = shortest(a);
+        let nd = digs.d.len() as i64;
+        prec = match fmt {
+            'e' | 'E' => (nd - 1).max(0),
+            'f' => (nd - digs.dp).max(0),
+            _ => nd,
+        };
+        digs
+    } else {
+        match fmt {
+            'e' | 'E' => significant(a, prec as usize + 1),
+            'f' => fractional(a, prec as usize),
+            _ => {
+                prec = prec.max(1);
+                significant(a, prec as usize)
+            }
         }
-        'f' => format!("{:.*}", prec.unwrap_or(6), f),
-        'b' | 'x' | 'X' => binary_float(f, verb, prec),
+    };
+    let body = match fmt {
+        'e' | 'E' => fmt_e(&digs, prec, fmt),
+        'f' => fmt_f(&digs, prec),
         _ => {
-            let shortest = prec.is_none();
-            let p = prec.map(|p| p.max(1));
-            let (d, dp) = decimal(f, p);
-            let nd = d.len();
-            let mut eprec = p.unwrap_or(nd);
-            if eprec > nd && nd as i32 >= dp {
+            // %e when the exponent is below -4 or reaches the precision (6 for the
+            // shortest digits), else %f.
+            let nd = digs.d.len() as i64;
+            let mut eprec = prec;
+            if eprec > nd && nd >= digs.dp {
                 eprec = nd;
             }
-            if shortest {
+            if short {
                 eprec = 6;
             }
-            let exp = dp - 1;
-            let e = if verb == 'G' { 'E' } else { 'e' };
-            if exp < -4 || exp >= eprec as i32 {
-                let p = p.unwrap_or(nd).min(nd.max(1));
-                fmt_e(&d, dp, p.saturating_sub(1), e)
+            let exp = digs.dp - 1;
+            if exp < -4 || exp >= eprec {
+                let e = if fmt == 'G' { 'E' } else { 'e' };
+                fmt_e(&digs, prec.min(nd) - 1, e)
             } else {
-                let p = match p {
-                    Some(p) if p as i32 > dp => nd,
-                    Some(p) => p,
-                    None => nd,
-                };
-                fmt_f(&d, dp, (p as i32 - dp).max(0) as usize)
+                let p = if prec > digs.dp { nd } else { prec };
+                fmt_f(&digs, (p - digs.dp).max(0))
             }
         }
-    }
+    };
+    format!("{sign}{body}")
+}
+
+/// `strconv.FormatFloat(f, verb, prec, 64)` as Go's `fmt` calls it: no `prec` is fmt's
+/// default (6 for `%e`/`%f`, the shortest for `%g`, `%b` and `%x`).
+pub fn format_float(f: f64, verb: char, prec: Option<usize>) -> String {
+    let prec = match prec {
+        Some(p) => i32::try_from(p).unwrap_or(i32::MAX),
+        None if matches!(verb, 'e' | 'E' | 'f') => 6,
+        None => -1,
+    };
+    strconv_format_float(f, verb, prec)
 }
 
 /// `%b` (`mantissa p exponent`) and `%x`/`%X` (hexadecimal, shortest or `prec` digits
@@ -117,33 +210,36 @@ fn binary_float(f: f64, verb: char, prec: Option<usize>) -> String {
     if verb == 'X' { s.to_uppercase() } else { s }
 }
 
-fn digit(d: &[u8], i: i32) -> char {
+/// The digit at `i`, a zero outside the digits.
+fn digit(d: &Digits, i: i64) -> char {
     usize::try_from(i)
         .ok()
-        .and_then(|i| d.get(i))
+        .and_then(|i| d.d.get(i))
         .map_or('0', |&b| b as char)
 }
 
-fn fmt_e(d: &[u8], dp: i32, prec: usize, e: char) -> String {
+/// strconv's `fmtE`: `d.ddde±dd` with `prec` digits after the point.
+fn fmt_e(d: &Digits, prec: i64, e: char) -> String {
     let mut s = String::new();
     s.push(digit(d, 0));
     if prec > 0 {
         s.push('.');
         for i in 1..=prec {
-            s.push(digit(d, i as i32));
+            s.push(digit(d, i));
         }
     }
-    let exp = if d.is_empty() { 0 } else { dp - 1 };
+    let exp = if d.d.is_empty() { 0 } else { d.dp - 1 };
     s.push(e);
     s.push(if exp < 0 { '-' } else { '+' });
     s.push_str(&format!("{:02}", exp.abs()));
     s
 }
 
-fn fmt_f(d: &[u8], dp: i32, prec: usize) -> String {
+/// strconv's `fmtF`: `ddd.ddd` with `prec` digits after the point.
+fn fmt_f(d: &Digits, prec: i64) -> String {
     let mut s = String::new();
-    if dp > 0 {
-        for i in 0..dp {
+    if d.dp > 0 {
+        for i in 0..d.dp {
             s.push(digit(d, i));
         }
     } else {
@@ -151,18 +247,18 @@ fn fmt_f(d: &[u8], dp: i32, prec: usize) -> String {
     }
     if prec > 0 {
         s.push('.');
-        for i in 0..prec as i32 {
-            s.push(digit(d, dp + i));
+        for i in 0..prec {
+            s.push(digit(d, d.dp + i));
         }
     }
     s
 }
 
 /// `strconv.FormatFloat(f, 'g', -1, 64)` of a finite `f`, sign included: the shortest
-/// digits that read back as `f`, in exponent form below 1e-4 and from 1e+06 on (Go's `%v` of a float64, and what yaml.v3 writes).
+/// digits that read back as `f`, in exponent form below 1e-4 and from 1e+06 on (Go's `%v`
+/// of a float64, and what yaml.v3 writes).
 pub fn shortest_g(f: f64) -> String {
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    format!("{sign}{}", format_float(f.abs(), 'g', None))
+    strconv_format_float(f, 'g', -1)
 }
 
 #[cfg(test)]
@@ -200,5 +296,45 @@ mod tests {
         // No precision is fmt's default: six digits for `%e`/`%f`, the shortest for `%g`.
         assert_eq!(format_float(2.0, 'f', None), "2.000000");
         assert_eq!(format_float(2.0, 'g', None), "2");
+    }
+
+    #[test]
+    fn shortest_ties_go_to_the_even_digit() {
+        // 15.2458038330078125 is exactly halfway between the two 17-digit candidates; Go
+        // rounds to even where Rust's `{}` takes the upper one.
+        let f = f64::from_bits(0x402e_7dda_0000_0000);
+        assert_eq!(format!("{f:.16}"), "15.2458038330078125");
+        assert_eq!(shortest_g(f), "15.245803833007812");
+        // 601.77056884765625 and 1658206780088562.25.
+        assert_eq!(
+            shortest_g(f64::from_bits(0x4082_ce2a_2000_0000)),
+            "601.7705688476562"
+        );
+        assert_eq!(
+            strconv_format_float(f64::from_bits(0x4317_9085_685d_83c9), 'g', -1),
+            "1.6582067800885622e+15"
+        );
+        // Ties that the shortest digits do not reach stay as they are.
+        assert_eq!(shortest_g(0.125), "0.125");
+    }
+
+    #[test]
+    fn strconv_format_float_in_every_verb() {
+        assert_eq!(strconv_format_float(f64::NAN, 'g', -1), "NaN");
+        assert_eq!(strconv_format_float(f64::INFINITY, 'e', 3), "+Inf");
+        assert_eq!(strconv_format_float(f64::NEG_INFINITY, 'f', -1), "-Inf");
+        assert_eq!(strconv_format_float(-0.0, 'e', -1), "-0e+00");
+        assert_eq!(strconv_format_float(1234.5, 'e', -1), "1.2345e+03");
+        assert_eq!(
+            strconv_format_float(1e21, 'f', -1),
+            "1000000000000000000000"
+        );
+        assert_eq!(strconv_format_float(1e-7, 'f', -1), "0.0000001");
+        assert_eq!(strconv_format_float(2.5, 'f', 0), "2");
+        assert_eq!(strconv_format_float(0.0, 'g', 0), "0");
+        assert_eq!(strconv_format_float(100.0, 'G', 2), "1E+02");
+        assert_eq!(strconv_format_float(-1.0, 'x', -1), "-0x1p+00");
+        assert_eq!(strconv_format_float(1.0, 'b', -1), "4503599627370496p-52");
+        assert_eq!(strconv_format_float(1.0, 'v', -1), "%v");
     }
 }
