@@ -108,6 +108,7 @@ fn compare(what: &str, inputs: &[String], ours: &[String], go: &[String]) {
             }
         }
     }
+    eprintln!("{} {what} compared", inputs.len());
     assert_eq!(differ, 0, "{differ} of {} {what} differ", inputs.len());
 }
 
