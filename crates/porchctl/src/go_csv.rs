@@ -113,12 +113,12 @@ pub fn read_as_csv(value: &str) -> Result<Vec<String>, String> {
             } else if !line.is_empty() {
                 field.push_str(&line);
                 pos_col += line.len();
-                if let Some(next) = input.next() {
-                    line = next;
+                line = input.next().unwrap_or_default();
+                // Go moves the position on only when the next line has something in it:
+                // a last line that was just the `\r` readLine drops leaves it where it was.
+                if !line.is_empty() {
                     pos_line += 1;
                     pos_col = 1;
-                } else {
-                    line = String::new();
                 }
             } else {
                 return Err(parse_error(start, pos_line, pos_col, QUOTE));
@@ -172,5 +172,195 @@ mod tests {
             err("\"a\nb\"c"),
             "record on line 1; parse error on line 2, column 2: extraneous or missing \" in quoted-field"
         );
+    }
+
+    #[test]
+    fn a_last_carriage_return_is_no_line() {
+        // readLine drops a `\r` ending the input, leaving an empty line that Go does not
+        // count: the open quote is reported where the text ran out.
+        let err = |s: &str| read_as_csv(s).expect_err(s);
+        assert_eq!(
+            err("\"a\n\r"),
+            "parse error on line 1, column 4: extraneous or missing \" in quoted-field"
+        );
+        assert_eq!(
+            err("\",\n\n\r"),
+            "record on line 1; parse error on line 2, column 2: extraneous or missing \" in quoted-field"
+        );
+        assert_eq!(read_as_csv("\"a\n\r\"").expect("closed"), ["a\n\r"]);
+    }
+}
+
+/// [`read_as_csv`] against pflag's `readAsCSV` over Go's own `encoding/csv`: generated
+/// strings of `a`, `b`, commas, quotes, spaces, `\n` and `\r`; the fields or the error
+/// text must agree.
+#[cfg(test)]
+mod go_differential {
+    use super::read_as_csv;
+    use crate::go_oracle;
+
+    const PROGRAM: &str = r#"package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// pflag's readAsCSV, as its stringSlice flags call it.
+func readAsCSV(val string) ([]string, error) {
+	if val == "" {
+		return []string{}, nil
+	}
+	stringReader := strings.NewReader(val)
+	csvReader := csv.NewReader(stringReader)
+	return csvReader.Read()
+}
+
+func main() {
+	in := bufio.NewReader(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for {
+		line, err := in.ReadString(0)
+		if err == io.EOF {
+			return
+		}
+		in.ReadString('\n')
+		b, _ := hex.DecodeString(strings.TrimPrefix(strings.TrimSuffix(line, "\x00"), "x"))
+		if fields, err := readAsCSV(string(b)); err != nil {
+			fmt.Fprintf(out, "err %s", err)
+		} else {
+			out.WriteString("ok")
+			for _, f := range fields {
+				fmt.Fprintf(out, " [%x]", f)
+			}
+		}
+		out.WriteString("\x00\n")
+	}
+}
+"#;
+
+    fn hex(s: &str) -> String {
+        s.bytes().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn ours(s: &str) -> String {
+        match read_as_csv(s) {
+            Ok(fields) => {
+                let mut out = String::from("ok");
+                for f in fields {
+                    out.push_str(&format!(" [{}]", hex(&f)));
+                }
+                out
+            }
+            Err(e) => format!("err {e}"),
+        }
+    }
+
+    fn inputs() -> Vec<String> {
+        let mut v: Vec<String> = [
+            "",
+            "\n",
+            "\r",
+            "\r\n",
+            "\n\n",
+            "\r\r",
+            "\n\r",
+            "a",
+            "a\r",
+            "a\r\r",
+            "a\n",
+            "a\r\n",
+            "\na",
+            "\r\na",
+            "\n\na,b",
+            "\"",
+            "\"\"",
+            "\"\"\"",
+            "\"\"\"\"",
+            "\"a",
+            "\"a\n",
+            "\"a\r\n",
+            "\"a\n\r",
+            "\"a\n\n",
+            "\"a\nb",
+            "\"a\nb\"",
+            "\"a\nb\"c",
+            "\"a\n\"c",
+            "\"a\r\nb\"",
+            "\"a\rb\"",
+            "\"a\"\r",
+            "\"a\"\r\n",
+            "\"a\" ",
+            " \"a\"",
+            "a,\"b",
+            "a,\"b\"",
+            "a,\"b\"c",
+            "a\"b",
+            "a,b\"",
+            ",",
+            ",,",
+            "\",\"",
+            "\"a\",",
+            "\"a\",\"",
+            "\"\n\"",
+            "\"\n\n\"",
+            "\"\n\n\"x",
+            "\"\r\"",
+            "\"a\"\"",
+            "\"a\n\"\"",
+            "a,b\nc\"",
+            "\n\"a\n\nb\"x",
+            "\"\r\r",
+            "\"a\n\r\r",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Weighted towards the characters that steer the reader.
+        let alphabet = ['a', 'b', ',', ',', '"', '"', '"', ' ', '\n', '\n', '\r'];
+        for _ in 0..5000 {
+            let len = next() % 14;
+            v.push(
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+        v
+    }
+
+    #[test]
+    fn reads_as_pflags_read_as_csv() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "gocsv", "", "golang-go") else {
+            return;
+        };
+        let inputs = inputs();
+        let encoded: Vec<String> = inputs.iter().map(|s| format!("x{}", hex(s))).collect();
+        let go = go_oracle::answers(&bin, &encoded);
+        let mut differ = 0;
+        for (input, go) in inputs.iter().zip(&go) {
+            let ours = ours(input);
+            if &ours != go {
+                differ += 1;
+                if differ <= 20 {
+                    eprintln!("{input:?}\n  go:   {go}\n  ours: {ours}");
+                }
+            }
+        }
+        assert_eq!(differ, 0, "{differ} of {} values differ", inputs.len());
     }
 }
