@@ -14,6 +14,8 @@
 #[path = "support/go_oracle.rs"]
 mod go_oracle;
 
+use go_oracle::Rng;
+
 use kpt::gofloat::{format_float, shortest_g, strconv_format_float};
 use kpt::goquote::{go_quote, go_quote_with, is_print, push_escaped};
 
@@ -78,21 +80,6 @@ func main() {
 }
 "#;
 
-/// A small xorshift generator: the same inputs on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn oracle(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     go_oracle::build(dir, PROGRAM, "gostrconv", "", "golang-go")
 }
@@ -156,7 +143,7 @@ fn floats(rng: &mut Rng) -> Vec<f64> {
     // Halfway cases: k.5 at many scales, and decimal halves that are exact in binary.
     for _ in 0..600 {
         let width = 1 + rng.below(8) as u32;
-        let k = rng.below(10u64.pow(width)) as f64;
+        let k = rng.below(10usize.pow(width)) as f64;
         let scale = 2f64.powi(rng.below(30) as i32 - 15);
         v.push((k + 0.5) * scale);
         let s = 10f64.powi(rng.below(24) as i32 - 8);
@@ -210,11 +197,11 @@ fn formats_floats_as_strconv_format_float() {
     for f in floats(&mut rng) {
         cases.push((f, 'g', -1));
         for _ in 0..5 {
-            let verb = verbs[rng.below(verbs.len() as u64) as usize];
+            let verb = verbs[rng.below(verbs.len())];
             let prec = if rng.below(4) == 0 {
                 rng.below(60) as i32
             } else {
-                precs[rng.below(precs.len() as u64) as usize]
+                precs[rng.below(precs.len())]
             };
             cases.push((f, verb, prec));
         }
@@ -346,7 +333,7 @@ fn quotes_as_strconv_quote() {
                 0..=2 => 0x20 + rng.below(0x5f) as u32,
                 3 => rng.below(0x20) as u32,
                 4 => 0x7f + rng.below(0x81) as u32,
-                5 => edges[rng.below(edges.len() as u64) as usize],
+                5 => edges[rng.below(edges.len())],
                 6 | 7 => rng.below(0x1_0000) as u32,
                 _ => rng.below(0x11_0000) as u32,
             };

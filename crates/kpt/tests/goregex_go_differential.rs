@@ -8,6 +8,8 @@
 #[path = "support/go_oracle.rs"]
 mod go_oracle;
 
+use go_oracle::Rng;
+
 const PROGRAM: &str = r#"package main
 
 import (
@@ -64,23 +66,6 @@ fn ours(pattern: &str, input: &str) -> String {
         None => "null".into(),
     };
     format!("OK {} {loc}", re.is_match(input))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
 }
 
 /// What people write: literals, Perl and POSIX classes, Unicode classes, escapes, flags.
@@ -196,7 +181,8 @@ fn piece(rng: &mut Rng, depth: usize) -> String {
         _ => rng.pick(ATOMS).to_string(),
     };
     if rng.below(4) == 0 {
-        s.push_str(rng.pick(REPEATS));
+        let rep: &&str = rng.pick(REPEATS);
+        s.push_str(rep);
     }
     s
 }
@@ -210,7 +196,7 @@ fn input(rng: &mut Rng) -> String {
         "a", "b", "x", "A", "1", "9", "é", "É", "K", "k", "\u{212a}", "ß", "ẞ", "٣", "²", " ",
         "\u{a0}", "\u{b}", "\n", "\t", ".", "-", "_", "*", "λ", "Λ", "\0",
     ];
-    (0..rng.below(8)).map(|_| rng.pick(CHARS)).collect()
+    (0..rng.below(8)).map(|_| *rng.pick(CHARS)).collect()
 }
 
 #[test]

@@ -44,6 +44,8 @@ use serde_json::{Map, Value, json};
 #[path = "../../kpt/tests/support/go_oracle.rs"]
 mod go_oracle;
 
+use go_oracle::Rng;
+
 const LIBRARY: &str = "github.com/evanphx/json-patch";
 const PACKAGES: &str = "golang-go golang-github-evanphx-json-patch-dev";
 
@@ -360,28 +362,6 @@ fn overlay(dir: &Path) -> Option<PathBuf> {
     std::fs::create_dir_all(&handlers).expect("overlay");
     std::fs::write(handlers.join("handlers.go"), HANDLERS).expect("write overlay");
     Some(overlay)
-}
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Member names: RFC 6901 escapes, array-index look-alikes, the empty name.

@@ -17,6 +17,7 @@ use super::{Found, Reading, find_and_parse, read, validator};
 use crate::{Cli, cli};
 
 use crate::go_oracle;
+use crate::go_oracle::Rng;
 
 /// The mirror: reads the tree spec, then one command line (a JSON array) per input, and
 /// answers as [`ours`] does.
@@ -310,27 +311,6 @@ fn ours(root: &Command, args: &[String]) -> String {
         log.join("\x01"),
         serde_json::to_string(&rest).expect("json")
     )
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
 }
 
 /// A flag as the generator sees it.
