@@ -353,7 +353,14 @@ fn check_values(
     path: &[String],
     settings: &[Setting<'_>],
 ) -> Result<(), String> {
+    // A string's parser refuses nothing pflag would; the others are tried one by one on
+    // one copy of the tree.
+    let string = clap::builder::ValueParser::string().type_id();
+    let mut tree: Option<Command> = None;
     for s in settings {
+        if s.arg.get_value_parser().type_id() == string {
+            continue;
+        }
         let single = spell(std::slice::from_ref(s));
         if single.is_empty() {
             continue;
@@ -361,7 +368,8 @@ fn check_values(
         let mut trial = vec![program.to_string()];
         trial.extend(path.iter().cloned());
         trial.extend(single);
-        if let Err(e) = root.clone().try_get_matches_from(trial)
+        let tree = tree.get_or_insert_with(|| root.clone());
+        if let Err(e) = tree.try_get_matches_from_mut(trial)
             && e.kind() == clap::error::ErrorKind::ValueValidation
         {
             return Err(cli::take_flag_error().unwrap_or_else(|| e.to_string()));

@@ -195,18 +195,23 @@ flag_value!(
         .and_then(|n| i32::try_from(n).map_err(|_| "value out of range".to_string()))
 );
 
+/// A klog value, accepted and ignored as every logging flag here (its own type, so that
+/// it is not taken for a plain string, whose parser can refuse nothing).
+#[derive(Clone, Debug)]
+pub struct KlogValue;
+
 impl TypedValueParser for Klog {
-    type Value = String;
+    type Value = KlogValue;
 
     fn parse_ref(
         &self,
         _cmd: &Command,
         arg: Option<&Arg>,
         value: &OsStr,
-    ) -> Result<String, clap::Error> {
+    ) -> Result<KlogValue, clap::Error> {
         let s = value.to_string_lossy();
         self.check(&s).map_err(|why| refuse(arg, &s, why))?;
-        Ok(s.into_owned())
+        Ok(KlogValue)
     }
 }
 
