@@ -12,7 +12,11 @@
 //! object as `int64` (kubectl decodes with `UseNumber` and converts), other numbers as
 //! `float64` (`%v`: shortest, `1e+06` style from an exponent of 6), maps as
 //! `map[k:v …]` with sorted keys, slices as `[a b]`. Errors carry Go's texts and positions.
-//! Not supported: `{{define}}`, `{{template}}`, `{{block}}`, complex numbers.
+//! `{{define}}`, `{{template}}` and `{{block}}` as one `Parse` of the text sees them (a
+//! second non-empty definition of a name is an error; a definition named `output` stands in
+//! for an empty main text; a template runs with its argument as dot and `$`). Not supported:
+//! complex numbers; a template calling itself stops at 1,000 levels (Go: 100,000), where
+//! our stack would not reach Go's.
 
 mod exec;
 mod funcs;
@@ -43,6 +47,8 @@ pub enum TemplateError {
 pub struct GoTemplate {
     text: String,
     root: Vec<node::Node>,
+    /// The templates it defines.
+    defs: parse::Defs,
     /// `missingkey=error` (kubectl's `--allow-missing-template-keys=false`).
     missing_key_error: bool,
 }
@@ -57,10 +63,11 @@ impl PartialEq for GoTemplate {
 impl GoTemplate {
     /// Parses `text` as kubectl does (template name `output`).
     pub fn parse(text: &str) -> Result<Self, TemplateError> {
-        let root = parse::parse(text).map_err(TemplateError::Parse)?;
+        let (root, defs) = parse::parse(text).map_err(TemplateError::Parse)?;
         Ok(GoTemplate {
             text: text.to_string(),
             root,
+            defs,
             missing_key_error: false,
         })
     }
@@ -80,7 +87,7 @@ impl GoTemplate {
     /// Executes the template with `data` as dot and `$`, appending to `out`. On an error
     /// `out` ends with what was written before it, as Go's writer would.
     pub fn execute(&self, data: &Value, out: &mut String) -> Result<(), TemplateError> {
-        let mut state = exec::State::new(&self.text, data, self.missing_key_error);
+        let mut state = exec::State::new(&self.text, data, self.missing_key_error, &self.defs);
         let result = state.walk_list(&value::Val::Data(data, false), &self.root);
         out.push_str(&state.out);
         match result {

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::funcs::{Func, Ty};
 use super::gofmt;
-use super::node::{Arg, Command, Control, Node, Pipe};
+use super::node::{Arg, Command, Control, Node, Pipe, TemplateCall};
+use super::parse::Defs;
 use super::value::Val;
 
 /// The node an error is reported at (Go's `state.at`).
@@ -16,7 +17,11 @@ enum At<'t> {
     Pipe(&'t Pipe),
     Cmd(&'t Command),
     Arg(&'t Arg),
+    Template(&'t TemplateCall),
 }
+
+/// How deep templates may call templates (Go allows 100,000; see the module notes).
+const MAX_TEMPLATE_DEPTH: usize = 1000;
 
 /// Why a walk stopped early.
 pub(super) enum Stop {
@@ -38,18 +43,25 @@ pub(super) struct State<'t, 'a> {
     node: Option<At<'t>>,
     /// `missingkey=error`.
     missing_error: bool,
+    /// The named templates, the one running, and how deep calls go.
+    defs: &'t Defs,
+    name: &'t str,
+    depth: usize,
 }
 
 type Res<T> = Result<T, String>;
 
 impl<'t, 'a> State<'t, 'a> {
-    pub fn new(text: &'t str, root: &'a Value, missing_error: bool) -> Self {
+    pub fn new(text: &'t str, root: &'a Value, missing_error: bool, defs: &'t Defs) -> Self {
         State {
             text,
             out: String::new(),
             vars: vec![("$", Val::Data(root, false))],
             node: None,
             missing_error,
+            defs,
+            name: "output",
+            depth: 0,
         }
     }
 
@@ -66,11 +78,13 @@ impl<'t, 'a> State<'t, 'a> {
             At::Pipe(p) => (p.pos, p.to_string()),
             At::Cmd(c) => (c.pos, c.to_string()),
             At::Arg(a) => (a.pos(), a.to_string()),
+            At::Template(t) => (t.pos, t.to_string()),
         };
         let before = &self.text[..pos.min(self.text.len())];
         let line = 1 + before.matches('\n').count();
         let col = before.rfind('\n').map_or(pos, |i| pos - i - 1);
-        format!("template: output:{line}:{col}: executing \"output\" at <{context}>: {msg}")
+        let name = super::go_quote(self.name);
+        format!("template: output:{line}:{col}: executing {name} at <{context}>: {msg}")
     }
 
     pub fn walk_list(&mut self, dot: &Val<'a>, list: &'t [Node]) -> Result<(), Stop> {
@@ -97,8 +111,39 @@ impl<'t, 'a> State<'t, 'a> {
             Node::Range(c) => self.walk_range(dot, c)?,
             Node::Break => return Err(Stop::Break),
             Node::Continue => return Err(Stop::Continue),
+            Node::Template(t) => self.walk_template(dot, t)?,
         }
         Ok(())
+    }
+
+    /// Go's `walkTemplate`: the named template with the pipeline's value as dot and `$`,
+    /// no other variables; variables the pipeline declares stay with the caller.
+    fn walk_template(&mut self, dot: &Val<'a>, t: &'t TemplateCall) -> Result<(), Stop> {
+        self.at(At::Template(t));
+        let defs = self.defs;
+        let Some(list) = defs.get(&t.name) else {
+            let name = super::go_quote(&t.name);
+            return Err(self.errorf(format!("template {name} not defined")).into());
+        };
+        if self.depth == MAX_TEMPLATE_DEPTH {
+            return Err(self
+                .errorf(format!(
+                    "exceeded maximum template depth ({MAX_TEMPLATE_DEPTH})"
+                ))
+                .into());
+        }
+        let dot = match &t.pipe {
+            Some(p) => self.eval_pipeline(dot, p)?,
+            None => Val::Invalid,
+        };
+        let vars = std::mem::replace(&mut self.vars, vec![("$", dot.clone())]);
+        let name = std::mem::replace(&mut self.name, t.name.as_str());
+        self.depth += 1;
+        let result = self.walk_list(&dot, list);
+        self.depth -= 1;
+        self.name = name;
+        self.vars = vars;
+        result
     }
 
     fn walk_if_or_with(&mut self, with: bool, dot: &Val<'a>, c: &'t Control) -> Result<(), Stop> {

@@ -15,6 +15,32 @@ pub(super) enum Node {
     Range(Control),
     Break,
     Continue,
+    /// `{{template "name" [pipeline]}}` (and what `{{block}}` leaves in its place).
+    Template(TemplateCall),
+}
+
+/// A call of a named template.
+#[derive(Debug, Clone)]
+pub(super) struct TemplateCall {
+    pub pos: usize,
+    pub name: String,
+    pub pipe: Option<Pipe>,
+}
+
+impl fmt::Display for TemplateCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = super::go_quote(&self.name);
+        match &self.pipe {
+            None => write!(f, "{{{{template {name}}}}}"),
+            Some(p) => write!(f, "{{{{template {name} {p}}}}}"),
+        }
+    }
+}
+
+/// Go's `IsEmptyTree`: nothing but white space.
+pub(super) fn is_empty_tree(list: &[Node]) -> bool {
+    list.iter()
+        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
 }
 
 /// `{{if|with|range pipeline}} list [{{else}} list] {{end}}`.

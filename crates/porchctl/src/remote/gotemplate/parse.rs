@@ -7,7 +7,9 @@ use std::fmt;
 use super::funcs::Func;
 use super::gofmt::quote;
 use super::lex::{Item, T, lex};
-use super::node::{Arg, Command, Control, Node, Pipe, parse_number, unquote};
+use super::node::{
+    Arg, Command, Control, Node, Pipe, TemplateCall, is_empty_tree, parse_number, unquote,
+};
 
 /// How deep parentheses and control structures may nest (Go has no limit; this keeps
 /// the recursion well inside a thread's stack).
@@ -46,10 +48,15 @@ struct Parser {
     range_depth: usize,
     action_line: usize,
     depth: usize,
+    /// The templates `{{define}}` and `{{block}}` name (Go's tree set).
+    defs: Defs,
 }
 
-/// The nodes of `text`, or Go's parse error.
-pub(super) fn parse(text: &str) -> Result<Vec<Node>, String> {
+/// Named templates by name.
+pub(super) type Defs = std::collections::BTreeMap<String, Vec<Node>>;
+
+/// The nodes of `text` and the templates it defines, or Go's parse error.
+pub(super) fn parse(text: &str) -> Result<(Vec<Node>, Defs), String> {
     let none = Item {
         typ: T::Eof,
         pos: 0,
@@ -65,8 +72,14 @@ pub(super) fn parse(text: &str) -> Result<Vec<Node>, String> {
         range_depth: 0,
         action_line: 0,
         depth: 0,
+        defs: Defs::new(),
     };
-    p.root()
+    let root = p.root()?;
+    // text/template adds the main tree ("output") last: a definition of that name stands
+    // in for an empty main text, and is a second definition of a non-empty one.
+    p.add("output", root.clone())?;
+    let main = p.defs.remove("output").unwrap_or(root);
+    Ok((main, p.defs))
 }
 
 impl Parser {
@@ -165,7 +178,8 @@ impl Parser {
             if self.peek().typ == T::LeftDelim {
                 let delim = self.next();
                 if self.next_non_space().typ == T::Define {
-                    return Err(self.errorf("{{define}} is not supported"));
+                    self.define()?;
+                    continue;
                 }
                 self.backup2(delim);
             }
@@ -206,8 +220,23 @@ impl Parser {
     fn action(&mut self) -> Result<Parsed, String> {
         let token = self.next_non_space();
         match token.typ {
-            T::Block | T::Template | T::Define => {
-                Err(self.errorf(format!("{{{{{}}}}} is not supported", token.val)))
+            T::Block => self.block(),
+            T::Template => {
+                // Go places the node at its name.
+                let name_token = self.next_non_space();
+                let name = self.template_name(&name_token, "template clause")?;
+                let pipe = if self.next_non_space().typ == T::RightDelim {
+                    None
+                } else {
+                    self.backup();
+                    // Variables it declares persist until `end`, as Go's do.
+                    Some(self.pipeline("template clause", T::RightDelim)?)
+                };
+                Ok(Parsed::Node(Node::Template(TemplateCall {
+                    pos: name_token.pos,
+                    name,
+                    pipe,
+                })))
             }
             T::Break | T::Continue => {
                 let word = token.val;
@@ -246,6 +275,79 @@ impl Parser {
                 )))
             }
         }
+    }
+
+    /// Go's `parseTemplateName`: a quoted string.
+    fn template_name(&self, token: &Item, context: &str) -> Result<String, String> {
+        match token.typ {
+            T::String | T::RawString => {
+                unquote(&token.val).ok_or_else(|| self.errorf("invalid syntax"))
+            }
+            _ => Err(self.unexpected(token, context)),
+        }
+    }
+
+    /// A named template's body, parsed as Go parses a new tree: its own variables (only
+    /// `$`) and range depth, up to its `{{end}}`.
+    fn body(&mut self, context: &str) -> Result<Vec<Node>, String> {
+        let vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let ranges = std::mem::replace(&mut self.range_depth, 0);
+        let result = self.item_list();
+        self.vars = vars;
+        self.range_depth = ranges;
+        let (list, end) = result?;
+        if !matches!(end, Parsed::End) {
+            return Err(self.errorf(format!("unexpected {end} in {context}")));
+        }
+        Ok(list)
+    }
+
+    /// `{{define "name"}} … {{end}}` (the keyword read).
+    fn define(&mut self) -> Result<(), String> {
+        const CONTEXT: &str = "define clause";
+        let token = self.next_non_space();
+        if token.typ != T::String && token.typ != T::RawString {
+            return Err(self.unexpected(&token, CONTEXT));
+        }
+        let name = unquote(&token.val).ok_or_else(|| self.errorf("invalid syntax"))?;
+        self.expect(T::RightDelim, CONTEXT)?;
+        let list = self.body(CONTEXT)?;
+        self.add(&name, list)
+    }
+
+    /// `{{block "name" pipeline}} … {{end}}`: defines the template and calls it.
+    fn block(&mut self) -> Result<Parsed, String> {
+        const CONTEXT: &str = "block clause";
+        let token = self.next_non_space();
+        let pos = token.pos;
+        let name = self.template_name(&token, CONTEXT)?;
+        let pipe = self.pipeline(CONTEXT, T::RightDelim)?;
+        let list = self.body(CONTEXT)?;
+        self.add(&name, list)?;
+        Ok(Parsed::Node(Node::Template(TemplateCall {
+            pos,
+            name,
+            pipe: Some(pipe),
+        })))
+    }
+
+    /// Go's `Tree.add`: a definition replaces an empty one; two that are not empty are
+    /// an error.
+    fn add(&mut self, name: &str, list: Vec<Node>) -> Result<(), String> {
+        match self.defs.get(name) {
+            Some(old) if !is_empty_tree(old) => {
+                if !is_empty_tree(&list) {
+                    return Err(self.errorf(format!(
+                        "template: multiple definition of template {}",
+                        super::go_quote(name)
+                    )));
+                }
+            }
+            _ => {
+                self.defs.insert(name.to_string(), list);
+            }
+        }
+        Ok(())
     }
 
     fn control(&mut self, kind: Kind) -> Result<Control, String> {
