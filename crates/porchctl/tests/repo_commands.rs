@@ -521,20 +521,7 @@ async fn printers_match_kubectl() {
         assert!(Instant::now() < deadline, "no status written");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let kubectl = |args: &[&str]| {
-        let out = Command::new(KUBECTL)
-            .args(args)
-            .env("KUBECONFIG", s.kubeconfig())
-            .env("HOME", s.dir.path())
-            .output()
-            .expect("run kubectl");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let kubectl = |args: &[&str]| kubectl_ok(&s, args);
     // porchctl sends client-go's User-Agent, so the server names porchctl the manager of
     // what it wrote (kubectl's label below is `kubectl-label`'s).
     let managers = "jsonpath={.metadata.managedFields[*].manager}";
@@ -758,20 +745,7 @@ async fn sort_by_orders_as_kubectl() {
         return;
     }
     let s = Server::start();
-    let kubectl = |args: &[&str]| {
-        let out = Command::new(KUBECTL)
-            .args(args)
-            .env("KUBECONFIG", s.kubeconfig())
-            .env("HOME", s.dir.path())
-            .output()
-            .expect("run kubectl");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let kubectl = |args: &[&str]| kubectl_ok(&s, args);
     const QUANTITIES: &[&str] = &[
         "1.5",
         "b",
@@ -862,6 +836,22 @@ async fn sort_by_orders_as_kubectl() {
             &["repo", "get", &sort],
         );
     }
+}
+
+/// kubectl 1.32 against the test server; its stdout (it must succeed).
+fn kubectl_ok(s: &Server, args: &[&str]) -> String {
+    let out = Command::new(KUBECTL)
+        .args(args)
+        .env("KUBECONFIG", s.kubeconfig())
+        .env("HOME", s.dir.path())
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// porchctl `p` prints what kubectl `k` prints. The AGE column can tick between the two
