@@ -864,65 +864,14 @@ mod gojson {
             .unwrap_or(0xfffd)
     }
 
-    /// Go's encoding of a string (HTML-safe, as kube-apiserver encodes objects; `\b` and `\f`
-    /// as Go 1.22 and later write them).
+    /// Go's encoding of a string (HTML-safe, as kube-apiserver encodes objects).
     pub(super) fn quote(s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '<' | '>' | '&' | '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
+        kpt::yaml::go_json::encode_string(s)
     }
 
     /// Go's `strconv.Quote` (for the library's messages).
     pub(super) fn go_quote(s: &str) -> String {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\u{7}' => out.push_str("\\a"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{b}' => out.push_str("\\v"),
-                ' ' => out.push(' '),
-                c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                    out.push_str(&format!("\\x{:02x}", c as u32))
-                }
-                c if c.is_control() || c.is_whitespace() || unprintable_format(c) => {
-                    if (c as u32) < 0x10000 {
-                        out.push_str(&format!("\\u{:04x}", c as u32));
-                    } else {
-                        out.push_str(&format!("\\U{:08x}", c as u32));
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// Format characters `strconv.IsPrint` refuses.
-    fn unprintable_format(c: char) -> bool {
-        matches!(c, '\u{ad}' | '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}')
+        kpt::goquote::go_quote(s)
     }
 
     /// Go's encoding of a number or boolean or string of a stored object (integers as int64,
@@ -933,26 +882,10 @@ mod gojson {
             Value::String(s) => quote(s).into_bytes(),
             Value::Number(n) => match (n.as_i64(), n.as_f64()) {
                 (Some(i), _) => i.to_string().into_bytes(),
-                (None, Some(f)) => float(f).into_bytes(),
+                (None, Some(f)) => kpt::yaml::go_json::encode_float(f).into_bytes(),
                 (None, None) => n.to_string().into_bytes(),
             },
             _ => b"null".to_vec(),
-        }
-    }
-
-    /// Go's encoding of a float64: the shortest text that reads back, with an exponent below
-    /// 1e-6 and from 1e21 on (`1e-7`, `1e+21`).
-    fn float(f: f64) -> String {
-        let abs = f.abs();
-        if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-            let text = format!("{f:e}");
-            let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-            match exponent.strip_prefix('-') {
-                Some(e) => format!("{mantissa}e-{e}"),
-                None => format!("{mantissa}e+{exponent:0>2}"),
-            }
-        } else {
-            format!("{f}")
         }
     }
 

@@ -26,7 +26,7 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
         Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => out.push_str(&i.to_string()),
             (_, Some(u), _) => out.push_str(&u.to_string()),
-            (_, _, Some(f)) => out.push_str(&go_float(f)),
+            (_, _, Some(f)) => out.push_str(&encode_float(f)),
             _ => out.push_str(&n.to_string()),
         },
         Value::String(s) => write_string(out, s),
@@ -69,7 +69,14 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
-/// Go's `encodeState.string` with HTML escaping on.
+/// Go's `encodeState.string` with HTML escaping on: a string as `encoding/json` writes it
+/// (`\b` and `\f` as Go 1.22 and later write them).
+pub fn encode_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_string(&mut out, s);
+    out
+}
+
 fn write_string(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
@@ -96,31 +103,17 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Go's `floatEncoder` for float64: `%f`-like shortest form, exponent form below 1e-6
-/// or from 1e21 on (`e-07` written `e-7`).
-fn go_float(f: f64) -> String {
+/// Go's `floatEncoder` for float64: `strconv.AppendFloat(f, 'f', -1, 64)`, or `'e'` below
+/// 1e-6 and from 1e21 on with `e-07` written `e-7`.
+pub fn encode_float(f: f64) -> String {
     let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let s = format!("{f:e}");
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let (sign, digits) = match exp.strip_prefix('-') {
-            Some(d) => ('-', d),
-            None => ('+', exp),
-        };
-        let digits = if digits.len() < 2 {
-            format!("0{digits}")
-        } else {
-            digits.to_string()
-        };
-        let digits = match (sign, digits.strip_prefix('0')) {
-            ('-', Some(d)) if !d.is_empty() => d.to_string(),
-            _ => digits,
-        };
-        return format!("{mantissa}e{sign}{digits}");
+    let exponent = abs != 0.0 && !(1e-6..1e21).contains(&abs);
+    let mut text = crate::gofloat::strconv_format_float(f, if exponent { 'e' } else { 'f' }, -1);
+    let n = text.len();
+    if exponent && n >= 4 && text.as_bytes()[n - 4..n - 1] == *b"e-0" {
+        text.remove(n - 2);
     }
-    // Rust's `Display` for f64 is the shortest round-trip decimal without exponent,
-    // as Go's 'f' with precision -1; integral floats print without a fraction in both.
-    format!("{f}")
+    text
 }
 
 #[cfg(test)]
@@ -157,8 +150,10 @@ mod tests {
             (1.25e-10, "1.25e-10"),
             (-2e30, "-2e+30"),
             (0.0, "0"),
+            // Go's shortest digits break the tie to even; Rust's `{}` does not.
+            (f64::from_bits(0x402e7dda00000000), "15.245803833007812"),
         ] {
-            assert_eq!(go_float(f), want, "{f}");
+            assert_eq!(encode_float(f), want, "{f}");
         }
     }
 }
