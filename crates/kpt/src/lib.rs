@@ -18,6 +18,7 @@ pub mod gofloat;
 pub mod goquote;
 pub mod goregex;
 pub mod gosort;
+pub mod gostrconv;
 pub mod image_ref;
 pub mod kptfile;
 pub mod package;

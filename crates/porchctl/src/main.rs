@@ -11,7 +11,6 @@ mod go_duration;
 #[cfg(test)]
 #[path = "../../kpt/tests/support/go_oracle.rs"]
 mod go_oracle;
-mod go_strconv;
 mod pflag;
 mod pkg_cmd;
 mod remote;

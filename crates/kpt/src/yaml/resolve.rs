@@ -50,37 +50,14 @@ pub fn resolve_plain(s: &str) -> &'static str {
     }
 }
 
-/// Go `strconv.ParseInt(s, 0, 64)` / `ParseUint(s, 0, 64)` acceptance:
-/// returns the value as i128 when either succeeds.
+/// Go `strconv.ParseInt(s, 0, 64)`, else `ParseUint(s, 0, 64)`, as yaml.v3 resolves a
+/// plain scalar (its `_` already removed): the value, if either reads it.
 pub fn go_parse_int(s: &str) -> Option<i128> {
-    let (neg, body, signed) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..], true),
-        b'+' => (false, &s[1..], true),
-        _ => (false, s, false),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
-        (16, d)
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (2, d)
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (8, d)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, &lower[1..])
-    } else {
-        (10, lower.as_str())
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let mag = u128::from_str_radix(digits, radix).ok()?;
-    if neg {
-        (mag <= 1u128 << 63).then(|| -(mag as i128))
-    } else if signed {
-        (mag < 1u128 << 63).then_some(mag as i128)
-    } else {
-        (mag <= u64::MAX as u128).then_some(mag as i128)
-    }
+    use crate::gostrconv::{parse_int, parse_uint};
+    parse_int(s, 0, 64)
+        .map(i128::from)
+        .or_else(|_| parse_uint(s, 0, 64).map(i128::from))
+        .ok()
 }
 
 /// yamlStyleFloat: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`

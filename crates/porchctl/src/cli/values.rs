@@ -11,7 +11,7 @@ use clap::error::ErrorKind;
 use clap::{Arg, Command};
 
 use super::{flag_name, go_quote};
-use crate::go_strconv;
+use kpt::gostrconv;
 
 /// A unit value parser `$name` for `$ty` whose `Set` is `$parse`: `Ok` or the reason
 /// pflag's message gives after `flag: `.
@@ -96,7 +96,7 @@ where
     ) -> Result<T, clap::Error> {
         let s = value.to_string_lossy();
         let bits = u32::try_from(std::mem::size_of::<T>() * 8).unwrap_or(64);
-        let n = go_strconv::parse_int(&s, 0, bits).map_err(|e| refuse(arg, &s, e.to_string()))?;
+        let n = gostrconv::parse_int(&s, 0, bits).map_err(|e| refuse(arg, &s, e.to_string()))?;
         T::try_from(n).map_err(|_| refuse(arg, &s, "value out of range".into()))
     }
 }
@@ -104,7 +104,7 @@ where
 flag_value!(
     /// An unsigned flag value, as pflag's `uint64Value.Set` (`strconv.ParseUint(s, 0, 64)`).
     GoUint -> u64,
-    |s| go_strconv::parse_uint(s, 0, 64).map_err(|e| e.to_string())
+    |s| gostrconv::parse_uint(s, 0, 64).map_err(|e| e.to_string())
 );
 
 /// A boolean of Go's `flag` package (klog's flags, added to pflag from Go's flag set):
@@ -122,9 +122,9 @@ flag_value!(
     /// A `uint64` of Go's `flag` package: `strconv.ParseUint(s, 0, 64)`, its errors reduced
     /// to `parse error` and `value out of range`.
     GoFlagUint64 -> u64,
-    |s| go_strconv::parse_uint(s, 0, 64).map_err(|e| match e.kind {
-        go_strconv::NumErrorKind::Syntax => "parse error".to_string(),
-        go_strconv::NumErrorKind::Range => "value out of range".to_string(),
+    |s| gostrconv::parse_uint(s, 0, 64).map_err(|e| match e.kind {
+        gostrconv::NumErrorKind::Syntax => "parse error".to_string(),
+        gostrconv::NumErrorKind::Range => "value out of range".to_string(),
     })
 );
 
@@ -139,7 +139,7 @@ pub enum Klog {
 
 impl Klog {
     fn check(self, s: &str) -> Result<(), String> {
-        let level = |s: &str| go_strconv::parse_int(s, 10, 32);
+        let level = |s: &str| gostrconv::parse_int(s, 10, 32);
         match self {
             Klog::Severity => {
                 if ["INFO", "WARNING", "ERROR", "FATAL"].contains(&s.to_uppercase().as_str()) {
@@ -177,7 +177,7 @@ impl Klog {
                 if !file.contains('.') {
                     return Err(SYNTAX.into());
                 }
-                match go_strconv::parse_int(line, 10, 64) {
+                match gostrconv::parse_int(line, 10, 64) {
                     Err(_) => Err(SYNTAX.into()),
                     Ok(v) if v <= 0 => Err("negative or zero value for level".into()),
                     Ok(_) => Ok(()),
@@ -190,7 +190,7 @@ impl Klog {
 flag_value!(
     /// klog's `-v` (`Level.Set`: `strconv.ParseInt(s, 10, 32)`).
     KlogLevel -> i32,
-    |s| go_strconv::parse_int(s, 10, 32)
+    |s| gostrconv::parse_int(s, 10, 32)
         .map_err(|e| e.to_string())
         .and_then(|n| i32::try_from(n).map_err(|_| "value out of range".to_string()))
 );

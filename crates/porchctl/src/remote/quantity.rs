@@ -56,7 +56,7 @@ fn interpret(suffix: &str) -> Option<Suffix> {
         return Some(Suffix::Binary(e));
     }
     let rest = suffix.strip_prefix(['e', 'E']).filter(|r| !r.is_empty())?;
-    let parsed = crate::go_strconv::parse_int(rest, 10, 64).ok()?;
+    let parsed = kpt::gostrconv::parse_int(rest, 10, 64).ok()?;
     // Go's int32(parsed) keeps the low 32 bits.
     Some(Suffix::Decimal(i64::from(parsed as i32)))
 }

@@ -1,5 +1,6 @@
 //! Go's `strconv.ParseUint` and `strconv.ParseInt`, branch by branch, with their errors:
-//! what pflag's and Go's flag package make of an integer flag value (`0x`, `0o`, `0b` and
+//! what yaml.v3 makes of a plain scalar and pflag (porchctl) of an integer flag value
+//! (`0x`, `0o`, `0b` and
 //! leading-`0` octal prefixes and `_` separators in base 0 only; an overflow reported as
 //! soon as the digits read so far overflow, even before a bad digit).
 
@@ -30,7 +31,7 @@ impl fmt::Display for NumError {
             f,
             "strconv.{}: parsing {}: {why}",
             self.func,
-            kpt::goquote::go_quote(&self.num)
+            crate::goquote::go_quote(&self.num)
         )
     }
 }
@@ -199,7 +200,7 @@ mod tests {
                 int(bad, 0, 64),
                 Err(format!(
                     "strconv.ParseInt: parsing {}: invalid syntax",
-                    kpt::goquote::go_quote(bad)
+                    crate::goquote::go_quote(bad)
                 )),
                 "{bad}"
             );
