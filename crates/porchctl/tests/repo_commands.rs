@@ -774,6 +774,8 @@ async fn sort_by_orders_as_kubectl() {
         "500m",
         "d10",
         "d2",
+        "Ei",
+        "Ki",
     ];
     let mut manifest = String::new();
     for i in 0..26 {

@@ -124,13 +124,21 @@ impl Quantity {
         if s.is_empty() {
             return None;
         }
-        let (negative, num, denom, suffix) = cut(s)?;
-        let suffix = interpret(suffix)?;
-        // The slow path reads the number back with inf.Dec, which wants a digit.
-        let has_digit = s
-            .bytes()
-            .take_while(|c| !c.is_ascii_alphabetic())
-            .any(|c| c.is_ascii_digit());
+        let (negative, num, denom, suffix_text) = cut(s)?;
+        let suffix = interpret(suffix_text)?;
+        // What ParseQuantity cannot keep in an int64 (its `precision` below zero, or finer
+        // than 10⁻⁹) it reads back with inf.Dec, which wants a digit: `Ei` or `.e-10` alone
+        // are no quantity, where `Ki` and `.` are zero.
+        let exact = match suffix {
+            Suffix::Decimal(e) => e - (denom.len() as i64) >= -9 && num.len() + denom.len() <= 18,
+            Suffix::Binary(e) => {
+                denom.is_empty() && 15 - num.len() as i64 - i64::from(e) * 3 / 10 - 1 >= 0
+            }
+        };
+        let text = &s[..s.len() - suffix_text.len()];
+        if !exact && !text.bytes().any(|c| c.is_ascii_digit()) {
+            return None;
+        }
         let mut digits = format!("{num}{denom}");
         let mut exponent = -(denom.len() as i64);
         let binary = matches!(suffix, Suffix::Binary(_));
@@ -141,7 +149,6 @@ impl Quantity {
                 digits = (n << e).to_string();
             }
         }
-        let _ = has_digit;
         let mut q = Quantity {
             negative,
             digits,
@@ -241,7 +248,7 @@ mod tests {
             assert!(Quantity::parse(s).is_some(), "{s}");
         }
         // apimachinery's grammar takes these as zero.
-        for s in ["-", "+", ".", "k", "Mi", "00"] {
+        for s in ["-", "+", ".", "k", "Ki", "Ti", "00"] {
             assert_eq!(q(s).cmp(&q("0")), Ordering::Equal, "{s}");
         }
         for s in [
