@@ -132,7 +132,8 @@ impl Quantity {
         let exact = match suffix {
             Suffix::Decimal(e) => e - (denom.len() as i64) >= -9 && num.len() + denom.len() <= 18,
             Suffix::Binary(e) => {
-                denom.is_empty() && 15 - num.len() as i64 - i64::from(e) * 3 / 10 - 1 >= 0
+                // Go: precision = 15 - len(num) - exponent*3/10 - 1, at least 0.
+                denom.is_empty() && 15 - num.len() as i64 - i64::from(e) * 3 / 10 > 0
             }
         };
         let text = &s[..s.len() - suffix_text.len()];
