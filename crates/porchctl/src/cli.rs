@@ -40,7 +40,7 @@ pub struct LogFlags {
     #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
     alsologtostderr: Option<FlagBool>,
     #[arg(long, global = true, hide = true, value_name = "FILE:N", value_parser = Klog::TraceLocation)]
-    log_backtrace_at: Option<KlogValue>,
+    log_backtrace_at: Option<String>,
     #[arg(long, global = true, hide = true, value_name = "DIR")]
     log_dir: Option<String>,
     #[arg(long, global = true, hide = true, value_name = "FILE")]
@@ -56,9 +56,9 @@ pub struct LogFlags {
     #[arg(long, global = true, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = GoFlagBool)]
     skip_log_headers: Option<FlagBool>,
     #[arg(long, global = true, hide = true, value_name = "SEVERITY", value_parser = Klog::Severity)]
-    stderrthreshold: Option<KlogValue>,
+    stderrthreshold: Option<String>,
     #[arg(long, global = true, hide = true, value_name = "PATTERN=N", value_parser = Klog::ModuleSpec)]
-    vmodule: Option<KlogValue>,
+    vmodule: Option<String>,
     /// Maximum time between log flushes (accepted; logs are not buffered).
     #[arg(long, global = true, value_name = "DURATION", value_parser = GoDuration)]
     log_flush_frequency: Option<std::time::Duration>,

@@ -353,14 +353,9 @@ fn check_values(
     path: &[String],
     settings: &[Setting<'_>],
 ) -> Result<(), String> {
-    // A string's parser refuses nothing pflag would; the others are tried one by one on
-    // one copy of the tree.
-    let string = clap::builder::ValueParser::string().type_id();
+    // Each value on its own, all on one copy of the tree.
     let mut tree: Option<Command> = None;
     for s in settings {
-        if s.arg.get_value_parser().type_id() == string {
-            continue;
-        }
         let single = spell(std::slice::from_ref(s));
         if single.is_empty() {
             continue;

@@ -195,23 +195,18 @@ flag_value!(
         .and_then(|n| i32::try_from(n).map_err(|_| "value out of range".to_string()))
 );
 
-/// A klog value, accepted and ignored as every logging flag here (its own type, so that
-/// it is not taken for a plain string, whose parser can refuse nothing).
-#[derive(Clone, Debug)]
-pub struct KlogValue;
-
 impl TypedValueParser for Klog {
-    type Value = KlogValue;
+    type Value = String;
 
     fn parse_ref(
         &self,
         _cmd: &Command,
         arg: Option<&Arg>,
         value: &OsStr,
-    ) -> Result<KlogValue, clap::Error> {
+    ) -> Result<String, clap::Error> {
         let s = value.to_string_lossy();
         self.check(&s).map_err(|why| refuse(arg, &s, why))?;
-        Ok(KlogValue)
+        Ok(s.into_owned())
     }
 }
 
