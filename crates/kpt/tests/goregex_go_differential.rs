@@ -10,40 +10,18 @@ mod go_oracle;
 
 use go_oracle::Rng;
 
-const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"regexp"
-	"strings"
-)
-
-func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for {
-		line, err := in.ReadString(0)
-		if err == io.EOF {
-			return
-		}
-		in.ReadString('\n')
-		var pair []string
-		if err := json.Unmarshal([]byte(strings.TrimSuffix(line, "\x00")), &pair); err != nil {
-			panic(err)
-		}
-		re, err := regexp.Compile(pair[0])
-		if err != nil {
-			fmt.Fprintf(out, "ERR %s\x00\n", err)
-			continue
-		}
-		loc, _ := json.Marshal(re.FindStringSubmatchIndex(pair[1]))
-		fmt.Fprintf(out, "OK %v %s\x00\n", re.MatchString(pair[1]), loc)
+const ANSWER: &str = r#"
+func answer(in string) string {
+	var pair []string
+	if err := json.Unmarshal([]byte(in), &pair); err != nil {
+		panic(err)
 	}
+	re, err := regexp.Compile(pair[0])
+	if err != nil {
+		return fmt.Sprintf("ERR %s", err)
+	}
+	loc, _ := json.Marshal(re.FindStringSubmatchIndex(pair[1]))
+	return fmt.Sprintf("OK %v %s", re.MatchString(pair[1]), loc)
 }
 "#;
 
@@ -202,7 +180,13 @@ fn input(rng: &mut Rng) -> String {
 #[test]
 fn patterns_compile_and_match_as_gos_regexp() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "goregex", "", "golang-go") else {
+    let Some(bin) = go_oracle::build(
+        dir.path(),
+        &go_oracle::program(&["encoding/json", "fmt", "regexp"], ANSWER),
+        "goregex",
+        "",
+        "golang-go",
+    ) else {
         return;
     };
     let mut rng = Rng(0x853c_49e6_748f_ea9b);

@@ -32,17 +32,7 @@ impl Interface for Keyed {
     }
 }
 
-const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"fmt"
-	"io"
-	"os"
-	"sort"
-	"strings"
-)
-
+const ANSWER: &str = r#"
 // Keys as the Rust side has them: "-" is a missing field.
 type keyed struct {
 	keys  []string
@@ -67,40 +57,28 @@ func (k *keyed) Swap(i, j int) {
 	k.order[i], k.order[j] = k.order[j], k.order[i]
 }
 
-func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for {
-		line, err := in.ReadString(0)
-		if err == io.EOF {
-			return
-		}
-		in.ReadString('\n')
-		line = strings.TrimSuffix(line, "\x00")
-		k := &keyed{}
-		if line != "" {
-			k.keys = strings.Split(line, " ")
-		}
-		for i := range k.keys {
-			k.order = append(k.order, i)
-		}
-		sort.Sort(k)
-		for i, o := range k.order {
-			if i > 0 {
-				out.WriteString(" ")
-			}
-			fmt.Fprint(out, o)
-		}
-		out.WriteString("\x00\n")
+func answer(in string) string {
+	k := &keyed{}
+	if in != "" {
+		k.keys = strings.Split(in, " ")
 	}
+	for i := range k.keys {
+		k.order = append(k.order, i)
+	}
+	sort.Sort(k)
+	order := make([]string, len(k.order))
+	for i, o := range k.order {
+		order[i] = fmt.Sprint(o)
+	}
+	return strings.Join(order, " ")
 }
 "#;
 
 #[test]
 fn orders_as_gos_sort_sort() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "gosort", "", "golang-go") else {
+    let program = go_oracle::program(&["fmt", "sort"], ANSWER);
+    let Some(bin) = go_oracle::build(dir.path(), &program, "gosort", "", "golang-go") else {
         return;
     };
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;

@@ -199,18 +199,7 @@ mod go_differential {
     use super::read_as_csv;
     use crate::go_oracle;
 
-    const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"encoding/csv"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"os"
-	"strings"
-)
-
+    const ANSWER: &str = r#"
 // pflag's readAsCSV, as its stringSlice flags call it.
 func readAsCSV(val string) ([]string, error) {
 	if val == "" {
@@ -221,27 +210,17 @@ func readAsCSV(val string) ([]string, error) {
 	return csvReader.Read()
 }
 
-func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for {
-		line, err := in.ReadString(0)
-		if err == io.EOF {
-			return
-		}
-		in.ReadString('\n')
-		b, _ := hex.DecodeString(strings.TrimPrefix(strings.TrimSuffix(line, "\x00"), "x"))
-		if fields, err := readAsCSV(string(b)); err != nil {
-			fmt.Fprintf(out, "err %s", err)
-		} else {
-			out.WriteString("ok")
-			for _, f := range fields {
-				fmt.Fprintf(out, " [%x]", f)
-			}
-		}
-		out.WriteString("\x00\n")
+func answer(in string) string {
+	b, _ := hex.DecodeString(strings.TrimPrefix(in, "x"))
+	fields, err := readAsCSV(string(b))
+	if err != nil {
+		return fmt.Sprintf("err %s", err)
 	}
+	out := "ok"
+	for _, f := range fields {
+		out += fmt.Sprintf(" [%x]", f)
+	}
+	return out
 }
 "#;
 
@@ -345,7 +324,13 @@ func main() {
     #[test]
     fn reads_as_pflags_read_as_csv() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "gocsv", "", "golang-go") else {
+        let Some(bin) = go_oracle::build(
+            dir.path(),
+            &go_oracle::program(&["encoding/csv", "encoding/hex", "fmt"], ANSWER),
+            "gocsv",
+            "",
+            "golang-go",
+        ) else {
             return;
         };
         let inputs = inputs();

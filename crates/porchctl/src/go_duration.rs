@@ -235,36 +235,14 @@ mod go_differential {
     use super::parse;
     use crate::go_oracle;
 
-    const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"os"
-	"strings"
-	"time"
-)
-
-func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for {
-		line, err := in.ReadString(0)
-		if err == io.EOF {
-			return
-		}
-		in.ReadString('\n')
-		b, _ := hex.DecodeString(strings.TrimPrefix(strings.TrimSuffix(line, "\x00"), "x"))
-		if d, err := time.ParseDuration(string(b)); err != nil {
-			fmt.Fprintf(out, "err %s", err)
-		} else {
-			fmt.Fprintf(out, "ok %d", int64(d))
-		}
-		out.WriteString("\x00\n")
+    const ANSWER: &str = r#"
+func answer(in string) string {
+	b, _ := hex.DecodeString(strings.TrimPrefix(in, "x"))
+	d, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Sprintf("err %s", err)
 	}
+	return fmt.Sprintf("ok %d", int64(d))
 }
 "#;
 
@@ -431,7 +409,13 @@ func main() {
     #[test]
     fn parses_as_gos_time_parse_duration() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "goduration", "", "golang-go") else {
+        let Some(bin) = go_oracle::build(
+            dir.path(),
+            &go_oracle::program(&["encoding/hex", "fmt", "time"], ANSWER),
+            "goduration",
+            "",
+            "golang-go",
+        ) else {
             return;
         };
         let inputs = inputs();

@@ -320,46 +320,30 @@ mod go_differential {
     use super::go_match;
     use crate::go_oracle;
 
-    const PROGRAM: &str = r#"package main
-
-import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-)
-
-func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	for {
-		line, err := in.ReadString(0)
-		if err == io.EOF {
-			return
-		}
-		in.ReadString('\n')
-		var pair []string
-		if err := json.Unmarshal([]byte(strings.TrimSuffix(line, "\x00")), &pair); err != nil {
-			panic(err)
-		}
-		ok, err := filepath.Match(pair[0], pair[1])
-		if err != nil {
-			fmt.Fprint(out, "bad\x00\n")
-		} else {
-			fmt.Fprintf(out, "%v\x00\n", ok)
-		}
+    const ANSWER: &str = r#"
+func answer(in string) string {
+	var pair []string
+	if err := json.Unmarshal([]byte(in), &pair); err != nil {
+		panic(err)
 	}
+	ok, err := filepath.Match(pair[0], pair[1])
+	if err != nil {
+		return "bad"
+	}
+	return fmt.Sprint(ok)
 }
 "#;
 
     #[test]
     fn patterns_match_as_gos_filepath_match() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let Some(bin) = go_oracle::build(dir.path(), PROGRAM, "match", "", "golang-go") else {
+        let Some(bin) = go_oracle::build(
+            dir.path(),
+            &go_oracle::program(&["encoding/json", "fmt", "path/filepath"], ANSWER),
+            "match",
+            "",
+            "golang-go",
+        ) else {
             return;
         };
         const P: &[&str] = &[

@@ -101,6 +101,17 @@ pub fn answers(bin: &Path, inputs: &[String]) -> Vec<String> {
     answers
 }
 
+/// A Go `main` package for [`answers`]: `answer` is Go source defining
+/// `func answer(in string) string` (and whatever it needs), called once per input; `imports`
+/// are the packages it uses besides `bufio`, `io`, `os` and `strings`, which the loop uses.
+#[allow(dead_code)]
+pub fn program(imports: &[&str], answer: &str) -> String {
+    let imports: String = imports.iter().map(|i| format!("\t{i:?}\n")).collect();
+    format!(
+        "package main\n\nimport (\n\t\"bufio\"\n\t\"io\"\n\t\"os\"\n\t\"strings\"\n{imports})\n\n{answer}\n\nfunc main() {{\n\tin := bufio.NewReader(os.Stdin)\n\tout := bufio.NewWriter(os.Stdout)\n\tdefer out.Flush()\n\tfor {{\n\t\tline, err := in.ReadString(0)\n\t\tif err == io.EOF {{\n\t\t\treturn\n\t\t}}\n\t\tin.ReadString('\\n')\n\t\tout.WriteString(answer(strings.TrimSuffix(line, \"\\x00\")))\n\t\tout.WriteString(\"\\x00\\n\")\n\t}}\n}}\n"
+    )
+}
+
 /// A small deterministic generator (xorshift64) for the generated inputs of these tests:
 /// the same inputs on every run.
 #[allow(dead_code)]
